@@ -1,0 +1,91 @@
+// Server configuration: the `mcpServers` format (Claude Desktop, Claude Code `.mcp.json`, Cursor) and VS Code's
+// `servers` key, with `${VAR}` / `${VAR:-default}` expansion.
+//
+// Thread-safety: plain values and free functions; no shared state.
+#pragma once
+
+#include <boost/json/object.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace switchboard::host {
+
+enum class TransportKind { stdio, http, sse, ws };
+
+/// "stdio", "http", "sse", "ws".
+std::string_view to_string(TransportKind kind);
+
+/// One server entry after validation and variable expansion.
+struct ServerConfig {
+    std::string name;
+    TransportKind type = TransportKind::stdio;
+
+    // stdio
+    std::string command;
+    std::vector<std::string> args;
+    std::map<std::string, std::string> env;  ///< overrides on top of the inherited environment
+    std::string cwd;                          ///< empty: inherit
+
+    // http, sse, ws
+    std::string url;
+    std::map<std::string, std::string> headers;
+
+    bool enabled = true;
+    bool lazy = false;
+    std::chrono::milliseconds startup_timeout{30'000};
+    std::chrono::milliseconds tool_timeout{60'000};
+    int max_reconnect_attempts = 10;  ///< 0 = forever
+    std::vector<std::string> allowed_tools;   ///< empty: all
+    std::vector<std::string> excluded_tools;
+
+    /// Non-empty when this entry cannot be started (e.g. a `${VAR}` without default is unset, no command/url).
+    /// The other servers of the file are still usable; the host reports this as the server's error.
+    std::string invalid;
+};
+
+struct Config {
+    std::vector<ServerConfig> servers;    ///< in file order
+    std::string source;                    ///< file path or "<string>"
+    std::vector<std::string> warnings;     ///< e.g. "settings.json: server \"x\": unknown key \"comand\""
+
+    const ServerConfig* find(std::string_view name) const;
+};
+
+/// A file that cannot be used at all: unreadable, not JSON (message is "file:line:column: what"), no server map.
+class ConfigError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// Looks up an environment variable; nullopt when unset.
+using EnvLookup = std::function<std::optional<std::string>(std::string_view)>;
+
+/// The process environment.
+EnvLookup process_env();
+
+/// Expands `${VAR}` and `${VAR:-default}` (default used when VAR is unset or empty). A `${VAR}` that is unset and has
+/// no default is reported through `missing` (once per name) and expands to "". Text without `${` is returned as is.
+std::string expand_vars(std::string_view text, const EnvLookup& env, std::vector<std::string>* missing = nullptr);
+
+/// Parses a config document. JSON with comments and trailing commas is accepted (VS Code writes JSONC).
+/// Throws ConfigError on invalid JSON (with line:column) or a document that has neither `mcpServers` nor `servers`.
+Config parse_config(std::string_view text, std::string_view source_name, const EnvLookup& env = process_env());
+
+/// Reads and parses a file. Throws ConfigError naming the file when it cannot be read.
+Config load_config_file(const std::filesystem::path& file, const EnvLookup& env = process_env());
+
+/// Lookup order: `explicit_file` if given, else `./.mcp.json`, else `$XDG_CONFIG_HOME/switchboard/settings.json`
+/// (`~/.config/...` when XDG_CONFIG_HOME is unset). Returns nullopt when none exists (an explicit file is returned
+/// even when missing, so that loading it reports the error).
+std::optional<std::filesystem::path> find_config_file(const std::optional<std::filesystem::path>& explicit_file,
+                                                      const std::filesystem::path& cwd, const EnvLookup& env);
+
+}  // namespace switchboard::host

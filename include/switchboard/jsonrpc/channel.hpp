@@ -1,0 +1,42 @@
+// The transport seam: a channel moves whole JSON-RPC messages. Framing lives inside each channel; the transport
+// layer implements it over child processes, pipes, HTTP and WebSocket, and an in-memory pair exists for tests.
+//
+// Concurrency contract: at most one read() and one write() outstanding at a time, all on the channel's executor;
+// close() may be called while a read is pending and makes that read return `closed`.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <cstddef>
+#include <string>
+
+namespace switchboard::jsonrpc {
+
+struct Received {
+    enum class Kind {
+        message,   ///< `text` is one message
+        oversize,  ///< a message over the size limit was dropped: `length`, `head`, `tail` describe it
+        closed,    ///< final: the peer is gone; `reason` says how (exit status, stderr tail, ...)
+    };
+    Kind kind = Kind::closed;
+    std::string text;
+    std::size_t length = 0;
+    std::string head, tail;
+    std::string reason;
+};
+
+class Channel {
+public:
+    virtual ~Channel() = default;
+
+    virtual boost::asio::awaitable<Received> read() = 0;
+    /// `message` carries no trailing newline. An error means the channel is unusable.
+    virtual boost::asio::awaitable<boost::system::error_code> write(std::string message) = 0;
+    /// Graceful close as the transport defines it (stdio: close stdin, wait, SIGTERM, wait, SIGKILL).
+    virtual boost::asio::awaitable<void> close() = 0;
+    /// The message size limit this channel enforces.
+    virtual std::size_t max_message_size() const = 0;
+};
+
+}  // namespace switchboard::jsonrpc

@@ -1,0 +1,158 @@
+// The JSON-RPC engine over one Channel: request/response correlation, per-request timeouts (reset on progress, with
+// a maximum total), `notifications/cancelled` on abort or timeout, progress routing, and dispatch of incoming
+// requests (each in its own coroutine, cancellable by the peer) and notifications. Used by both MCP roles.
+//
+// Thread-safety: single owner. Every member function must be called on the executor given at construction;
+// the io_context that runs it is the only thread that touches the object.
+#pragma once
+
+#include <switchboard/jsonrpc/async_event.hpp>
+#include <switchboard/jsonrpc/channel.hpp>
+#include <switchboard/jsonrpc/error.hpp>
+#include <switchboard/jsonrpc/message.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/json/value.hpp>
+
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+namespace switchboard::jsonrpc {
+
+struct Progress {
+    double progress = 0;
+    std::optional<double> total;
+    std::string message;
+};
+
+struct RequestOptions {
+    std::chrono::milliseconds timeout{0};            ///< 0: the connection's default
+    std::chrono::milliseconds max_total_timeout{0};  ///< 0: none; caps progress resets
+    bool reset_timeout_on_progress = true;
+    bool cancellable = true;  ///< false for `initialize`, which must never be cancelled
+    /// Set to receive progress: a progressToken is added to params._meta.
+    std::function<void(const Progress&)> on_progress;
+    /// Called with the request's id just before it is sent (a modern subscription is keyed by it).
+    std::function<void(std::int64_t id)> on_sent;
+};
+
+/// What a handler of an incoming request can do besides returning its result.
+class IncomingRequest {
+public:
+    const Id& id() const { return id_; }
+    /// Sends notifications/progress when the request carried a progressToken; otherwise does nothing.
+    void progress(double progress, std::optional<double> total = {}, std::string message = {}) const;
+    /// Sends a notification to the peer (e.g. a log message related to this request).
+    void notify(std::string_view method, boost::json::value params) const;
+
+private:
+    friend class Connection;
+    IncomingRequest(std::weak_ptr<class Connection> c, Id id, boost::json::value token)
+        : conn_(std::move(c)), id_(std::move(id)), progress_token_(std::move(token)) {}
+    std::weak_ptr<Connection> conn_;
+    Id id_;
+    boost::json::value progress_token_;
+};
+
+class Connection : public std::enable_shared_from_this<Connection> {
+public:
+    using clock = std::chrono::steady_clock;
+    /// Handles an incoming request. Runs in its own coroutine with a cancellation slot that fires on the peer's
+    /// notifications/cancelled; after cancellation no response is sent.
+    using RequestHandler = std::function<boost::asio::awaitable<Outcome<boost::json::value>>(
+        std::string method, boost::json::value params, IncomingRequest request)>;
+    using NotificationHandler = std::function<void(const std::string& method, const boost::json::value& params)>;
+    using CloseHandler = std::function<void(const Error& why)>;
+
+    struct Options {
+        std::string peer_name = "peer";  ///< used in every error message ("server \"x\" ...")
+        std::chrono::milliseconds default_timeout{60'000};
+        bool reply_to_invalid = false;   ///< server role: answer unparseable input with -32700 / -32600
+        /// Server role: when the peer's stream ends, still answer the requests in progress (bounded), so that
+        /// `printf '...' | server` gets every reply.
+        std::chrono::milliseconds finish_incoming_on_eof{0};
+    };
+
+    static std::shared_ptr<Connection> create(boost::asio::any_io_executor ex, std::shared_ptr<Channel> channel,
+                                              Options options);
+    ~Connection();
+
+    void on_request(RequestHandler h) { request_handler_ = std::move(h); }
+    void on_notification(NotificationHandler h) { notification_handler_ = std::move(h); }
+    void on_close(CloseHandler h) { close_handler_ = std::move(h); }
+
+    /// Starts reading and writing. Handlers must be set before.
+    void start();
+
+    /// Sends a request and waits for its response, the timeout, the connection's end, or cancellation of the
+    /// awaiting coroutine (terminal cancellation, e.g. through awaitable operators or a bound cancellation slot),
+    /// whichever comes first. Never throws for expected failures: they are Errors with `local == true`.
+    boost::asio::awaitable<Outcome<boost::json::value>> request(std::string method, boost::json::value params,
+                                                                RequestOptions options = {});
+
+    /// Queues a notification. Never blocks.
+    void notify(std::string_view method, boost::json::value params = nullptr);
+
+    /// Closes the channel gracefully (queued messages are flushed first, up to a short deadline) and fails every
+    /// pending request. Safe to call more than once.
+    boost::asio::awaitable<void> close();
+
+    bool is_open() const { return !closed_error_; }
+    /// Why the connection ended; nullopt while open.
+    const std::optional<Error>& closed_error() const { return closed_error_; }
+    /// The last thing the peer sent that could not be used (non-JSON line, oversize message), for error messages.
+    const std::string& last_protocol_error() const { return last_protocol_error_; }
+    std::size_t pending_requests() const { return pending_.size(); }
+    const Options& options() const { return options_; }
+    boost::asio::any_io_executor get_executor() const { return executor_; }
+
+private:
+    struct Pending;
+    Connection(boost::asio::any_io_executor ex, std::shared_ptr<Channel> channel, Options options);
+
+    boost::asio::awaitable<void> read_loop();
+    boost::asio::awaitable<void> write_loop();
+    boost::asio::awaitable<void> handle_incoming(Message m);
+    void dispatch(std::string text);
+    void handle_response(Message m);
+    void handle_oversize(const Received& r);
+    void route_progress(const boost::json::value& params);
+    void cancel_incoming(const boost::json::value& params);
+    void protocol_error(std::string what);
+    void fail_all(Error why);
+    void enqueue(std::string text);
+    std::string with_context(std::string message) const;
+
+    boost::asio::any_io_executor executor_;
+    std::shared_ptr<Channel> channel_;
+    Options options_;
+    RequestHandler request_handler_;
+    NotificationHandler notification_handler_;
+    CloseHandler close_handler_;
+
+    std::int64_t next_id_ = 1;
+    std::unordered_map<std::int64_t, std::shared_ptr<Pending>> pending_;
+    struct Incoming;
+    std::unordered_map<std::string, std::shared_ptr<Incoming>> incoming_;  // key: serialized id
+
+    std::deque<std::string> outbox_;
+    boost::asio::steady_timer outbox_signal_;
+    boost::asio::steady_timer loops_done_;
+    int running_loops_ = 0;
+    bool started_ = false;
+    bool closing_ = false;
+    std::optional<Error> closed_error_;
+    AsyncEvent closed_event_;
+    std::string last_protocol_error_;
+
+    friend class IncomingRequest;
+};
+
+}  // namespace switchboard::jsonrpc

@@ -1,0 +1,53 @@
+// Newline-delimited framing with a maximum message size: memory stays bounded whatever the peer writes.
+//
+// Thread-safety: not thread-safe; owned by one reader.
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace switchboard::jsonrpc {
+
+inline constexpr std::size_t default_max_message_size = 64u * 1024 * 1024;
+
+/// Splits a byte stream into lines. A line longer than the limit is discarded as it streams in (never buffered whole)
+/// and reported once as an oversize frame with its total length and its first and last bytes, so that the caller can
+/// say what it was.
+class LineFramer {
+public:
+    struct Frame {
+        enum class Kind { message, oversize };
+        Kind kind = Kind::message;
+        std::string text;        ///< message: the line without "\n" (and without a trailing "\r")
+        std::size_t length = 0;  ///< oversize: bytes in the discarded line
+        std::string head, tail;  ///< oversize: its first and last bytes (up to 256 each)
+    };
+
+    explicit LineFramer(std::size_t max_message_size = default_max_message_size) : max_(max_message_size) {}
+
+    /// Appends received bytes; complete lines become frames.
+    void feed(std::string_view bytes);
+    /// Next complete frame, if any. Blank lines are skipped.
+    std::optional<Frame> next();
+    /// Bytes of an incomplete trailing line (never more than the limit).
+    std::size_t buffered() const { return partial_.size(); }
+    std::size_t max_message_size() const { return max_; }
+
+private:
+    void complete_line(std::string_view piece);
+    void start_discard(std::string_view first_bytes);
+    void note_discarded(std::string_view bytes);
+    void finish_discard();
+
+    std::size_t max_;
+    std::string partial_;       // incomplete trailing line
+    std::deque<Frame> ready_;   // complete frames not yet taken
+    bool discarding_ = false;   // inside an oversize line
+    std::size_t discarded_ = 0;
+    std::string head_, tail_;
+};
+
+}  // namespace switchboard::jsonrpc

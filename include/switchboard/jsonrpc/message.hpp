@@ -1,0 +1,42 @@
+// JSON-RPC 2.0 messages: parse one text into a Message, serialize requests, notifications and responses.
+//
+// Thread-safety: plain values and free functions.
+#pragma once
+
+#include <switchboard/jsonrpc/error.hpp>
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace switchboard::jsonrpc {
+
+/// A request id: an integer or a string (never null in MCP).
+using Id = boost::json::value;
+
+struct Message {
+    enum class Kind { request, notification, response };
+    Kind kind = Kind::notification;
+    Id id;                       ///< request, response
+    std::string method;          ///< request, notification
+    boost::json::value params;   ///< request, notification (null when absent)
+    boost::json::value result;   ///< response on success
+    std::optional<Error> error;  ///< response on failure
+};
+
+/// Parses one JSON-RPC message. Batches are not part of MCP since 2025-06-18 and are rejected.
+/// On failure returns an Error with code parse_error or invalid_request.
+Outcome<Message> parse_message(std::string_view text);
+
+std::string serialize_request(const Id& id, std::string_view method, const boost::json::value& params);
+std::string serialize_notification(std::string_view method, const boost::json::value& params);
+std::string serialize_result(const Id& id, const boost::json::value& result);
+std::string serialize_error(const Id& id, const Error& error);
+
+/// For logs and error messages: a text cut to `max` bytes with "…" appended when cut.
+std::string preview(std::string_view text, std::size_t max = 120);
+
+}  // namespace switchboard::jsonrpc

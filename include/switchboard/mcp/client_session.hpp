@@ -1,0 +1,145 @@
+// The client side of one MCP connection, dual-era.
+//
+// Connecting on a stream (stdio): probe with `server/discover` carrying modern `_meta`; a DiscoverResult or a modern
+// error means a 2026-07-28 server, anything else (another error, no answer within the probe timeout) means a legacy
+// server and the `initialize` handshake follows (offering 2025-11-25, accepting 2025-06-18, 2025-03-26, 2024-11-05).
+// Modern requests carry protocol version, client capabilities and client info in `_meta`; an
+// UnsupportedProtocolVersionError is retried once with a version from the server's list; `input_required` results
+// are answered through the installed handlers and the request retried. Every list follows `nextCursor` to the end.
+//
+// Thread-safety: single owner; all calls on the executor given to connect().
+#pragma once
+
+#include <switchboard/jsonrpc/channel.hpp>
+#include <switchboard/jsonrpc/connection.hpp>
+#include <switchboard/jsonrpc/error.hpp>
+#include <switchboard/mcp/types.hpp>
+#include <switchboard/mcp/version.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/object.hpp>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace switchboard::mcp {
+
+using jsonrpc::Outcome;
+
+/// Answers to what a server asks of the client: legacy server-to-client requests and modern `inputRequests`.
+/// A handler receives the request's params and returns its result. Without a handler the capability is not
+/// advertised, and a server that asks anyway gets a JSON-RPC error.
+struct ServerRequestHandlers {
+    using Handler = std::function<boost::asio::awaitable<Outcome<boost::json::value>>(boost::json::value params)>;
+    Handler roots;        ///< roots/list
+    Handler sampling;     ///< sampling/createMessage
+    Handler elicitation;  ///< elicitation/create
+};
+
+struct ClientOptions {
+    std::string server_name = "server";
+    Implementation client_info{"switchboard", "0", "Switchboard"};
+    std::chrono::milliseconds request_timeout{60'000};
+    std::chrono::milliseconds connect_timeout{30'000};  ///< probe + handshake together
+    std::chrono::milliseconds probe_timeout{3'000};     ///< a legacy server that stays silent on the probe
+    std::optional<Era> known_era;                       ///< from an earlier connect: no probing
+    ServerRequestHandlers handlers;
+    /// Every notification from the server (list changes, resource updates, log messages, ...).
+    std::function<void(const std::string& method, const boost::json::value& params)> on_notification;
+};
+
+struct CallOptions {
+    std::chrono::milliseconds timeout{0};  ///< 0: the session's request timeout
+    std::chrono::milliseconds max_total_timeout{0};
+    std::function<void(const jsonrpc::Progress&)> on_progress;
+};
+
+class ClientSession : public std::enable_shared_from_this<ClientSession> {
+public:
+    /// Starts the connection on `channel` and establishes the session. On failure the channel is closed.
+    static boost::asio::awaitable<Outcome<std::shared_ptr<ClientSession>>> connect(
+        boost::asio::any_io_executor ex, std::shared_ptr<jsonrpc::Channel> channel, ClientOptions options);
+
+    ~ClientSession();
+
+    Era era() const { return era_; }
+    const std::string& protocol_version() const { return protocol_version_; }
+    const boost::json::object& server_capabilities() const { return capabilities_; }
+    /// e.g. has_capability("tools"), has_capability("resources", "subscribe").
+    bool has_capability(std::string_view name, std::string_view flag = {}) const;
+    const Implementation& server_info() const { return server_info_; }
+    const std::string& instructions() const { return instructions_; }
+    const std::string& server_name() const { return options_.server_name; }
+
+    boost::asio::awaitable<Outcome<void>> ping(CallOptions options = {});
+    boost::asio::awaitable<Outcome<std::vector<Tool>>> list_tools();
+    boost::asio::awaitable<Outcome<CallToolResult>> call_tool(std::string name, boost::json::object arguments,
+                                                              CallOptions options = {});
+    boost::asio::awaitable<Outcome<std::vector<Resource>>> list_resources();
+    boost::asio::awaitable<Outcome<std::vector<ResourceTemplate>>> list_resource_templates();
+    boost::asio::awaitable<Outcome<ReadResourceResult>> read_resource(std::string uri, CallOptions options = {});
+    /// Legacy: resources/subscribe. Modern: (re)opens the subscriptions/listen stream with the new URI set and waits
+    /// for its acknowledgment. Updates arrive through on_notification as notifications/resources/updated.
+    boost::asio::awaitable<Outcome<void>> subscribe(std::string uri);
+    boost::asio::awaitable<Outcome<void>> unsubscribe(std::string uri);
+    boost::asio::awaitable<Outcome<std::vector<Prompt>>> list_prompts();
+    boost::asio::awaitable<Outcome<GetPromptResult>> get_prompt(std::string name,
+                                                                std::map<std::string, std::string> arguments,
+                                                                CallOptions options = {});
+    /// `ref` is {"type":"ref/prompt","name":...} or {"type":"ref/resource","uri":...}.
+    boost::asio::awaitable<Outcome<CompleteResult>> complete(boost::json::object ref, std::string argument,
+                                                             std::string value,
+                                                             std::map<std::string, std::string> context = {});
+    /// Legacy: logging/setLevel. Modern: sent as `_meta` logLevel on every later request.
+    boost::asio::awaitable<Outcome<void>> set_logging_level(std::string level);
+
+    /// Any request, with the era's handling (meta, version retry, input_required rounds).
+    boost::asio::awaitable<Outcome<boost::json::value>> request(std::string method, boost::json::object params,
+                                                                CallOptions options = {});
+
+    /// Ends the session and closes the channel as its transport prescribes.
+    boost::asio::awaitable<void> close();
+    bool is_open() const { return connection_->is_open(); }
+    jsonrpc::Connection& connection() { return *connection_; }
+
+private:
+    ClientSession(std::shared_ptr<jsonrpc::Connection> c, ClientOptions o);
+
+    boost::asio::awaitable<Outcome<void>> establish();
+    boost::asio::awaitable<Outcome<bool>> probe(std::chrono::milliseconds timeout);  // true: modern
+    boost::asio::awaitable<Outcome<void>> initialize(std::chrono::milliseconds timeout);
+    void apply_discover_result(const boost::json::object& r);
+    boost::json::object client_capabilities() const;
+    boost::json::object modern_meta() const;
+    boost::asio::awaitable<Outcome<boost::json::object>> answer_input_requests(const boost::json::object& requests);
+    boost::asio::awaitable<Outcome<boost::json::value>> handle_server_request(std::string method,
+                                                                              boost::json::value params);
+    void handle_notification(const std::string& method, const boost::json::value& params);
+    boost::asio::awaitable<Outcome<std::vector<boost::json::value>>> list_all(std::string method,
+                                                                              std::string_view key);
+    boost::asio::awaitable<Outcome<void>> reopen_listen();
+    jsonrpc::RequestOptions request_options(const CallOptions& o) const;
+
+    std::shared_ptr<jsonrpc::Connection> connection_;
+    ClientOptions options_;
+    Era era_ = Era::legacy;
+    std::string protocol_version_;
+    boost::json::object capabilities_;
+    Implementation server_info_;
+    std::string instructions_;
+    std::string log_level_;  // modern: sent per request
+
+    // Modern subscriptions: one listen stream carrying the whole filter.
+    struct Listen;
+    std::set<std::string> subscribed_;
+    std::shared_ptr<Listen> listen_;
+};
+
+}  // namespace switchboard::mcp

@@ -1,0 +1,125 @@
+// The MCP protocol model used above the mcp layer: typed views of tools, resources, prompts and results. Each keeps
+// the object it was read from (`raw`), so `_meta` and fields of newer revisions survive a round trip.
+//
+// Thread-safety: plain values.
+#pragma once
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace switchboard::mcp {
+
+struct Implementation {
+    std::string name;
+    std::string version;
+    std::string title;
+    static Implementation from_json(const boost::json::value& v);
+    boost::json::object to_json() const;
+};
+
+struct Tool {
+    std::string name;
+    std::string title;
+    std::string description;
+    boost::json::object input_schema;
+    std::optional<boost::json::object> output_schema;
+    boost::json::object raw;
+    static Tool from_json(const boost::json::value& v);
+};
+
+struct Resource {
+    std::string uri;
+    std::string name;
+    std::string title;
+    std::string description;
+    std::string mime_type;
+    std::optional<std::uint64_t> size;
+    boost::json::object raw;
+    static Resource from_json(const boost::json::value& v);
+};
+
+struct ResourceTemplate {
+    std::string uri_template;
+    std::string name;
+    std::string title;
+    std::string description;
+    std::string mime_type;
+    boost::json::object raw;
+    static ResourceTemplate from_json(const boost::json::value& v);
+};
+
+struct PromptArgument {
+    std::string name;
+    std::string description;
+    bool required = false;
+};
+
+struct Prompt {
+    std::string name;
+    std::string title;
+    std::string description;
+    std::vector<PromptArgument> arguments;
+    boost::json::object raw;
+    static Prompt from_json(const boost::json::value& v);
+};
+
+/// One content block of a tool result or prompt message: text, image, audio, resource_link, resource.
+struct Content {
+    std::string type;
+    boost::json::object raw;
+    std::string text() const;       ///< text blocks
+    std::string data() const;       ///< image/audio: base64
+    std::string mime_type() const;  ///< image/audio/resource_link
+    static Content from_json(const boost::json::value& v);
+};
+
+struct CallToolResult {
+    std::vector<Content> content;
+    std::optional<boost::json::value> structured_content;
+    bool is_error = false;
+    boost::json::object raw;
+    static CallToolResult from_json(const boost::json::value& v);
+};
+
+struct ResourceContents {
+    std::string uri;
+    std::string mime_type;
+    std::optional<std::string> text;
+    std::optional<std::string> blob;  ///< base64
+    boost::json::object raw;
+    static ResourceContents from_json(const boost::json::value& v);
+};
+
+struct ReadResourceResult {
+    std::vector<ResourceContents> contents;
+    boost::json::object raw;
+    static ReadResourceResult from_json(const boost::json::value& v);
+};
+
+struct GetPromptResult {
+    std::string description;
+    boost::json::array messages;  ///< [{role, content}]
+    boost::json::object raw;
+    static GetPromptResult from_json(const boost::json::value& v);
+};
+
+struct CompleteResult {
+    std::vector<std::string> values;
+    std::optional<std::int64_t> total;
+    bool has_more = false;
+    static CompleteResult from_json(const boost::json::value& v);
+};
+
+/// A field of an object as a string ("" when absent or not a string).
+std::string string_field(const boost::json::object& o, std::string_view key);
+
+/// Decoded length of a base64 text, without decoding it.
+std::size_t base64_decoded_size(std::string_view b64);
+
+}  // namespace switchboard::mcp

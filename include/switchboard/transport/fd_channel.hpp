@@ -1,0 +1,52 @@
+// A Channel over a pair of POSIX file descriptors carrying newline-delimited JSON-RPC (the stdio framing).
+// Used for a server's own stdin/stdout, for the pipes of a child process, and for socket pairs in tests.
+//
+// Thread-safety: single owner; see jsonrpc::Channel for the concurrency contract.
+#pragma once
+
+#include <switchboard/jsonrpc/channel.hpp>
+#include <switchboard/jsonrpc/framing.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+
+#include <array>
+#include <memory>
+
+namespace switchboard::transport {
+
+class FdChannel : public jsonrpc::Channel {
+public:
+    /// Takes ownership of both descriptors (they may refer to the same socket if dup'ed).
+    FdChannel(boost::asio::any_io_executor ex, int read_fd, int write_fd,
+              std::size_t max_message_size = jsonrpc::default_max_message_size);
+    ~FdChannel() override;
+
+    boost::asio::awaitable<jsonrpc::Received> read() override;
+    boost::asio::awaitable<boost::system::error_code> write(std::string message) override;
+    boost::asio::awaitable<void> close() override;
+    std::size_t max_message_size() const override { return framer_.max_message_size(); }
+
+    /// Closes only the writing side (the peer reads end-of-file).
+    void close_write();
+    /// Makes a pending read return `closed` and closes the reading side.
+    void close_read();
+    bool read_closed() const { return read_done_; }
+
+private:
+    boost::asio::posix::stream_descriptor reader_, writer_;
+    jsonrpc::LineFramer framer_;
+    std::unique_ptr<std::array<char, 64 * 1024>> buffer_;
+    bool read_done_ = false;
+    std::string read_end_reason_;
+};
+
+/// A connected pair of FdChannels over a socketpair, for tests and in-process peers.
+std::pair<std::shared_ptr<FdChannel>, std::shared_ptr<FdChannel>> make_channel_pair(
+    boost::asio::any_io_executor ex, std::size_t max_message_size = jsonrpc::default_max_message_size);
+
+/// The process's own stdin (reading) and stdout (writing), for a stdio MCP server.
+std::shared_ptr<FdChannel> make_stdio_server_channel(boost::asio::any_io_executor ex,
+                                                     std::size_t max_message_size = jsonrpc::default_max_message_size);
+
+}  // namespace switchboard::transport

@@ -1,0 +1,116 @@
+// switchboard: the command-line front end.
+#include "cli.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <iostream>
+
+using namespace switchboard;
+
+namespace {
+
+int run(const std::function<boost::asio::awaitable<int>()>& command) {
+    boost::asio::io_context ctx;
+    int status = 1;
+    boost::asio::co_spawn(ctx, command(), [&](std::exception_ptr e, int s) {
+        if (e) {
+            try {
+                std::rethrow_exception(e);
+            } catch (const std::exception& x) {
+                fmt::print(stderr, "switchboard: internal error: {}\n", x.what());
+            }
+            status = 70;
+            return;
+        }
+        status = s;
+    });
+    ctx.run();
+    return status;
+}
+
+std::optional<host::Config> load_config(const cli::GlobalOptions& g) {
+    auto env = host::process_env();
+    std::optional<std::filesystem::path> explicit_file;
+    if (g.config_file) explicit_file = *g.config_file;
+    auto file = host::find_config_file(explicit_file, std::filesystem::current_path(), env);
+    if (!file) {
+        fmt::print(stderr,
+                   "switchboard: no configuration found. Pass --config FILE, or create ./.mcp.json or "
+                   "$XDG_CONFIG_HOME/switchboard/settings.json (see examples/switchboard.json).\n");
+        return std::nullopt;
+    }
+    try {
+        auto config = host::load_config_file(*file, env);
+        for (const auto& w : config.warnings) fmt::print(stderr, "switchboard: warning: {}\n", w);
+        return config;
+    } catch (const host::ConfigError& e) {
+        fmt::print(stderr, "switchboard: {}\n", e.what());
+        return std::nullopt;
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"Switchboard: an MCP host. Connects to MCP servers and lists and calls what they offer."};
+    app.set_version_flag("--version", std::string("switchboard ") + SWITCHBOARD_VERSION);
+    app.require_subcommand(1);
+    cli::GlobalOptions g;
+    std::string config_file;
+    bool verbose = false;
+    app.add_option("-c,--config", config_file, "Config file (default: ./.mcp.json, then "
+                                               "$XDG_CONFIG_HOME/switchboard/settings.json)");
+    app.add_flag("-v,--verbose", verbose, "Log protocol details and server stderr");
+
+    auto json_flag = [&](CLI::App* sub) { sub->add_flag("--json", g.json, "Machine-readable output"); };
+    auto* status_cmd = app.add_subcommand("status", "Connect to every server and show its state");
+    json_flag(status_cmd);
+    auto* tools_cmd = app.add_subcommand("tools", "List the tools of every server");
+    json_flag(tools_cmd);
+    cli::CallArgs call_args;
+    auto* call_cmd = app.add_subcommand("call", "Call a tool: switchboard call NAME '{\"arg\": 1}'");
+    call_cmd->add_option("name", call_args.name, "Tool name as listed by `tools` (or server__tool)")->required();
+    call_cmd->add_option("arguments", call_args.arguments, "Arguments as a JSON object");
+    json_flag(call_cmd);
+    auto* resources_cmd = app.add_subcommand("resources", "List resources and resource templates");
+    json_flag(resources_cmd);
+    std::string server, uri, prompt_name;
+    std::vector<std::string> key_values;
+    auto* read_cmd = app.add_subcommand("read", "Read a resource: switchboard read SERVER URI");
+    read_cmd->add_option("server", server, "Server name")->required();
+    read_cmd->add_option("uri", uri, "Resource URI")->required();
+    json_flag(read_cmd);
+    auto* prompts_cmd = app.add_subcommand("prompts", "List prompts");
+    json_flag(prompts_cmd);
+    auto* prompt_cmd = app.add_subcommand("prompt", "Get a prompt: switchboard prompt SERVER NAME key=value ...");
+    prompt_cmd->add_option("server", server, "Server name")->required();
+    prompt_cmd->add_option("name", prompt_name, "Prompt name")->required();
+    prompt_cmd->add_option("arguments", key_values, "Arguments as key=value");
+    json_flag(prompt_cmd);
+
+    CLI11_PARSE(app, argc, argv);
+
+    auto logger = spdlog::stderr_color_mt("switchboard");
+    logger->set_pattern("%^[%l]%$ %v");
+    spdlog::set_default_logger(logger);
+    spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
+    if (!config_file.empty()) g.config_file = config_file;
+
+    auto config = load_config(g);
+    if (!config) return 2;
+    const auto& c = *config;
+    if (status_cmd->parsed()) return run([&] { return cli::status(c, g); });
+    if (tools_cmd->parsed()) return run([&] { return cli::tools(c, g); });
+    if (call_cmd->parsed()) return run([&] { return cli::call(c, g, call_args); });
+    if (resources_cmd->parsed()) return run([&] { return cli::resources(c, g); });
+    if (read_cmd->parsed()) return run([&] { return cli::read(c, g, server, uri); });
+    if (prompts_cmd->parsed()) return run([&] { return cli::prompts(c, g); });
+    if (prompt_cmd->parsed()) return run([&] { return cli::prompt(c, g, server, prompt_name, key_values); });
+    return 2;
+}

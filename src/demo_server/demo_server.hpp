@@ -1,0 +1,42 @@
+// The demo MCP server's content: tools, resources, prompts and completions, registered on an mcp::Server.
+// Used by switchboard-demo-server (tests and manual runs of the host against a known peer).
+//
+// Thread-safety: single-threaded; everything runs on the one io_context of main().
+#pragma once
+
+#include <switchboard/mcp/server.hpp>
+
+#include <boost/json/object.hpp>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace switchboard::demo {
+
+/// Mutable state shared by the demo handlers.
+struct DemoState {
+    std::int64_t counter = 0;
+};
+
+/// A valid 1x1 RGBA PNG, base64-encoded.
+inline constexpr std::string_view png_base64 =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGMwTjvzHwAEmgJlc/kGHwAAAABJRU5ErkJggg==";
+/// Decoded size of png_base64 in bytes.
+inline constexpr std::uint64_t png_size = 70;
+
+/// Names offered by completion for the `name` arguments.
+inline constexpr std::string_view demo_names[] = {"Alice", "Bob", "Carol", "Dave"};
+/// Styles of the `greet` prompt.
+inline constexpr std::string_view greet_styles[] = {"formal", "casual", "pirate"};
+
+/// A CallToolResult with one text block.
+boost::json::object text_result(std::string text, bool is_error = false);
+
+void add_demo_tools(mcp::Server& server, DemoState& state);
+void add_demo_resources(mcp::Server& server, DemoState& state);
+void add_demo_prompts(mcp::Server& server, DemoState& state);
+/// Sets the completer for the `greet` prompt and the greeting template.
+void set_demo_completer(mcp::Server& server);
+
+}  // namespace switchboard::demo

@@ -1,0 +1,203 @@
+#include "demo_server.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <optional>
+
+namespace switchboard::demo {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using asio::awaitable;
+using jsonrpc::Outcome;
+
+json::object text_result(std::string text, bool is_error) {
+    json::array content;
+    content.push_back(json::object{{"type", "text"}, {"text", std::move(text)}});
+    json::object r{{"content", std::move(content)}};
+    if (is_error) r["isError"] = true;
+    return r;
+}
+
+namespace {
+
+json::object prop(std::string_view type, std::string_view description) {
+    return json::object{{"type", type}, {"description", description}};
+}
+
+json::object prop_default(std::string_view type, std::string_view description, json::value def) {
+    auto p = prop(type, description);
+    p["default"] = std::move(def);
+    return p;
+}
+
+json::object tool(std::string_view name, std::string_view title, std::string_view description, json::object properties,
+                  std::initializer_list<std::string_view> required) {
+    json::array req;
+    for (auto r : required)
+        req.emplace_back(r);
+    json::object schema{{"type", "object"}, {"properties", std::move(properties)}, {"required", std::move(req)}};
+    return json::object{
+        {"name", name}, {"title", title}, {"description", description}, {"inputSchema", std::move(schema)}};
+}
+
+std::optional<double> number_arg(const json::object& args, std::string_view key) {
+    const auto* v = args.if_contains(key);
+    if (!v || !v->is_number()) return std::nullopt;
+    return v->to_number<double>();
+}
+
+std::optional<std::string> string_arg(const json::object& args, std::string_view key) {
+    const auto* v = args.if_contains(key);
+    if (!v || !v->is_string()) return std::nullopt;
+    return std::string(v->get_string());
+}
+
+// Integers without ".0"; everything else in the shortest round-trip form.
+std::string format_number(double d) {
+    if (std::isfinite(d) && d == std::trunc(d) && std::fabs(d) < 9.0e15)
+        return fmt::format("{}", static_cast<long long>(d));
+    return fmt::format("{}", d);
+}
+
+json::object missing(std::string_view key) {
+    return text_result(fmt::format("missing or invalid argument \"{}\"", key), true);
+}
+
+}  // namespace
+
+void add_demo_tools(mcp::Server& server, DemoState& state) {
+    server.add_tool(tool("echo", "Echo", "Returns its message unchanged.",
+                         json::object{{"message", prop("string", "The text to send back")}}, {"message"}),
+                    [](json::object args, const jsonrpc::IncomingRequest&) -> awaitable<Outcome<json::object>> {
+                        auto message = string_arg(args, "message");
+                        if (!message) co_return missing("message");
+                        co_return text_result(std::move(*message));
+                    });
+
+    server.add_tool(
+        tool("add", "Add", "Adds two numbers.",
+             json::object{{"a", prop("number", "First addend")}, {"b", prop("number", "Second addend")}}, {"a", "b"}),
+        [](json::object args, const jsonrpc::IncomingRequest&) -> awaitable<Outcome<json::object>> {
+            auto a = number_arg(args, "a");
+            auto b = number_arg(args, "b");
+            if (!a) co_return missing("a");
+            if (!b) co_return missing("b");
+            co_return text_result(format_number(*a + *b));
+        });
+
+    server.add_tool(tool("slow", "Slow operation",
+                         "Waits `seconds` in `steps` steps, sending a progress notification after each; cancellable.",
+                         json::object{{"seconds", prop_default("number", "Total duration in seconds", 2)},
+                                      {"steps", prop_default("integer", "Number of progress steps", 4)}},
+                         {}),
+                    [](json::object args, const jsonrpc::IncomingRequest& req) -> awaitable<Outcome<json::object>> {
+                        double seconds = number_arg(args, "seconds").value_or(2.0);
+                        if (!(seconds >= 0) || seconds > 86400) seconds = 0;
+                        double steps_d = number_arg(args, "steps").value_or(4.0);
+                        long long steps = steps_d >= 1 && steps_d <= 100000 ? static_cast<long long>(steps_d) : 1;
+                        const auto interval = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(seconds / static_cast<double>(steps)));
+                        spdlog::debug("slow: {} s in {} steps", seconds, steps);
+                        asio::steady_timer timer(co_await asio::this_coro::executor);
+                        try {
+                            for (long long i = 1; i <= steps; ++i) {
+                                timer.expires_after(interval);
+                                co_await timer.async_wait(asio::use_awaitable);
+                                req.progress(static_cast<double>(i), static_cast<double>(steps),
+                                             fmt::format("step {} of {}", i, steps));
+                            }
+                        } catch (const boost::system::system_error& e) {
+                            spdlog::info("slow: cancelled ({})", e.code().message());
+                            throw;
+                        }
+                        co_return text_result(fmt::format("done after {} steps", steps));
+                    });
+
+    server.add_tool(tool("fail", "Fail", "Always returns a tool error (isError: true).",
+                         json::object{{"message", prop("string", "Text to include in the error")}}, {}),
+                    [](json::object args, const jsonrpc::IncomingRequest&) -> awaitable<Outcome<json::object>> {
+                        auto message = string_arg(args, "message").value_or("no message given");
+                        co_return text_result("failure requested: " + message, true);
+                    });
+
+    server.add_tool(
+        tool("image", "Image", "Returns a 1x1 PNG image.", json::object{}, {}),
+        [](json::object, const jsonrpc::IncomingRequest&) -> awaitable<Outcome<json::object>> {
+            json::array content;
+            content.push_back(json::object{{"type", "image"}, {"mimeType", "image/png"}, {"data", png_base64}});
+            content.push_back(json::object{{"type", "text"}, {"text", "a 1x1 PNG"}});
+            json::object r{{"content", std::move(content)}};
+            co_return r;
+        });
+
+    {
+        auto def = tool("structured", "Weather (structured)", "Returns fixed weather data as structured content.",
+                        json::object{{"city", prop("string", "City name")}}, {"city"});
+        json::object out_props{{"city", json::object{{"type", "string"}}},
+                               {"temperature", json::object{{"type", "number"}}},
+                               {"conditions", json::object{{"type", "string"}}}};
+        def["outputSchema"] = json::object{{"type", "object"},
+                                           {"properties", std::move(out_props)},
+                                           {"required", json::array{"city", "temperature", "conditions"}}};
+        server.add_tool(std::move(def),
+                        [](json::object args, const jsonrpc::IncomingRequest&) -> awaitable<Outcome<json::object>> {
+                            auto city = string_arg(args, "city");
+                            if (!city) co_return missing("city");
+                            json::object data{{"city", *city}, {"temperature", 21.5}, {"conditions", "sunny"}};
+                            // Written by hand: Boost.JSON 1.81 would print 21.5 as 2.15E1.
+                            auto r = text_result(fmt::format(R"({{"city":{},"temperature":21.5,"conditions":"sunny"}})",
+                                                             json::serialize(json::value(*city))));
+                            r["structuredContent"] = std::move(data);
+                            co_return r;
+                        });
+    }
+
+    server.add_tool(
+        tool("bump", "Bump counter", "Increments the counter and notifies subscribers of demo://counter.",
+             json::object{}, {}),
+        [&server, &state](json::object, const jsonrpc::IncomingRequest&) -> awaitable<Outcome<json::object>> {
+            ++state.counter;
+            server.notify_resource_updated("demo://counter");
+            co_return text_result(fmt::format("counter = {}", state.counter));
+        });
+
+    server.add_tool(tool("write_stderr", "Write to stderr", "Writes `text` to the server's stderr `lines` times.",
+                         json::object{{"text", prop("string", "The line to write")},
+                                      {"lines", prop_default("integer", "How many times to write it", 1)}},
+                         {"text"}),
+                    [](json::object args, const jsonrpc::IncomingRequest&) -> awaitable<Outcome<json::object>> {
+                        auto text = string_arg(args, "text");
+                        if (!text) co_return missing("text");
+                        double lines_d = number_arg(args, "lines").value_or(1.0);
+                        long long lines = lines_d >= 0 && lines_d <= 1e6 ? static_cast<long long>(lines_d) : 1;
+                        for (long long i = 0; i < lines; ++i)
+                            std::fprintf(stderr, "%s\n", text->c_str());
+                        std::fflush(stderr);
+                        co_return text_result("ok");
+                    });
+
+    server.add_tool(tool("exit", "Exit", "Terminates the server process at once with the given exit code (a test aid).",
+                         json::object{{"code", prop_default("integer", "Exit code", 1)}}, {}),
+                    [](json::object args, const jsonrpc::IncomingRequest&) -> awaitable<Outcome<json::object>> {
+                        double code_d = number_arg(args, "code").value_or(1.0);
+                        int code = code_d >= 0 && code_d <= 255 ? static_cast<int>(code_d) : 1;
+                        std::fprintf(stderr, "demo server exiting with code %d\n", code);
+                        std::fflush(stderr);
+                        std::_Exit(code);
+                        co_return text_result("unreachable");
+                    });
+}
+
+}  // namespace switchboard::demo

@@ -1,0 +1,457 @@
+#include <switchboard/jsonrpc/connection.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/serialize.hpp>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <charconv>
+#include <regex>
+
+namespace switchboard::jsonrpc {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using asio::awaitable;
+
+namespace {
+
+constexpr auto as_tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+
+std::string format_duration(std::chrono::milliseconds d) {
+    if (d.count() % 1000 == 0) return fmt::format("{} s", d.count() / 1000);
+    return fmt::format("{} ms", d.count());
+}
+
+std::optional<std::int64_t> as_our_id(const json::value& id) {
+    if (id.is_int64()) return id.get_int64();
+    if (id.is_uint64() && id.get_uint64() <= INT64_MAX) return static_cast<std::int64_t>(id.get_uint64());
+    if (id.is_string()) {  // tolerate peers that echo numeric ids as strings
+        std::int64_t v = 0;
+        const auto& s = id.get_string();
+        auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (ec == std::errc() && p == s.data() + s.size()) return v;
+    }
+    return std::nullopt;
+}
+
+// Best effort: the id of a message we had to drop for its size, from its first or last bytes.
+std::optional<std::int64_t> id_of_dropped(const std::string& head, const std::string& tail) {
+    static const std::regex at_end(R"re("id"\s*:\s*(\d+)\s*\}\s*$)re");
+    static const std::regex at_start(R"re(^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(\d+))re");
+    std::smatch m;
+    if (std::regex_search(tail, m, at_end) || std::regex_search(head, m, at_start)) return std::stoll(m[1].str());
+    return std::nullopt;
+}
+
+std::string size_text(std::size_t bytes) {
+    if (bytes >= 1024 * 1024) return fmt::format("{:.1f} MiB", bytes / (1024.0 * 1024.0));
+    if (bytes >= 1024) return fmt::format("{:.1f} KiB", bytes / 1024.0);
+    return fmt::format("{} bytes", bytes);
+}
+
+}  // namespace
+
+struct Connection::Pending {
+    explicit Pending(const asio::any_io_executor& ex) : timer(ex) {}
+    asio::steady_timer timer;
+    std::optional<Outcome<json::value>> outcome;
+    std::string method;
+    clock::duration timeout{};
+    clock::time_point deadline, max_deadline;
+    bool reset_on_progress = true;
+    std::function<void(const Progress&)> on_progress;
+};
+
+struct Connection::Incoming {
+    asio::cancellation_signal signal;
+    bool cancelled = false;
+};
+
+std::shared_ptr<Connection> Connection::create(asio::any_io_executor ex, std::shared_ptr<Channel> channel,
+                                               Options options) {
+    return std::shared_ptr<Connection>(new Connection(std::move(ex), std::move(channel), std::move(options)));
+}
+
+Connection::Connection(asio::any_io_executor ex, std::shared_ptr<Channel> channel, Options options)
+    : executor_(ex), channel_(std::move(channel)), options_(std::move(options)), outbox_signal_(ex), loops_done_(ex) {}
+
+Connection::~Connection() = default;
+
+void Connection::start() {
+    if (started_) return;
+    started_ = true;
+    running_loops_ = 2;
+    auto self = shared_from_this();
+    auto done = [self](std::exception_ptr e) {
+        if (e) {
+            try {
+                std::rethrow_exception(e);
+            } catch (const std::exception& x) {
+                spdlog::error("{}: internal error in connection loop: {}", self->options_.peer_name, x.what());
+                self->fail_all(Error::make_local(code::transport_error, self->with_context(x.what())));
+            }
+        }
+        if (--self->running_loops_ == 0) self->loops_done_.cancel();
+    };
+    asio::co_spawn(executor_, read_loop(), done);
+    asio::co_spawn(executor_, write_loop(), done);
+}
+
+std::string Connection::with_context(std::string message) const {
+    return fmt::format("{}: {}", options_.peer_name, message);
+}
+
+awaitable<void> Connection::read_loop() {
+    for (;;) {
+        Received r = co_await channel_->read();
+        switch (r.kind) {
+        case Received::Kind::message:
+            dispatch(std::move(r.text));
+            break;
+        case Received::Kind::oversize:
+            handle_oversize(r);
+            break;
+        case Received::Kind::closed:
+            if (!closing_ && options_.finish_incoming_on_eof.count() > 0) {
+                asio::steady_timer wait(executor_);
+                const auto until = clock::now() + options_.finish_incoming_on_eof;
+                while (!incoming_.empty() && clock::now() < until) {
+                    wait.expires_after(std::chrono::milliseconds(5));
+                    co_await wait.async_wait(as_tuple_awaitable);
+                }
+                // Let the writer flush what the finished requests queued.
+                while (!outbox_.empty() && clock::now() < until) {
+                    wait.expires_after(std::chrono::milliseconds(2));
+                    co_await wait.async_wait(as_tuple_awaitable);
+                }
+            }
+            if (closing_)
+                fail_all(Error::make_local(code::connection_closed, with_context("connection closed")));
+            else
+                fail_all(Error::make_local(code::connection_closed,
+                                           with_context(r.reason.empty() ? "closed the connection" : r.reason)));
+            co_return;
+        }
+    }
+}
+
+awaitable<void> Connection::write_loop() {
+    while (!closed_error_) {
+        if (outbox_.empty()) {
+            outbox_signal_.expires_at(clock::time_point::max());
+            co_await outbox_signal_.async_wait(as_tuple_awaitable);
+            continue;
+        }
+        std::string text = std::move(outbox_.front());
+        outbox_.pop_front();
+        if (auto ec = co_await channel_->write(std::move(text))) {
+            // A peer that died makes writes fail before reads see the end; the reader's reason (exit status,
+            // stderr) is the useful one, so give it a moment.
+            co_await closed_event_.wait_for(std::chrono::seconds(1));
+            fail_all(Error::make_local(code::transport_error, with_context("write failed: " + ec.message())));
+            co_return;
+        }
+    }
+}
+
+void Connection::enqueue(std::string text) {
+    if (closed_error_) return;
+    outbox_.push_back(std::move(text));
+    outbox_signal_.cancel();
+}
+
+void Connection::notify(std::string_view method, json::value params) {
+    if (closed_error_) {
+        spdlog::debug("{}: dropped notification {} after close", options_.peer_name, method);
+        return;
+    }
+    enqueue(serialize_notification(method, params));
+}
+
+void Connection::protocol_error(std::string what) {
+    spdlog::warn("{}", with_context(what));
+    last_protocol_error_ = std::move(what);
+}
+
+void Connection::dispatch(std::string text) {
+    auto parsed = parse_message(text);
+    if (!parsed) {
+        const bool is_json = parsed.error().code != code::parse_error;
+        protocol_error(fmt::format("{}: {}", is_json ? "sent an invalid JSON-RPC message" : "wrote non-JSON output",
+                                   preview(text, 200)));
+        if (options_.reply_to_invalid) enqueue(serialize_error(nullptr, parsed.error()));
+        return;
+    }
+    Message m = std::move(*parsed);
+    switch (m.kind) {
+    case Message::Kind::response:
+        handle_response(std::move(m));
+        return;
+    case Message::Kind::notification:
+        if (m.method == "notifications/progress") {
+            route_progress(m.params);
+        } else if (m.method == "notifications/cancelled") {
+            cancel_incoming(m.params);
+        } else if (notification_handler_) {
+            try {
+                notification_handler_(m.method, m.params);
+            } catch (const std::exception& e) {
+                spdlog::error("{}: notification handler for {} failed: {}", options_.peer_name, m.method, e.what());
+            }
+        }
+        return;
+    case Message::Kind::request: {
+        if (!request_handler_) {
+            enqueue(serialize_error(m.id, Error{code::method_not_found, "Method not found: " + m.method, {}, false}));
+            return;
+        }
+        auto key = json::serialize(m.id);
+        if (incoming_.count(key)) {
+            enqueue(serialize_error(m.id, Error{code::invalid_request, "Duplicate request id " + key, {}, false}));
+            return;
+        }
+        auto inc = std::make_shared<Incoming>();
+        incoming_.emplace(key, inc);
+        auto self = shared_from_this();
+        asio::co_spawn(executor_, handle_incoming(std::move(m)),
+                       asio::bind_cancellation_slot(inc->signal.slot(), [self, key, inc](std::exception_ptr e) {
+                           if (e) {
+                               try {
+                                   std::rethrow_exception(e);
+                               } catch (const std::exception& x) {
+                                   spdlog::error("{}: request handler failed: {}", self->options_.peer_name, x.what());
+                               }
+                           }
+                           // The id may already be reused by a newer request: erase only our own entry.
+                           if (auto it = self->incoming_.find(key); it != self->incoming_.end() && it->second == inc)
+                               self->incoming_.erase(it);
+                       }));
+        return;
+    }
+    }
+}
+
+awaitable<void> Connection::handle_incoming(Message m) {
+    auto key = json::serialize(m.id);
+    auto inc = incoming_.at(key);
+    json::value token;
+    if (const auto* p = m.params.if_object())
+        if (const auto* meta = p->if_contains("_meta"); meta && meta->is_object())
+            if (const auto* t = meta->as_object().if_contains("progressToken")) token = *t;
+    IncomingRequest req(weak_from_this(), m.id, std::move(token));
+
+    Outcome<json::value> out = Error{code::internal_error, "Internal error", {}, false};
+    try {
+        out = co_await request_handler_(m.method, std::move(m.params), req);
+    } catch (const std::exception& e) {
+        if (inc->cancelled || closed_error_) co_return;
+        out = Error{code::internal_error, std::string("Internal error: ") + e.what(), {}, false};
+    }
+    if (inc->cancelled || closed_error_) co_return;  // a cancelled request gets no response
+    incoming_.erase(key);  // answered: the peer may reuse the id from now on
+    if (out) {
+        enqueue(serialize_result(m.id, *out));
+    } else {
+        Error e = out.error();
+        if (e.local) {  // local codes never go on the wire
+            e.code = code::internal_error;
+            e.local = false;
+        }
+        enqueue(serialize_error(m.id, e));
+    }
+}
+
+void Connection::cancel_incoming(const json::value& params) {
+    const auto* p = params.if_object();
+    const auto* id = p ? p->if_contains("requestId") : nullptr;
+    if (!id) return;  // malformed cancellations are ignored
+    auto it = incoming_.find(json::serialize(*id));
+    if (it == incoming_.end()) return;  // unknown or already finished
+    std::string reason;
+    if (const auto* r = p->if_contains("reason"); r && r->is_string()) reason = r->as_string().c_str();
+    spdlog::debug("{}: request {} cancelled by peer{}{}", options_.peer_name, json::serialize(*id),
+                  reason.empty() ? "" : ": ", reason);
+    it->second->cancelled = true;
+    it->second->signal.emit(asio::cancellation_type::terminal);
+}
+
+void Connection::handle_response(Message m) {
+    auto id = as_our_id(m.id);
+    if (!id) {
+        protocol_error(m.error ? "sent an error without a request id: " + m.error->describe()
+                               : "sent a response with an id we never used: " + json::serialize(m.id));
+        return;
+    }
+    auto it = pending_.find(*id);
+    if (it == pending_.end()) {
+        spdlog::debug("{}: response to unknown or abandoned request {}", options_.peer_name, *id);
+        return;
+    }
+    auto p = it->second;
+    pending_.erase(it);
+    if (m.error)
+        p->outcome = std::move(*m.error);
+    else
+        p->outcome = std::move(m.result);
+    p->timer.cancel();
+}
+
+void Connection::handle_oversize(const Received& r) {
+    protocol_error(fmt::format("sent a message of {}, over the {} limit (it starts with: {})", size_text(r.length),
+                               size_text(channel_->max_message_size()), preview(r.head, 80)));
+    auto id = id_of_dropped(r.head, r.tail);
+    if (!id) return;
+    auto it = pending_.find(*id);
+    if (it == pending_.end()) return;
+    auto p = it->second;
+    pending_.erase(it);
+    p->outcome = Error::make_local(code::protocol_violation,
+                                   with_context(fmt::format("the reply to {} was {}, over the {} message size limit",
+                                                            p->method, size_text(r.length),
+                                                            size_text(channel_->max_message_size()))));
+    p->timer.cancel();
+}
+
+void Connection::route_progress(const json::value& params) {
+    const auto* p = params.if_object();
+    const auto* token = p ? p->if_contains("progressToken") : nullptr;
+    auto id = token ? as_our_id(*token) : std::nullopt;
+    auto it = id ? pending_.find(*id) : pending_.end();
+    if (it == pending_.end()) {
+        if (notification_handler_) notification_handler_("notifications/progress", params);
+        return;
+    }
+    auto& pending = *it->second;
+    Progress prog;
+    if (const auto* v = p->if_contains("progress"); v && v->is_number()) prog.progress = v->to_number<double>();
+    if (const auto* v = p->if_contains("total"); v && v->is_number()) prog.total = v->to_number<double>();
+    if (const auto* v = p->if_contains("message"); v && v->is_string()) prog.message = v->as_string().c_str();
+    if (pending.on_progress) pending.on_progress(prog);
+    if (pending.reset_on_progress) {
+        pending.deadline = clock::now() + pending.timeout;
+        pending.timer.cancel();  // the waiter re-arms with the new deadline
+    }
+}
+
+void Connection::fail_all(Error why) {
+    if (closed_error_) return;
+    closed_error_ = why;
+    closed_event_.set();
+    auto pending = std::move(pending_);
+    pending_.clear();
+    for (auto& [id, p] : pending) {
+        Error e = why;
+        if (!closing_) e.message += fmt::format(" (while waiting for the reply to {})", p->method);
+        p->outcome = std::move(e);
+        p->timer.cancel();
+    }
+    for (auto& [key, inc] : incoming_) {
+        inc->cancelled = true;
+        inc->signal.emit(asio::cancellation_type::terminal);
+    }
+    outbox_.clear();
+    outbox_signal_.cancel();
+    if (close_handler_) {
+        auto h = std::move(close_handler_);
+        h(why);
+    }
+}
+
+awaitable<Outcome<json::value>> Connection::request(std::string method, json::value params, RequestOptions options) {
+    if (closed_error_) co_return *closed_error_;
+    const std::int64_t id = next_id_++;
+    auto p = std::make_shared<Pending>(executor_);
+    p->method = method;
+    if (options.on_progress) {
+        if (params.is_null()) params = json::object{};
+        if (auto* o = params.if_object()) {
+            auto& meta = (*o)["_meta"];
+            if (!meta.is_object()) meta = json::object{};
+            meta.as_object()["progressToken"] = id;
+        }
+        p->on_progress = std::move(options.on_progress);
+    }
+    const auto timeout = options.timeout.count() > 0 ? options.timeout : options_.default_timeout;
+    const auto now = clock::now();
+    p->timeout = timeout;
+    p->deadline = now + timeout;
+    p->max_deadline = options.max_total_timeout.count() > 0 ? now + options.max_total_timeout : clock::time_point::max();
+    p->reset_on_progress = options.reset_timeout_on_progress;
+    pending_.emplace(id, p);
+    if (options.on_sent) options.on_sent(id);
+    enqueue(serialize_request(id, method, params));
+
+    bool cancelled = false;
+    while (!p->outcome) {
+        p->timer.expires_at(std::min(p->deadline, p->max_deadline));
+        try {
+            auto [ec] = co_await p->timer.async_wait(as_tuple_awaitable);
+            if (p->outcome) break;
+            auto state = co_await asio::this_coro::cancellation_state;
+            if (state.cancelled() != asio::cancellation_type::none) cancelled = true;
+        } catch (const boost::system::system_error&) {
+            cancelled = true;  // the awaiting coroutine was cancelled before it could wait
+        }
+        if (p->outcome) break;
+        if (cancelled || clock::now() >= std::min(p->deadline, p->max_deadline)) break;
+    }
+    if (p->outcome) co_return std::move(*p->outcome);
+
+    pending_.erase(id);
+    const bool total_expired = clock::now() >= p->max_deadline;
+    std::string reason = cancelled ? "cancelled by the client"
+                                   : fmt::format("timed out after {}", format_duration(total_expired
+                                                                                           ? options.max_total_timeout
+                                                                                           : timeout));
+    if (options.cancellable) notify("notifications/cancelled", json::object{{"requestId", id}, {"reason", reason}});
+    if (cancelled) co_return Error::make_local(code::cancelled, with_context(method + " " + reason));
+    std::string msg = fmt::format("no reply to {} ({})", method, reason);
+    if (!last_protocol_error_.empty()) msg += "; last problem: it " + last_protocol_error_;
+    co_return Error::make_local(code::timeout, with_context(msg));
+}
+
+awaitable<void> Connection::close() {
+    const bool first = !closing_;
+    closing_ = true;
+    if (first) {
+        // Flush what is queued (e.g. a last notifications/cancelled), briefly.
+        asio::steady_timer wait(executor_);
+        const auto flush_deadline = clock::now() + std::chrono::milliseconds(500);
+        while (started_ && !outbox_.empty() && !closed_error_ && clock::now() < flush_deadline) {
+            wait.expires_after(std::chrono::milliseconds(2));
+            co_await wait.async_wait(as_tuple_awaitable);
+        }
+        co_await channel_->close();
+        if (!started_) fail_all(Error::make_local(code::connection_closed, with_context("connection closed")));
+    }
+    if (started_ && running_loops_ > 0) {
+        loops_done_.expires_after(std::chrono::seconds(15));
+        co_await loops_done_.async_wait(as_tuple_awaitable);
+    }
+    if (!closed_error_) fail_all(Error::make_local(code::connection_closed, with_context("connection closed")));
+}
+
+void IncomingRequest::progress(double progress, std::optional<double> total, std::string message) const {
+    if (progress_token_.is_null()) return;
+    // Whole numbers go out as integers ("3", not "3E0").
+    auto number = [](double v) -> json::value {
+        if (v == static_cast<double>(static_cast<std::int64_t>(v))) return static_cast<std::int64_t>(v);
+        return v;
+    };
+    json::object p{{"progressToken", progress_token_}, {"progress", number(progress)}};
+    if (total) p["total"] = number(*total);
+    if (!message.empty()) p["message"] = message;
+    notify("notifications/progress", std::move(p));
+}
+
+void IncomingRequest::notify(std::string_view method, json::value params) const {
+    if (auto c = conn_.lock()) c->notify(method, std::move(params));
+}
+
+}  // namespace switchboard::jsonrpc

@@ -1,0 +1,529 @@
+#include <switchboard/jsonrpc/async_event.hpp>
+#include <switchboard/mcp/client_session.hpp>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/json/serialize.hpp>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace switchboard::mcp {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using asio::awaitable;
+using jsonrpc::Error;
+namespace code = jsonrpc::code;
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+// A bound on input_required rounds, so that a server that keeps asking cannot loop forever.
+constexpr int max_input_rounds = 8;
+// A bound on list pages, so that a server that keeps returning cursors cannot loop forever.
+constexpr int max_list_pages = 10'000;
+
+json::object object_or_empty(const json::value* v) {
+    return v && v->is_object() ? v->get_object() : json::object{};
+}
+
+std::vector<std::string> string_list(const json::value* v) {
+    std::vector<std::string> out;
+    if (v && v->is_array())
+        for (const auto& s : v->get_array())
+            if (s.is_string()) out.emplace_back(s.get_string());
+    return out;
+}
+
+bool mrtr_method(std::string_view m) { return m == "tools/call" || m == "prompts/get" || m == "resources/read"; }
+
+std::chrono::milliseconds remaining(clock::time_point deadline) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
+    return std::max(left, std::chrono::milliseconds(1));
+}
+
+}  // namespace
+
+struct ClientSession::Listen {
+    std::int64_t id = 0;
+    asio::cancellation_signal cancel;
+    jsonrpc::AsyncEvent settled;  // acknowledged, or the request ended
+    std::optional<Error> error;
+    bool acknowledged = false;
+};
+
+ClientSession::ClientSession(std::shared_ptr<jsonrpc::Connection> c, ClientOptions o)
+    : connection_(std::move(c)), options_(std::move(o)) {}
+
+ClientSession::~ClientSession() {
+    if (listen_) listen_->cancel.emit(asio::cancellation_type::terminal);
+}
+
+awaitable<Outcome<std::shared_ptr<ClientSession>>> ClientSession::connect(asio::any_io_executor ex,
+                                                                         std::shared_ptr<jsonrpc::Channel> channel,
+                                                                         ClientOptions options) {
+    jsonrpc::Connection::Options copts;
+    copts.peer_name = fmt::format("server \"{}\"", options.server_name);
+    copts.default_timeout = options.request_timeout;
+    auto conn = jsonrpc::Connection::create(ex, std::move(channel), copts);
+    std::shared_ptr<ClientSession> s(new ClientSession(conn, std::move(options)));
+    std::weak_ptr<ClientSession> weak = s;
+    conn->on_request([weak](std::string method, json::value params,
+                            jsonrpc::IncomingRequest) -> awaitable<Outcome<json::value>> {
+        auto self = weak.lock();
+        if (!self) co_return Error{code::internal_error, "client is shutting down", {}, false};
+        co_return co_await self->handle_server_request(std::move(method), std::move(params));
+    });
+    conn->on_notification([weak](const std::string& method, const json::value& params) {
+        if (auto self = weak.lock()) self->handle_notification(method, params);
+    });
+    conn->start();
+    auto established = co_await s->establish();
+    if (!established) {
+        co_await conn->close();
+        co_return established.error();
+    }
+    co_return s;
+}
+
+awaitable<Outcome<void>> ClientSession::establish() {
+    const auto deadline = clock::now() + options_.connect_timeout;
+    if (options_.known_era != Era::legacy) {
+        const bool known_modern = options_.known_era == Era::modern;
+        auto probe_timeout = known_modern ? options_.connect_timeout : std::min(options_.probe_timeout,
+                                                                                 options_.connect_timeout);
+        auto modern = co_await probe(probe_timeout);
+        if (!modern) co_return modern.error();
+        if (*modern) co_return Outcome<void>{};
+        if (known_modern)
+            co_return Error::make_local(code::protocol_violation,
+                                        fmt::format("server \"{}\" no longer answers server/discover as a {} server",
+                                                    options_.server_name, modern_version));
+    }
+    co_return co_await initialize(remaining(deadline));
+}
+
+json::object ClientSession::client_capabilities() const {
+    json::object caps;
+    if (options_.handlers.roots) caps["roots"] = json::object{};
+    if (options_.handlers.sampling) caps["sampling"] = json::object{};
+    if (options_.handlers.elicitation) caps["elicitation"] = json::object{};
+    return caps;
+}
+
+json::object ClientSession::modern_meta() const {
+    json::object meta;
+    meta[meta::protocol_version] = protocol_version_.empty() ? std::string(modern_version) : protocol_version_;
+    meta[meta::client_info] = options_.client_info.to_json();
+    meta[meta::client_capabilities] = client_capabilities();
+    if (!log_level_.empty()) meta[meta::log_level] = log_level_;
+    return meta;
+}
+
+awaitable<Outcome<bool>> ClientSession::probe(std::chrono::milliseconds timeout) {
+    protocol_version_ = std::string(modern_version);
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        jsonrpc::RequestOptions ro;
+        ro.timeout = timeout;
+        json::object params{{"_meta", modern_meta()}};  // GCC 12: no init-list inside a co_await expression
+        auto r = co_await connection_->request("server/discover", std::move(params), ro);
+        if (r && r->is_object()) {
+            const auto& o = r->get_object();
+            auto versions = string_list(o.if_contains("supportedVersions"));
+            auto ours = std::find_if(versions.begin(), versions.end(), [](auto& v) { return is_modern_version(v); });
+            if (ours == versions.end()) {
+                if (std::any_of(versions.begin(), versions.end(), [](auto& v) { return is_legacy_version(v); }))
+                    co_return false;  // a dual-era server without our modern version: use the handshake
+                co_return Error::make_local(code::protocol_violation,
+                                            fmt::format("server \"{}\" supports protocol versions [{}]; Switchboard "
+                                                        "speaks {} and {} to {}",
+                                                        options_.server_name, fmt::join(versions, ", "),
+                                                        modern_version, legacy_versions.back(),
+                                                        legacy_versions.front()));
+            }
+            era_ = Era::modern;
+            protocol_version_ = *ours;
+            apply_discover_result(o);
+            co_return true;
+        }
+        if (r) co_return false;  // a non-object result is not a DiscoverResult
+        const Error& e = r.error();
+        if (e.local) {
+            if (e.code == code::timeout) co_return false;  // silent legacy server
+            co_return e;                                   // the server died or the channel broke
+        }
+        if (e.code != code::unsupported_protocol_version) co_return false;  // any other error: legacy
+        // A modern server that does not support our version.
+        const auto* data = e.data.if_object();
+        auto supported = string_list(data ? data->if_contains("supported") : nullptr);
+        auto ours = std::find_if(supported.begin(), supported.end(), [](auto& v) { return is_modern_version(v); });
+        if (ours != supported.end() && *ours != protocol_version_) {
+            protocol_version_ = *ours;
+            continue;
+        }
+        if (std::any_of(supported.begin(), supported.end(), [](auto& v) { return is_legacy_version(v); }))
+            co_return false;
+        co_return Error::make_local(code::protocol_violation,
+                                    fmt::format("server \"{}\" does not support protocol version {} (it supports [{}])",
+                                                options_.server_name, protocol_version_, fmt::join(supported, ", ")));
+    }
+    co_return false;
+}
+
+void ClientSession::apply_discover_result(const json::object& o) {
+    capabilities_ = object_or_empty(o.if_contains("capabilities"));
+    instructions_ = string_field(o, "instructions");
+    if (const auto* m = o.if_contains("_meta"); m && m->is_object())
+        if (const auto* info = m->get_object().if_contains(meta::server_info)) server_info_ = Implementation::from_json(*info);
+    if (const auto* info = o.if_contains("serverInfo")) server_info_ = Implementation::from_json(*info);
+}
+
+awaitable<Outcome<void>> ClientSession::initialize(std::chrono::milliseconds timeout) {
+    era_ = Era::legacy;
+    json::object params{{"protocolVersion", latest_legacy_version},
+                        {"capabilities", client_capabilities()},
+                        {"clientInfo", options_.client_info.to_json()}};
+    jsonrpc::RequestOptions ro;
+    ro.timeout = timeout;
+    ro.cancellable = false;  // initialize must never be cancelled
+    auto r = co_await connection_->request("initialize", std::move(params), ro);
+    if (!r) {
+        Error e = r.error();
+        if (!e.local) e.message = fmt::format("server \"{}\" rejected initialize: {}", options_.server_name, e.message);
+        co_return e;
+    }
+    const auto* o = r->if_object();
+    if (!o) co_return Error::make_local(code::protocol_violation, "initialize result is not an object");
+    auto version = string_field(*o, "protocolVersion");
+    if (!is_legacy_version(version))
+        co_return Error::make_local(
+            code::protocol_violation,
+            fmt::format("server \"{}\" answered initialize with protocol version \"{}\"; Switchboard speaks {} to {} "
+                        "and {}",
+                        options_.server_name, version, legacy_versions.back(), legacy_versions.front(),
+                        modern_version));
+    protocol_version_ = version;
+    capabilities_ = object_or_empty(o->if_contains("capabilities"));
+    server_info_ = Implementation::from_json(o->contains("serverInfo") ? o->at("serverInfo") : json::value());
+    instructions_ = string_field(*o, "instructions");
+    connection_->notify("notifications/initialized", json::object{});
+    co_return Outcome<void>{};
+}
+
+bool ClientSession::has_capability(std::string_view name, std::string_view flag) const {
+    const auto* c = capabilities_.if_contains(name);
+    if (!c || !c->is_object()) return false;
+    if (flag.empty()) return true;
+    const auto* f = c->get_object().if_contains(flag);
+    return f && f->is_bool() && f->get_bool();
+}
+
+jsonrpc::RequestOptions ClientSession::request_options(const CallOptions& o) const {
+    jsonrpc::RequestOptions ro;
+    ro.timeout = o.timeout;
+    ro.max_total_timeout = o.max_total_timeout;
+    ro.on_progress = o.on_progress;
+    return ro;
+}
+
+awaitable<Outcome<json::value>> ClientSession::request(std::string method, json::object params, CallOptions options) {
+    bool version_retried = false;
+    for (int round = 0;; ++round) {
+        json::object p = params;
+        if (era_ == Era::modern) {
+            auto& m = p["_meta"];
+            if (!m.is_object()) m = json::object{};
+            for (auto& [k, v] : modern_meta()) m.get_object()[k] = v;
+        }
+        auto r = co_await connection_->request(method, std::move(p), request_options(options));
+        if (!r) {
+            const Error& e = r.error();
+            if (era_ == Era::modern && !e.local && e.code == code::unsupported_protocol_version && !version_retried) {
+                const auto* data = e.data.if_object();
+                auto supported = string_list(data ? data->if_contains("supported") : nullptr);
+                auto ours =
+                    std::find_if(supported.begin(), supported.end(), [](auto& v) { return is_modern_version(v); });
+                if (ours != supported.end() && *ours != protocol_version_) {
+                    spdlog::info("server \"{}\" asked for protocol version {} instead of {}", options_.server_name,
+                                 *ours, protocol_version_);
+                    protocol_version_ = *ours;
+                    version_retried = true;
+                    continue;
+                }
+            }
+            co_return r.error();
+        }
+        auto* o = r->if_object();
+        if (!o)
+            co_return Error::make_local(code::protocol_violation,
+                                        fmt::format("server \"{}\": the result of {} is not an object",
+                                                    options_.server_name, method));
+        auto result_type = string_field(*o, "resultType");
+        if (result_type.empty() || result_type == "complete") co_return std::move(*r);
+        if (result_type != "input_required" || !mrtr_method(method))
+            co_return Error::make_local(code::protocol_violation,
+                                        fmt::format("server \"{}\": unrecognized resultType \"{}\" for {}",
+                                                    options_.server_name, result_type, method));
+        if (round + 1 >= max_input_rounds)
+            co_return Error::make_local(code::protocol_violation,
+                                        fmt::format("server \"{}\" still asked for input after {} rounds of {}",
+                                                    options_.server_name, max_input_rounds, method));
+        // Multi round-trip: answer what it asks, echo requestState, retry with a new id.
+        params.erase("inputResponses");
+        params.erase("requestState");
+        if (const auto* reqs = o->if_contains("inputRequests"); reqs && reqs->is_object()) {
+            auto answers = co_await answer_input_requests(reqs->get_object());
+            if (!answers) co_return answers.error();
+            params["inputResponses"] = std::move(*answers);
+        }
+        if (const auto* state = o->if_contains("requestState"); state && state->is_string())
+            params["requestState"] = *state;
+    }
+}
+
+awaitable<Outcome<json::object>> ClientSession::answer_input_requests(const json::object& requests) {
+    json::object answers;
+    for (const auto& [key, req] : requests) {
+        const auto* ro = req.if_object();
+        std::string method = ro ? string_field(*ro, "method") : "";
+        json::value params = ro && ro->contains("params") ? ro->at("params") : json::value(json::object{});
+        auto r = co_await handle_server_request(method, std::move(params));
+        if (!r)
+            co_return Error::make_local(code::protocol_violation,
+                                        fmt::format("server \"{}\" asked for input ({}) that Switchboard cannot give: "
+                                                    "{}",
+                                                    options_.server_name, method.empty() ? "?" : method,
+                                                    r.error().message));
+        answers[key] = std::move(*r);
+    }
+    co_return answers;
+}
+
+awaitable<Outcome<json::value>> ClientSession::handle_server_request(std::string method, json::value params) {
+    const ServerRequestHandlers::Handler* h = nullptr;
+    if (method == "ping") co_return json::value(json::object{});
+    if (method == "roots/list") h = &options_.handlers.roots;
+    if (method == "sampling/createMessage") h = &options_.handlers.sampling;
+    if (method == "elicitation/create") h = &options_.handlers.elicitation;
+    if (!h || !*h)
+        co_return Error{code::method_not_found, fmt::format("Method not found: {} (no handler in this client)", method),
+                        {}, false};
+    co_return co_await (*h)(std::move(params));
+}
+
+void ClientSession::handle_notification(const std::string& method, const json::value& params) {
+    if (method == "notifications/subscriptions/acknowledged" && listen_) {
+        const auto* p = params.if_object();
+        const auto* m = p ? p->if_contains("_meta") : nullptr;
+        const auto* id = m && m->is_object() ? m->get_object().if_contains(meta::subscription_id) : nullptr;
+        if (id && id->is_number() && id->to_number<std::int64_t>() == listen_->id) {
+            listen_->acknowledged = true;
+            listen_->settled.set();
+        }
+    }
+    if (method == "notifications/message") {
+        const auto* p = params.if_object();
+        spdlog::debug("[{}] log: {}", options_.server_name, p ? json::serialize(p->contains("data") ? p->at("data") : params) : "");
+    }
+    if (options_.on_notification) options_.on_notification(method, params);
+}
+
+awaitable<Outcome<std::vector<json::value>>> ClientSession::list_all(std::string method, std::string_view key) {
+    std::vector<json::value> items;
+    std::set<std::string> seen_cursors;
+    std::optional<std::string> cursor;
+    for (int page = 0; page < max_list_pages; ++page) {
+        json::object params;
+        if (cursor) params["cursor"] = *cursor;
+        auto r = co_await request(method, std::move(params));
+        if (!r) co_return r.error();
+        auto& o = r->get_object();
+        if (auto* list = o.if_contains(key); list && list->is_array())
+            for (auto& item : list->get_array()) items.push_back(std::move(item));
+        const auto* next = o.if_contains("nextCursor");
+        if (!next || !next->is_string() || next->get_string().empty()) co_return items;
+        cursor = std::string(next->get_string());
+        if (!seen_cursors.insert(*cursor).second)
+            co_return Error::make_local(code::protocol_violation,
+                                        fmt::format("server \"{}\" repeated the cursor \"{}\" while paging {}",
+                                                    options_.server_name, *cursor, method));
+    }
+    co_return Error::make_local(code::protocol_violation,
+                                fmt::format("server \"{}\": {} did not end after {} pages", options_.server_name,
+                                            method, max_list_pages));
+}
+
+template <class T>
+static std::vector<T> convert_all(std::vector<json::value>& items) {
+    std::vector<T> out;
+    out.reserve(items.size());
+    for (auto& v : items) out.push_back(T::from_json(v));
+    return out;
+}
+
+awaitable<Outcome<void>> ClientSession::ping(CallOptions options) {
+    // 2026-07-28 removed ping; server/discover is the cheapest request every modern server answers.
+    auto r = co_await request(era_ == Era::modern ? "server/discover" : "ping", {}, std::move(options));
+    if (!r) co_return r.error();
+    co_return Outcome<void>{};
+}
+
+awaitable<Outcome<std::vector<Tool>>> ClientSession::list_tools() {
+    auto r = co_await list_all("tools/list", "tools");
+    if (!r) co_return r.error();
+    co_return convert_all<Tool>(*r);
+}
+
+awaitable<Outcome<CallToolResult>> ClientSession::call_tool(std::string name, json::object arguments,
+                                                            CallOptions options) {
+    json::object params{{"name", std::move(name)}, {"arguments", std::move(arguments)}};
+    auto r = co_await request("tools/call", std::move(params), std::move(options));
+    if (!r) co_return r.error();
+    co_return CallToolResult::from_json(*r);
+}
+
+awaitable<Outcome<std::vector<Resource>>> ClientSession::list_resources() {
+    auto r = co_await list_all("resources/list", "resources");
+    if (!r) co_return r.error();
+    co_return convert_all<Resource>(*r);
+}
+
+awaitable<Outcome<std::vector<ResourceTemplate>>> ClientSession::list_resource_templates() {
+    auto r = co_await list_all("resources/templates/list", "resourceTemplates");
+    if (!r) co_return r.error();
+    co_return convert_all<ResourceTemplate>(*r);
+}
+
+awaitable<Outcome<ReadResourceResult>> ClientSession::read_resource(std::string uri, CallOptions options) {
+    json::object params{{"uri", std::move(uri)}};
+    auto r = co_await request("resources/read", std::move(params), std::move(options));
+    if (!r) co_return r.error();
+    co_return ReadResourceResult::from_json(*r);
+}
+
+awaitable<Outcome<std::vector<Prompt>>> ClientSession::list_prompts() {
+    auto r = co_await list_all("prompts/list", "prompts");
+    if (!r) co_return r.error();
+    co_return convert_all<Prompt>(*r);
+}
+
+awaitable<Outcome<GetPromptResult>> ClientSession::get_prompt(std::string name,
+                                                              std::map<std::string, std::string> arguments,
+                                                              CallOptions options) {
+    json::object args;
+    for (auto& [k, v] : arguments) args[k] = v;
+    json::object params{{"name", std::move(name)}, {"arguments", std::move(args)}};
+    auto r = co_await request("prompts/get", std::move(params), std::move(options));
+    if (!r) co_return r.error();
+    co_return GetPromptResult::from_json(*r);
+}
+
+awaitable<Outcome<CompleteResult>> ClientSession::complete(json::object ref, std::string argument, std::string value,
+                                                           std::map<std::string, std::string> context) {
+    json::object params{{"ref", std::move(ref)},
+                        {"argument", json::object{{"name", std::move(argument)}, {"value", std::move(value)}}}};
+    if (!context.empty()) {
+        json::object args;
+        for (auto& [k, v] : context) args[k] = v;
+        params["context"] = json::object{{"arguments", std::move(args)}};
+    }
+    auto r = co_await request("completion/complete", std::move(params));
+    if (!r) co_return r.error();
+    co_return CompleteResult::from_json(*r);
+}
+
+awaitable<Outcome<void>> ClientSession::set_logging_level(std::string level) {
+    if (era_ == Era::modern) {
+        log_level_ = std::move(level);  // 2026-07-28: per request, in _meta
+        co_return Outcome<void>{};
+    }
+    json::object params{{"level", std::move(level)}};
+    auto r = co_await request("logging/setLevel", std::move(params));
+    if (!r) co_return r.error();
+    co_return Outcome<void>{};
+}
+
+awaitable<Outcome<void>> ClientSession::subscribe(std::string uri) {
+    if (era_ == Era::legacy) {
+        json::object params{{"uri", uri}};
+        auto r = co_await request("resources/subscribe", std::move(params));
+        if (!r) co_return r.error();
+        subscribed_.insert(std::move(uri));
+        co_return Outcome<void>{};
+    }
+    subscribed_.insert(std::move(uri));
+    co_return co_await reopen_listen();
+}
+
+awaitable<Outcome<void>> ClientSession::unsubscribe(std::string uri) {
+    if (!subscribed_.erase(uri)) co_return Outcome<void>{};
+    if (era_ == Era::legacy) {
+        json::object params{{"uri", std::move(uri)}};
+        auto r = co_await request("resources/unsubscribe", std::move(params));
+        if (!r) co_return r.error();
+        co_return Outcome<void>{};
+    }
+    co_return co_await reopen_listen();
+}
+
+awaitable<Outcome<void>> ClientSession::reopen_listen() {
+    if (listen_) {
+        listen_->cancel.emit(asio::cancellation_type::terminal);  // sends notifications/cancelled for it
+        listen_.reset();
+    }
+    json::object filter;
+    if (has_capability("tools", "listChanged")) filter["toolsListChanged"] = true;
+    if (has_capability("prompts", "listChanged")) filter["promptsListChanged"] = true;
+    if (has_capability("resources", "listChanged")) filter["resourcesListChanged"] = true;
+    if (!subscribed_.empty()) {
+        json::array uris;
+        for (const auto& u : subscribed_) uris.emplace_back(u);
+        filter["resourceSubscriptions"] = std::move(uris);
+    }
+    if (filter.empty()) co_return Outcome<void>{};
+
+    auto l = std::make_shared<Listen>();
+    listen_ = l;
+    json::object params{{"_meta", modern_meta()}, {"notifications", std::move(filter)}};
+    auto conn = connection_;
+    auto name = options_.server_name;
+    asio::co_spawn(
+        conn->get_executor(),
+        [conn, l, params = std::move(params)]() mutable -> awaitable<void> {
+            jsonrpc::RequestOptions ro;
+            ro.timeout = std::chrono::hours(24 * 365);  // a listen stream lasts until cancelled
+            ro.reset_timeout_on_progress = false;
+            ro.on_sent = [l](std::int64_t id) { l->id = id; };
+            auto r = co_await conn->request("subscriptions/listen", std::move(params), ro);
+            if (!r) l->error = r.error();
+            l->settled.set();
+        },
+        asio::bind_cancellation_slot(l->cancel.slot(), [name](std::exception_ptr e) {
+            if (!e) return;
+            try {
+                std::rethrow_exception(e);
+            } catch (const std::exception& x) {
+                spdlog::error("[{}] subscriptions/listen failed: {}", name, x.what());
+            }
+        }));
+    co_await l->settled.wait_for(std::chrono::seconds(10));
+    if (l->acknowledged) co_return Outcome<void>{};
+    if (l->error) co_return *l->error;
+    co_return Error::make_local(code::timeout,
+                                fmt::format("server \"{}\" did not acknowledge subscriptions/listen within 10 s",
+                                            options_.server_name));
+}
+
+awaitable<void> ClientSession::close() {
+    if (listen_) {
+        listen_->cancel.emit(asio::cancellation_type::terminal);
+        listen_.reset();
+    }
+    co_await connection_->close();
+}
+
+}  // namespace switchboard::mcp

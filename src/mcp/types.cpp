@@ -1,0 +1,161 @@
+#include <switchboard/mcp/types.hpp>
+
+namespace switchboard::mcp {
+
+namespace json = boost::json;
+
+namespace {
+
+const json::object& as_object(const json::value& v) {
+    static const json::object empty;
+    const auto* o = v.if_object();
+    return o ? *o : empty;
+}
+
+}  // namespace
+
+std::string string_field(const json::object& o, std::string_view key) {
+    const auto* v = o.if_contains(key);
+    return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+std::size_t base64_decoded_size(std::string_view b64) {
+    std::size_t n = 0, pad = 0;
+    for (char c : b64) {
+        if (c == '=')
+            ++pad;
+        else if (c != '\n' && c != '\r' && c != ' ')
+            ++n;
+    }
+    return (n + pad) / 4 * 3 - std::min<std::size_t>(pad, 2) + (n + pad) % 4 * 3 / 4;
+}
+
+Implementation Implementation::from_json(const json::value& v) {
+    const auto& o = as_object(v);
+    return {string_field(o, "name"), string_field(o, "version"), string_field(o, "title")};
+}
+
+json::object Implementation::to_json() const {
+    json::object o{{"name", name}, {"version", version}};
+    if (!title.empty()) o["title"] = title;
+    return o;
+}
+
+Tool Tool::from_json(const json::value& v) {
+    const auto& o = as_object(v);
+    Tool t;
+    t.name = string_field(o, "name");
+    t.title = string_field(o, "title");
+    t.description = string_field(o, "description");
+    if (const auto* s = o.if_contains("inputSchema"); s && s->is_object()) t.input_schema = s->get_object();
+    if (t.input_schema.empty()) t.input_schema = json::object{{"type", "object"}};
+    if (const auto* s = o.if_contains("outputSchema"); s && s->is_object()) t.output_schema = s->get_object();
+    t.raw = o;
+    return t;
+}
+
+Resource Resource::from_json(const json::value& v) {
+    const auto& o = as_object(v);
+    Resource r;
+    r.uri = string_field(o, "uri");
+    r.name = string_field(o, "name");
+    r.title = string_field(o, "title");
+    r.description = string_field(o, "description");
+    r.mime_type = string_field(o, "mimeType");
+    if (const auto* s = o.if_contains("size"); s && (s->is_uint64() || s->is_int64()))
+        r.size = s->to_number<std::uint64_t>();
+    r.raw = o;
+    return r;
+}
+
+ResourceTemplate ResourceTemplate::from_json(const json::value& v) {
+    const auto& o = as_object(v);
+    ResourceTemplate t;
+    t.uri_template = string_field(o, "uriTemplate");
+    t.name = string_field(o, "name");
+    t.title = string_field(o, "title");
+    t.description = string_field(o, "description");
+    t.mime_type = string_field(o, "mimeType");
+    t.raw = o;
+    return t;
+}
+
+Prompt Prompt::from_json(const json::value& v) {
+    const auto& o = as_object(v);
+    Prompt p;
+    p.name = string_field(o, "name");
+    p.title = string_field(o, "title");
+    p.description = string_field(o, "description");
+    if (const auto* args = o.if_contains("arguments"); args && args->is_array()) {
+        for (const auto& a : args->get_array()) {
+            const auto& ao = as_object(a);
+            PromptArgument pa{string_field(ao, "name"), string_field(ao, "description"), false};
+            if (const auto* r = ao.if_contains("required"); r && r->is_bool()) pa.required = r->get_bool();
+            p.arguments.push_back(std::move(pa));
+        }
+    }
+    p.raw = o;
+    return p;
+}
+
+std::string Content::text() const { return string_field(raw, "text"); }
+std::string Content::data() const { return string_field(raw, "data"); }
+std::string Content::mime_type() const { return string_field(raw, "mimeType"); }
+
+Content Content::from_json(const json::value& v) {
+    const auto& o = as_object(v);
+    return {string_field(o, "type"), o};
+}
+
+CallToolResult CallToolResult::from_json(const json::value& v) {
+    const auto& o = as_object(v);
+    CallToolResult r;
+    if (const auto* c = o.if_contains("content"); c && c->is_array())
+        for (const auto& item : c->get_array()) r.content.push_back(Content::from_json(item));
+    if (const auto* s = o.if_contains("structuredContent")) r.structured_content = *s;
+    if (const auto* e = o.if_contains("isError"); e && e->is_bool()) r.is_error = e->get_bool();
+    r.raw = o;
+    return r;
+}
+
+ResourceContents ResourceContents::from_json(const json::value& v) {
+    const auto& o = as_object(v);
+    ResourceContents c;
+    c.uri = string_field(o, "uri");
+    c.mime_type = string_field(o, "mimeType");
+    if (const auto* t = o.if_contains("text"); t && t->is_string()) c.text = std::string(t->get_string());
+    if (const auto* b = o.if_contains("blob"); b && b->is_string()) c.blob = std::string(b->get_string());
+    c.raw = o;
+    return c;
+}
+
+ReadResourceResult ReadResourceResult::from_json(const json::value& v) {
+    const auto& o = as_object(v);
+    ReadResourceResult r;
+    if (const auto* c = o.if_contains("contents"); c && c->is_array())
+        for (const auto& item : c->get_array()) r.contents.push_back(ResourceContents::from_json(item));
+    r.raw = o;
+    return r;
+}
+
+GetPromptResult GetPromptResult::from_json(const json::value& v) {
+    const auto& o = as_object(v);
+    GetPromptResult r;
+    r.description = string_field(o, "description");
+    if (const auto* m = o.if_contains("messages"); m && m->is_array()) r.messages = m->get_array();
+    r.raw = o;
+    return r;
+}
+
+CompleteResult CompleteResult::from_json(const json::value& v) {
+    const auto& o = as_object(as_object(v).contains("completion") ? as_object(v).at("completion") : v);
+    CompleteResult r;
+    if (const auto* vals = o.if_contains("values"); vals && vals->is_array())
+        for (const auto& s : vals->get_array())
+            if (s.is_string()) r.values.emplace_back(s.get_string());
+    if (const auto* t = o.if_contains("total"); t && t->is_number()) r.total = t->to_number<std::int64_t>();
+    if (const auto* h = o.if_contains("hasMore"); h && h->is_bool()) r.has_more = h->get_bool();
+    return r;
+}
+
+}  // namespace switchboard::mcp

@@ -1,0 +1,289 @@
+#include <switchboard/jsonrpc/async_event.hpp>
+#include <switchboard/transport/fd_channel.hpp>
+#include <switchboard/transport/stdio_process.hpp>
+
+#include "../process_v2_prelude.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/readable_pipe.hpp>
+#include <boost/asio/writable_pipe.hpp>
+#include <boost/process/v2/process.hpp>
+#include <boost/process/v2/start_dir.hpp>
+#include <boost/process/v2/stdio.hpp>
+#include <boost/process/v2/environment.hpp>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace switchboard::transport {
+
+namespace asio = boost::asio;
+namespace bp = boost::process::v2;
+namespace fs = std::filesystem;
+using asio::awaitable;
+using jsonrpc::Received;
+
+namespace {
+
+constexpr auto as_tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+
+// Runs in the child after fork: its own process group, so that shutdown reaches the whole tree (npx -> node) and a
+// terminal's Ctrl-C reaches only us.
+struct new_process_group {
+    bp::error_code on_exec_setup(bp::posix::default_launcher&, const bp::filesystem::path&, const char* const*) {
+        ::setpgid(0, 0);
+        return {};
+    }
+};
+
+std::string signal_name(int sig) {
+    switch (sig) {
+    case SIGKILL: return "SIGKILL";
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    case SIGSEGV: return "SIGSEGV";
+    case SIGABRT: return "SIGABRT";
+    case SIGPIPE: return "SIGPIPE";
+    case SIGHUP: return "SIGHUP";
+    case SIGBUS: return "SIGBUS";
+    default: return ::strsignal(sig);
+    }
+}
+
+std::optional<std::string> find_in_path(const std::string& name, const std::string& path_var) {
+    std::size_t start = 0;
+    while (start <= path_var.size()) {
+        auto end = path_var.find(':', start);
+        if (end == std::string::npos) end = path_var.size();
+        std::string dir = path_var.substr(start, end - start);
+        if (dir.empty()) dir = ".";
+        fs::path candidate = fs::path(dir) / name;
+        std::error_code ec;
+        if (fs::is_regular_file(candidate, ec) && ::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+        start = end + 1;
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+struct StdioProcessChannel::State : std::enable_shared_from_this<State> {
+    State(asio::any_io_executor e, StdioProcessOptions o) : ex(std::move(e)), opts(std::move(o)), err(ex) {}
+
+    asio::any_io_executor ex;
+    StdioProcessOptions opts;
+    std::optional<bp::process> proc;
+    std::unique_ptr<FdChannel> lines;  // reads the child's stdout, writes its stdin
+    asio::readable_pipe err;
+    int pid = -1;
+    std::string stderr_ring;
+    jsonrpc::AsyncEvent exit_event, stderr_event;
+    int native_status = 0;
+    bool close_started = false;
+
+    void append_stderr(std::string_view bytes) {
+        stderr_ring.append(bytes);
+        if (stderr_ring.size() > opts.stderr_tail_bytes) stderr_ring.erase(0, stderr_ring.size() - opts.stderr_tail_bytes);
+    }
+
+    void signal_group(int sig) {
+        if (pid > 0 && !exit_event.is_set()) ::kill(-pid, sig);
+    }
+
+    awaitable<void> watch_exit() {
+        auto self = shared_from_this();
+        co_await proc->async_wait(as_tuple_awaitable);
+        native_status = proc->native_exit_code();
+        exit_event.set();
+        spdlog::debug("[{}] process {} {}", opts.name, pid, describe_exit());
+        // stdout can outlive the child when a grandchild holds it open: end reads shortly after the exit.
+        asio::steady_timer t(ex, std::chrono::milliseconds(200));
+        co_await t.async_wait(as_tuple_awaitable);
+        if (!lines->read_closed()) lines->close_read();
+    }
+
+    awaitable<void> pump_stderr() {
+        auto self = shared_from_this();
+        std::array<char, 4096> buf;
+        std::string line;
+        for (;;) {
+            auto [ec, n] = co_await err.async_read_some(asio::buffer(buf), as_tuple_awaitable);
+            std::string_view chunk(buf.data(), n);
+            append_stderr(chunk);
+            for (char c : chunk) {
+                if (c == '\n' || line.size() >= 4096) {
+                    emit_stderr_line(line);
+                    line.clear();
+                    if (c == '\n') continue;
+                }
+                line.push_back(c);
+            }
+            if (ec) break;
+        }
+        if (!line.empty()) emit_stderr_line(line);
+        stderr_event.set();
+    }
+
+    void emit_stderr_line(std::string_view line) {
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        spdlog::debug("[{}] stderr: {}", opts.name, line);
+        if (opts.on_stderr_line) opts.on_stderr_line(line);
+    }
+
+    std::string describe_exit() const {
+        if (!exit_event.is_set()) return "is still running";
+        if (WIFEXITED(native_status)) return fmt::format("exited with status {}", WEXITSTATUS(native_status));
+        if (WIFSIGNALED(native_status)) {
+            int sig = WTERMSIG(native_status);
+            return fmt::format("was killed by signal {} ({})", sig, signal_name(sig));
+        }
+        return fmt::format("ended (wait status {})", native_status);
+    }
+
+    std::string tail(std::size_t max_bytes) const {
+        std::string_view s = stderr_ring;
+        while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.remove_suffix(1);
+        if (s.size() > max_bytes) {
+            s = s.substr(s.size() - max_bytes);
+            if (auto nl = s.find('\n'); nl != std::string_view::npos && nl + 1 < s.size()) s = s.substr(nl + 1);
+            return "…" + std::string(s);
+        }
+        return std::string(s);
+    }
+};
+
+jsonrpc::Outcome<std::shared_ptr<StdioProcessChannel>> StdioProcessChannel::spawn(asio::any_io_executor ex,
+                                                                                  StdioProcessOptions options) {
+    static std::once_flag ignore_sigpipe;
+    std::call_once(ignore_sigpipe, [] { std::signal(SIGPIPE, SIG_IGN); });  // a dead child must not kill us
+
+    auto fail = [&](std::string why) {
+        return jsonrpc::Error::make_local(jsonrpc::code::transport_error, std::move(why));
+    };
+    if (options.command.empty()) return fail("no command given");
+
+    // Environment: inherited, with the configured overrides.
+    std::vector<std::string> env;
+    for (char** e = environ; e && *e; ++e) {
+        std::string_view kv(*e);
+        auto eq = kv.find('=');
+        if (eq != std::string_view::npos && options.env.count(std::string(kv.substr(0, eq)))) continue;
+        env.emplace_back(kv);
+    }
+    for (const auto& [k, v] : options.env) env.push_back(k + "=" + v);
+
+    if (!options.cwd.empty()) {
+        std::error_code ec;
+        if (!fs::is_directory(options.cwd, ec)) return fail(fmt::format("working directory \"{}\" does not exist", options.cwd));
+    }
+
+    std::string exe;
+    if (options.command.find('/') != std::string::npos) {
+        fs::path p(options.command);
+        if (p.is_relative() && !options.cwd.empty()) p = fs::path(options.cwd) / p;
+        std::error_code ec;
+        if (!fs::exists(p, ec)) return fail(fmt::format("command \"{}\" not found", p.string()));
+        if (::access(p.c_str(), X_OK) != 0) return fail(fmt::format("command \"{}\" is not executable", p.string()));
+        exe = p.string();
+    } else {
+        std::string path_var;
+        if (auto it = options.env.find("PATH"); it != options.env.end())
+            path_var = it->second;
+        else if (const char* p = std::getenv("PATH"))
+            path_var = p;
+        auto found = find_in_path(options.command, path_var);
+        if (!found) return fail(fmt::format("command \"{}\" not found in PATH", options.command));
+        exe = *found;
+    }
+
+    auto state = std::make_shared<State>(ex, std::move(options));
+    asio::writable_pipe in(ex);
+    asio::readable_pipe out(ex);
+    try {
+        bp::process_environment penv(env);
+        if (state->opts.cwd.empty())
+            state->proc.emplace(ex, exe, state->opts.args, bp::process_stdio{in, out, state->err}, penv,
+                                new_process_group{});
+        else
+            state->proc.emplace(ex, exe, state->opts.args, bp::process_stdio{in, out, state->err}, penv,
+                                bp::process_start_dir{state->opts.cwd}, new_process_group{});
+    } catch (const std::exception& e) {
+        return fail(fmt::format("cannot start \"{}\": {}", state->opts.command, e.what()));
+    }
+    state->pid = state->proc->id();
+    state->lines = std::make_unique<FdChannel>(ex, out.release(), in.release(), state->opts.max_message_size);
+    spdlog::debug("[{}] started {} (pid {})", state->opts.name, exe, state->pid);
+
+    auto log_failure = [name = state->opts.name](std::exception_ptr e) {
+        if (!e) return;
+        try {
+            std::rethrow_exception(e);
+        } catch (const std::exception& x) {
+            spdlog::error("[{}] process watcher failed: {}", name, x.what());
+        }
+    };
+    asio::co_spawn(ex, state->watch_exit(), log_failure);
+    asio::co_spawn(ex, state->pump_stderr(), log_failure);
+    return std::shared_ptr<StdioProcessChannel>(new StdioProcessChannel(state));
+}
+
+StdioProcessChannel::~StdioProcessChannel() {
+    // Never leave an orphan: the watchers hold the state until the process is gone.
+    state_->signal_group(SIGKILL);
+}
+
+awaitable<Received> StdioProcessChannel::read() {
+    auto r = co_await state_->lines->read();
+    if (r.kind != Received::Kind::closed) co_return r;
+    // stdout ended: wait briefly for the exit status and the rest of stderr so the reason is complete.
+    co_await state_->exit_event.wait_for(std::chrono::milliseconds(500));
+    co_await state_->stderr_event.wait_for(std::chrono::milliseconds(100));
+    std::string reason = state_->exit_event.is_set() ? "process " + state_->describe_exit()
+                                                     : "process closed its stdout (" + r.reason + ")";
+    if (auto t = state_->tail(1024); !t.empty()) reason += "; stderr: " + t;
+    r.reason = std::move(reason);
+    co_return r;
+}
+
+awaitable<boost::system::error_code> StdioProcessChannel::write(std::string message) {
+    return state_->lines->write(std::move(message));
+}
+
+awaitable<void> StdioProcessChannel::close() {
+    auto s = state_;
+    const auto total = s->opts.exit_grace + s->opts.term_grace + std::chrono::seconds(2);
+    if (s->close_started) {
+        co_await s->exit_event.wait_for(total);
+        co_return;
+    }
+    s->close_started = true;
+    s->lines->close_write();  // EOF on the server's stdin: the graceful signal
+    if (!co_await s->exit_event.wait_for(s->opts.exit_grace)) {
+        spdlog::debug("[{}] did not exit after stdin closed; sending SIGTERM", s->opts.name);
+        s->signal_group(SIGTERM);
+        if (!co_await s->exit_event.wait_for(s->opts.term_grace)) {
+            spdlog::warn("[{}] did not exit after SIGTERM; sending SIGKILL", s->opts.name);
+            s->signal_group(SIGKILL);
+            co_await s->exit_event.wait_for(std::chrono::seconds(2));
+        }
+    }
+    s->lines->close_read();
+    co_await s->stderr_event.wait_for(std::chrono::milliseconds(100));
+}
+
+std::size_t StdioProcessChannel::max_message_size() const { return state_->lines->max_message_size(); }
+int StdioProcessChannel::pid() const { return state_->pid; }
+bool StdioProcessChannel::exited() const { return state_->exit_event.is_set(); }
+std::string StdioProcessChannel::exit_description() const { return state_->describe_exit(); }
+std::string StdioProcessChannel::stderr_tail(std::size_t max_bytes) const { return state_->tail(max_bytes); }
+
+}  // namespace switchboard::transport
