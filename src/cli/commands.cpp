@@ -1,12 +1,12 @@
 #include "cli.hpp"
 
+#include <fmt/format.h>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
@@ -20,7 +20,9 @@ using host::ServerConnection;
 
 namespace {
 
-void print_json(const json::value& v) { fmt::print("{}\n", json::serialize(v)); }
+void print_json(const json::value& v) {
+    fmt::print("{}\n", json::serialize(v));
+}
 
 std::string first_line(const std::string& s, std::size_t max = 80) {
     auto line = s.substr(0, s.find('\n'));
@@ -53,7 +55,8 @@ awaitable<std::optional<ServerConnection>> connect_named(const host::Config& con
     const auto* sc = config.find(name);
     if (!sc) {
         std::vector<std::string> names;
-        for (const auto& s : config.servers) names.push_back(s.name);
+        for (const auto& s : config.servers)
+            names.push_back(s.name);
         fmt::print(stderr, "switchboard: no server \"{}\" in {} (servers: {})\n", name, config.source,
                    fmt::join(names, ", "));
         co_return std::nullopt;
@@ -76,7 +79,8 @@ awaitable<void> close_one(ServerConnection& s) {
 std::vector<IndexedTool> index_tools(const std::vector<ServerConnection>& servers) {
     std::map<std::string, int> count;
     for (const auto& s : servers)
-        for (const auto& t : s.tools) ++count[t.name];
+        for (const auto& t : s.tools)
+            ++count[t.name];
     std::vector<IndexedTool> out;
     for (const auto& s : servers)
         for (const auto& t : s.tools)
@@ -141,8 +145,8 @@ awaitable<int> status(const host::Config& config, const GlobalOptions& g) {
         }
         print_json(arr);
     } else {
-        fmt::print("{:<20} {:<9} {:<10} {:<11} {:>5} {:>9} {:>7} {:>8}\n", "SERVER", "TRANSPORT", "PHASE",
-                   "PROTOCOL", "TOOLS", "RESOURCES", "PROMPTS", "MS");
+        fmt::print("{:<20} {:<9} {:<10} {:<11} {:>5} {:>9} {:>7} {:>8}\n", "SERVER", "TRANSPORT", "PHASE", "PROTOCOL",
+                   "TOOLS", "RESOURCES", "PROMPTS", "MS");
         for (const auto& s : servers) {
             fmt::print("{:<20} {:<9} {:<10} {:<11} {:>5} {:>9} {:>7} {:>8}\n", s.config->name,
                        host::to_string(s.config->type), host::to_string(s.phase),
@@ -199,8 +203,9 @@ awaitable<int> call(const host::Config& config, const GlobalOptions& g, CallArgs
     auto servers = co_await host::connect_all(ex, narrowed ? subset : config, listing(true, false, false));
     auto index = index_tools(servers);
     std::string bare = narrowed ? args.name.substr(args.name.find("__") + 2) : args.name;
-    auto it = std::find_if(index.begin(), index.end(),
-                           [&](const IndexedTool& t) { return t.name == args.name || (narrowed && t.tool->name == bare); });
+    auto it = std::find_if(index.begin(), index.end(), [&](const IndexedTool& t) {
+        return t.name == args.name || (narrowed && t.tool->name == bare);
+    });
     if (it == index.end()) {
         report_failures(servers);
         fmt::print(stderr, "switchboard: no tool \"{}\" (`switchboard tools` lists them)\n", args.name);
@@ -269,8 +274,7 @@ awaitable<int> resources(const host::Config& config, const GlobalOptions& g) {
             for (const auto& r : s.resources)
                 fmt::print("{:<16} {:<40} {:<24} {}\n", s.config->name, r.uri, r.name, r.mime_type);
             for (const auto& t : s.resource_templates)
-                fmt::print("{:<16} {:<40} {:<24} {} (template)\n", s.config->name, t.uri_template, t.name,
-                           t.mime_type);
+                fmt::print("{:<16} {:<40} {:<24} {} (template)\n", s.config->name, t.uri_template, t.name, t.mime_type);
         }
     }
     co_await host::close_all(servers);
@@ -311,7 +315,8 @@ awaitable<int> prompts(const host::Config& config, const GlobalOptions& g) {
         for (const auto& s : servers)
             for (const auto& p : s.prompts) {
                 std::vector<std::string> args;
-                for (const auto& a : p.arguments) args.push_back(a.required ? a.name : "[" + a.name + "]");
+                for (const auto& a : p.arguments)
+                    args.push_back(a.required ? a.name : "[" + a.name + "]");
                 fmt::print("{:<16} {:<20} {:<30} {}\n", s.config->name, p.name, fmt::join(args, " "),
                            first_line(p.description, 60));
             }
@@ -348,7 +353,8 @@ awaitable<int> prompt(const host::Config& config, const GlobalOptions& g, std::s
             std::vector<mcp::Content> content;
             if (const auto* c = o->if_contains("content")) {
                 if (c->is_array())
-                    for (const auto& item : c->get_array()) content.push_back(mcp::Content::from_json(item));
+                    for (const auto& item : c->get_array())
+                        content.push_back(mcp::Content::from_json(item));
                 else
                     content.push_back(mcp::Content::from_json(*c));
             }

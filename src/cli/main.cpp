@@ -1,12 +1,12 @@
 // switchboard: the command-line front end.
 #include "cli.hpp"
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
 
 #include <filesystem>
 #include <iostream>
@@ -47,7 +47,8 @@ std::optional<host::Config> load_config(const cli::GlobalOptions& g) {
     }
     try {
         auto config = host::load_config_file(*file, env);
-        for (const auto& w : config.warnings) fmt::print(stderr, "switchboard: warning: {}\n", w);
+        for (const auto& w : config.warnings)
+            fmt::print(stderr, "switchboard: warning: {}\n", w);
         return config;
     } catch (const host::ConfigError& e) {
         fmt::print(stderr, "switchboard: {}\n", e.what());
@@ -64,8 +65,9 @@ int main(int argc, char** argv) {
     cli::GlobalOptions g;
     std::string config_file;
     bool verbose = false;
-    app.add_option("-c,--config", config_file, "Config file (default: ./.mcp.json, then "
-                                               "$XDG_CONFIG_HOME/switchboard/settings.json)");
+    app.add_option("-c,--config", config_file,
+                   "Config file (default: ./.mcp.json, then "
+                   "$XDG_CONFIG_HOME/switchboard/settings.json)");
     app.add_flag("-v,--verbose", verbose, "Log protocol details and server stderr");
 
     auto json_flag = [&](CLI::App* sub) { sub->add_flag("--json", g.json, "Machine-readable output"); };

@@ -2,10 +2,10 @@
 #include <switchboard/jsonrpc/async_event.hpp>
 #include <switchboard/transport/stdio_process.hpp>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/this_coro.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/this_coro.hpp>
 
 namespace switchboard::host {
 
@@ -34,18 +34,21 @@ awaitable<void> run_all(std::vector<std::function<awaitable<void>()>> tasks) {
             if (--*left == 0) done->set();
         });
     }
-    while (!co_await done->wait_for(std::chrono::hours(1))) {
-    }
+    for (bool all_done = false; !all_done;) all_done = co_await done->wait_for(std::chrono::hours(1));
 }
 
 }  // namespace
 
 std::string_view to_string(ServerConnection::Phase phase) {
     switch (phase) {
-    case ServerConnection::Phase::connected: return "connected";
-    case ServerConnection::Phase::error: return "error";
-    case ServerConnection::Phase::disabled: return "disabled";
-    case ServerConnection::Phase::lazy: return "lazy";
+        case ServerConnection::Phase::connected:
+            return "connected";
+        case ServerConnection::Phase::error:
+            return "error";
+        case ServerConnection::Phase::disabled:
+            return "disabled";
+        case ServerConnection::Phase::lazy:
+            return "lazy";
     }
     return "?";
 }
@@ -93,10 +96,8 @@ awaitable<ServerConnection> connect_server(asio::any_io_executor ex, const Serve
     co.request_timeout = config.tool_timeout;
     co.handlers = options.handlers;
     if (options.on_notification)
-        co.on_notification = [cb = options.on_notification, name = config.name](const std::string& m,
-                                                                                 const boost::json::value& p) {
-            cb(name, m, p);
-        };
+        co.on_notification = [cb = options.on_notification, name = config.name](
+                                 const std::string& m, const boost::json::value& p) { cb(name, m, p); };
     auto session = co_await mcp::ClientSession::connect(ex, *channel, std::move(co));
     if (!session) {
         finish(session.error().describe());
@@ -148,9 +149,8 @@ awaitable<std::vector<ServerConnection>> connect_all(asio::any_io_executor ex, c
             out[i].phase = ServerConnection::Phase::lazy;
             continue;
         }
-        tasks.push_back([&out, i, ex, &sc, &options]() -> awaitable<void> {
-            out[i] = co_await connect_server(ex, sc, options);
-        });
+        tasks.push_back(
+            [&out, i, ex, &sc, &options]() -> awaitable<void> { out[i] = co_await connect_server(ex, sc, options); });
     }
     co_await run_all(std::move(tasks));
     co_return out;

@@ -367,7 +367,7 @@ static std::vector<T> convert_all(std::vector<json::value>& items) {
 
 awaitable<Outcome<void>> ClientSession::ping(CallOptions options) {
     // 2026-07-28 removed ping; server/discover is the cheapest request every modern server answers.
-    auto r = co_await request(era_ == Era::modern ? "server/discover" : "ping", {}, std::move(options));
+    auto r = co_await request(era_ == Era::modern ? "server/discover" : "ping", json::object{}, std::move(options));
     if (!r) co_return r.error();
     co_return Outcome<void>{};
 }

@@ -378,8 +378,7 @@ awaitable<void> Server::serve(std::shared_ptr<jsonrpc::Channel> channel) {
         ended.set();
     });
     conn->start();
-    while (!co_await ended.wait_for(std::chrono::hours(24))) {
-    }
+    for (bool over = false; !over;) over = co_await ended.wait_for(std::chrono::hours(24));
     co_await conn->close();
     std::erase_if(sessions_, [](const auto& w) { return w.expired(); });
 }

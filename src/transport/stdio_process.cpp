@@ -267,10 +267,13 @@ awaitable<void> StdioProcessChannel::close() {
     }
     s->close_started = true;
     s->lines->close_write();  // EOF on the server's stdin: the graceful signal
-    if (!co_await s->exit_event.wait_for(s->opts.exit_grace)) {
+    // (GCC 12 miscompiles `if (!co_await ...)`: results are stored first.)
+    const bool exited_on_eof = co_await s->exit_event.wait_for(s->opts.exit_grace);
+    if (!exited_on_eof) {
         spdlog::debug("[{}] did not exit after stdin closed; sending SIGTERM", s->opts.name);
         s->signal_group(SIGTERM);
-        if (!co_await s->exit_event.wait_for(s->opts.term_grace)) {
+        const bool exited_on_term = co_await s->exit_event.wait_for(s->opts.term_grace);
+        if (!exited_on_term) {
             spdlog::warn("[{}] did not exit after SIGTERM; sending SIGKILL", s->opts.name);
             s->signal_group(SIGKILL);
             co_await s->exit_event.wait_for(std::chrono::seconds(2));

@@ -95,7 +95,11 @@ public:
     /// awaiting coroutine (terminal cancellation, e.g. through awaitable operators or a bound cancellation slot),
     /// whichever comes first. Never throws for expected failures: they are Errors with `local == true`.
     boost::asio::awaitable<Outcome<boost::json::value>> request(std::string method, boost::json::value params,
-                                                                RequestOptions options = {});
+                                                                RequestOptions options);
+    /// Coroutines take no default arguments (GCC 12 miscompiles them): this is the plain short form.
+    boost::asio::awaitable<Outcome<boost::json::value>> request(std::string method, boost::json::value params) {
+        return request(std::move(method), std::move(params), RequestOptions{});
+    }
 
     /// Queues a notification. Never blocks.
     void notify(std::string_view method, boost::json::value params = nullptr);

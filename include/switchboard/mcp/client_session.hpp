@@ -78,13 +78,21 @@ public:
     const std::string& instructions() const { return instructions_; }
     const std::string& server_name() const { return options_.server_name; }
 
-    boost::asio::awaitable<Outcome<void>> ping(CallOptions options = {});
+    // Coroutines take no default arguments (GCC 12 miscompiles them); the short forms are plain overloads.
+    boost::asio::awaitable<Outcome<void>> ping(CallOptions options);
+    boost::asio::awaitable<Outcome<void>> ping() { return ping(CallOptions{}); }
     boost::asio::awaitable<Outcome<std::vector<Tool>>> list_tools();
     boost::asio::awaitable<Outcome<CallToolResult>> call_tool(std::string name, boost::json::object arguments,
-                                                              CallOptions options = {});
+                                                              CallOptions options);
+    boost::asio::awaitable<Outcome<CallToolResult>> call_tool(std::string name, boost::json::object arguments) {
+        return call_tool(std::move(name), std::move(arguments), CallOptions{});
+    }
     boost::asio::awaitable<Outcome<std::vector<Resource>>> list_resources();
     boost::asio::awaitable<Outcome<std::vector<ResourceTemplate>>> list_resource_templates();
-    boost::asio::awaitable<Outcome<ReadResourceResult>> read_resource(std::string uri, CallOptions options = {});
+    boost::asio::awaitable<Outcome<ReadResourceResult>> read_resource(std::string uri, CallOptions options);
+    boost::asio::awaitable<Outcome<ReadResourceResult>> read_resource(std::string uri) {
+        return read_resource(std::move(uri), CallOptions{});
+    }
     /// Legacy: resources/subscribe. Modern: (re)opens the subscriptions/listen stream with the new URI set and waits
     /// for its acknowledgment. Updates arrive through on_notification as notifications/resources/updated.
     boost::asio::awaitable<Outcome<void>> subscribe(std::string uri);
@@ -92,17 +100,28 @@ public:
     boost::asio::awaitable<Outcome<std::vector<Prompt>>> list_prompts();
     boost::asio::awaitable<Outcome<GetPromptResult>> get_prompt(std::string name,
                                                                 std::map<std::string, std::string> arguments,
-                                                                CallOptions options = {});
+                                                                CallOptions options);
+    boost::asio::awaitable<Outcome<GetPromptResult>> get_prompt(std::string name,
+                                                                std::map<std::string, std::string> arguments) {
+        return get_prompt(std::move(name), std::move(arguments), CallOptions{});
+    }
     /// `ref` is {"type":"ref/prompt","name":...} or {"type":"ref/resource","uri":...}.
     boost::asio::awaitable<Outcome<CompleteResult>> complete(boost::json::object ref, std::string argument,
                                                              std::string value,
-                                                             std::map<std::string, std::string> context = {});
+                                                             std::map<std::string, std::string> context);
+    boost::asio::awaitable<Outcome<CompleteResult>> complete(boost::json::object ref, std::string argument,
+                                                             std::string value) {
+        return complete(std::move(ref), std::move(argument), std::move(value), {});
+    }
     /// Legacy: logging/setLevel. Modern: sent as `_meta` logLevel on every later request.
     boost::asio::awaitable<Outcome<void>> set_logging_level(std::string level);
 
     /// Any request, with the era's handling (meta, version retry, input_required rounds).
     boost::asio::awaitable<Outcome<boost::json::value>> request(std::string method, boost::json::object params,
-                                                                CallOptions options = {});
+                                                                CallOptions options);
+    boost::asio::awaitable<Outcome<boost::json::value>> request(std::string method, boost::json::object params) {
+        return request(std::move(method), std::move(params), CallOptions{});
+    }
 
     /// Ends the session and closes the channel as its transport prescribes.
     boost::asio::awaitable<void> close();

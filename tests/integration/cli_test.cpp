@@ -1,0 +1,141 @@
+// The real `switchboard` binary against real servers.
+#include "harness.hpp"
+
+#include <boost/json/parse.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+namespace switchboard::test {
+namespace {
+
+namespace json = boost::json;
+namespace fs = std::filesystem;
+
+class Cli : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() / ("switchboard-cli-" + std::to_string(::getpid()) + "-" +
+                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::create_directories(dir_);
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+
+    std::string write_config(const std::string& text) {
+        auto file = dir_ / "config.json";
+        std::ofstream(file) << text;
+        return file.string();
+    }
+    std::string demo_config() {
+        return write_config(R"({"mcpServers": {
+            "a": {"command": ")" +
+                            demo_server() + R"("},
+            "b": {"command": ")" +
+                            demo_server() + R"(", "args": ["--legacy-only"]},
+            "broken": {"command": "switchboard-no-such-command"}
+        }})");
+    }
+    int cli(const std::string& args, std::string& out) {
+        return run_command(std::string(SWITCHBOARD_CLI) + " " + args + " 2>&1", out);
+    }
+
+    fs::path dir_;
+};
+
+TEST_F(Cli, StatusJsonReportsEveryServer) {
+    std::string out;
+    auto cfg = demo_config();
+    EXPECT_EQ(cli("--config " + cfg + " status --json", out), 1) << out;  // one server is broken
+    auto v = json::parse(out.substr(out.find('[')));
+    const auto& arr = v.as_array();
+    ASSERT_EQ(arr.size(), 3u);
+    const auto& a = arr[0].as_object();
+    EXPECT_EQ(a.at("name").as_string(), "a");
+    EXPECT_EQ(a.at("transport").as_string(), "stdio");
+    EXPECT_EQ(a.at("phase").as_string(), "connected");
+    EXPECT_EQ(a.at("protocolVersion").as_string(), "2026-07-28");
+    EXPECT_EQ(a.at("tools").as_int64(), 9);
+    EXPECT_EQ(a.at("resources").as_int64(), 13);
+    EXPECT_EQ(a.at("prompts").as_int64(), 3);
+    EXPECT_TRUE(a.at("connectMs").is_int64());
+    EXPECT_TRUE(a.at("error").is_null());
+    EXPECT_EQ(arr[1].at("protocolVersion").as_string(), "2025-11-25");
+    EXPECT_EQ(arr[2].at("phase").as_string(), "error");
+    EXPECT_NE(std::string(arr[2].at("error").as_string()).find("not found in PATH"), std::string::npos);
+}
+
+TEST_F(Cli, ToolsJsonPrefixesConflictingNames) {
+    std::string out;
+    auto cfg = demo_config();
+    cli("--config " + cfg + " tools --json", out);
+    auto v = json::parse(out.substr(out.find('[')));
+    bool a_echo = false, b_echo = false;
+    for (const auto& t : v.as_array()) {
+        const auto& o = t.as_object();
+        EXPECT_TRUE(o.contains("description"));
+        EXPECT_TRUE(o.at("inputSchema").is_object());
+        if (o.at("name") == "a__echo" && o.at("server") == "a" && o.at("tool") == "echo") a_echo = true;
+        if (o.at("name") == "b__echo" && o.at("server") == "b") b_echo = true;
+    }
+    EXPECT_TRUE(a_echo && b_echo) << out;
+}
+
+TEST_F(Cli, CallPrintsContentAndSetsTheExitStatus) {
+    std::string out;
+    auto cfg = write_config(R"({"mcpServers": {"demo": {"command": ")" + demo_server() + R"("}}})");
+    EXPECT_EQ(cli("--config " + cfg + " call echo '{\"message\": \"hello cli\"}'", out), 0) << out;
+    EXPECT_EQ(out, "hello cli\n");
+    EXPECT_EQ(cli("--config " + cfg + " call image", out), 0) << out;
+    EXPECT_NE(out.find("[image/png, 70 bytes]"), std::string::npos) << out;
+    EXPECT_EQ(cli("--config " + cfg + " call fail", out), 1) << out;
+    EXPECT_EQ(cli("--config " + cfg + " call echo '[1,2]'", out), 2) << out;
+    EXPECT_EQ(cli("--config " + cfg + " call no_such_tool", out), 1) << out;
+    EXPECT_NE(out.find("no tool \"no_such_tool\""), std::string::npos) << out;
+    EXPECT_EQ(cli("--config " + cfg + " call echo '{\"message\": \"j\"}' --json", out), 0) << out;
+    EXPECT_EQ(json::parse(out).at("content").at(0).at("text").as_string(), "j");
+}
+
+TEST_F(Cli, ReadPromptResourcesPrompts) {
+    std::string out;
+    auto cfg = write_config(R"({"mcpServers": {"demo": {"command": ")" + demo_server() + R"("}}})");
+    EXPECT_EQ(cli("--config " + cfg + " read demo demo://greeting/Zed", out), 0) << out;
+    EXPECT_EQ(out, "Hello, Zed!\n");
+    EXPECT_EQ(cli("--config " + cfg + " read demo demo://binary/logo.png", out), 0) << out;
+    EXPECT_NE(out.find("[image/png, 70 bytes]"), std::string::npos);
+    EXPECT_EQ(cli("--config " + cfg + " prompt demo greet name=Ann style=pirate", out), 0) << out;
+    EXPECT_NE(out.find("[user]"), std::string::npos) << out;
+    EXPECT_EQ(cli("--config " + cfg + " resources --json", out), 0) << out;
+    EXPECT_EQ(json::parse(out).as_array().size(), 14u);  // 13 resources + 1 template
+    EXPECT_EQ(cli("--config " + cfg + " prompts --json", out), 0) << out;
+    EXPECT_EQ(json::parse(out).as_array().size(), 3u);
+    EXPECT_EQ(cli("--config " + cfg + " read nobody demo://x", out), 1) << out;
+    EXPECT_NE(out.find("no server \"nobody\""), std::string::npos) << out;
+}
+
+TEST_F(Cli, CtrlCCancelsTheCallOnTheServer) {
+    std::string out;
+    auto cfg = write_config(R"({"mcpServers": {"demo": {"command": ")" + demo_server() + R"("}}})");
+    auto script = std::string(SWITCHBOARD_CLI) + " -v --config " + cfg +
+                  " call slow '{\"seconds\": 30, \"steps\": 30}' > " + (dir_ / "out.txt").string() +
+                  " 2>&1 & pid=$!; sleep 1.5; kill -INT $pid; wait $pid; echo exit=$?";
+    std::ofstream(dir_ / "ctrl-c.sh") << script << "\n";
+    run_command("bash " + (dir_ / "ctrl-c.sh").string(), out);
+    std::ifstream f(dir_ / "out.txt");
+    std::string log((std::istreambuf_iterator<char>(f)), {});
+    EXPECT_NE(out.find("exit=130"), std::string::npos) << out << log;
+    EXPECT_NE(log.find("call cancelled"), std::string::npos) << log;
+    EXPECT_NE(log.find("slow: cancelled"), std::string::npos) << log;  // the server's own stderr says it saw it
+}
+
+TEST_F(Cli, ConfigErrorsNameFileLineAndColumn) {
+    std::string out;
+    auto cfg = write_config("{\n  \"mcpServers\": {\n    \"x\": {\"command\": \"a\"}\n    \"y\": {}\n  }\n}\n");
+    EXPECT_EQ(cli("--config " + cfg + " status", out), 2) << out;
+    EXPECT_NE(out.find(cfg + ":4:"), std::string::npos) << out;
+    EXPECT_EQ(cli("--config " + (dir_ / "missing.json").string() + " status", out), 2) << out;
+    EXPECT_NE(out.find("missing.json"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace switchboard::test

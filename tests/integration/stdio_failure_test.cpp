@@ -1,0 +1,202 @@
+// Servers that crash, hang, print garbage or huge lines: clear errors naming the cause, bounded memory, no crash.
+#include "harness.hpp"
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <csignal>
+
+namespace switchboard::test {
+namespace {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using asio::awaitable;
+using clock = std::chrono::steady_clock;
+
+bool contains(const std::string& s, std::string_view what) {
+    return s.find(what) != std::string::npos;
+}
+
+TEST(Failure, ServerKilledMidCallFailsTheCallWithinASecond) {
+    run([&]() -> awaitable<void> {
+        mcp::ClientOptions o;
+        o.server_name = "victim";
+        auto c = co_await connect(demo_server(), std::vector<std::string>{}, o);
+        CO_ASSERT_TRUE(c.session);
+        json::object marker;
+        marker["text"] = "marker-before-kill";
+        CO_ASSERT_TRUE(co_await c.session->call_tool("write_stderr", marker));
+
+        auto ex = co_await asio::this_coro::executor;
+        asio::steady_timer killer(ex, std::chrono::milliseconds(200));
+        clock::time_point killed_at;
+        killer.async_wait([&](auto) {
+            killed_at = clock::now();
+            ::kill(c.process->pid(), SIGKILL);
+        });
+        json::object args;
+        args["seconds"] = 30;
+        auto r = co_await c.session->call_tool("slow", args);
+        const auto latency = clock::now() - killed_at;
+        CO_ASSERT_TRUE(!r);
+        EXPECT_LT(latency, std::chrono::seconds(1));
+        const auto& msg = r.error().message;
+        EXPECT_EQ(r.error().code, jsonrpc::code::connection_closed);
+        EXPECT_TRUE(contains(msg, "server \"victim\"")) << msg;
+        EXPECT_TRUE(contains(msg, "killed by signal 9 (SIGKILL)")) << msg;
+        EXPECT_TRUE(contains(msg, "marker-before-kill")) << msg;
+        EXPECT_TRUE(contains(msg, "tools/call")) << msg;
+        // Later calls fail at once with the same cause instead of hanging.
+        auto later = co_await c.session->call_tool("echo", {});
+        CO_ASSERT_TRUE(!later);
+        EXPECT_TRUE(contains(later.error().message, "SIGKILL"));
+        co_await c.session->close();
+    });
+}
+
+TEST(Failure, ServerExitingReportsStatusAndStderr) {
+    run([&]() -> awaitable<void> {
+        auto c = co_await connect(demo_server(), std::vector<std::string>{});
+        CO_ASSERT_TRUE(c.session);
+        json::object args;
+        args["code"] = 7;
+        auto r = co_await c.session->call_tool("exit", args);
+        CO_ASSERT_TRUE(!r);
+        EXPECT_TRUE(contains(r.error().message, "exited with status 7")) << r.error().message;
+        EXPECT_TRUE(contains(r.error().message, "demo server exiting with code 7")) << r.error().message;
+        co_await c.session->close();
+    });
+}
+
+TEST(Failure, ServerExitingAtStartReportsStatusAndStderr) {
+    run([&]() -> awaitable<void> {
+        std::vector<std::string> c_args{
+            "-c", "echo 'fatal: missing API key' >&2; exit 3"};  // GCC 12: no init-list in co_await
+        auto c = co_await connect("bash", c_args);
+        CO_ASSERT_TRUE(!c.session);
+        EXPECT_TRUE(contains(c.error, "exited with status 3")) << c.error;
+        EXPECT_TRUE(contains(c.error, "fatal: missing API key")) << c.error;
+    });
+}
+
+TEST(Failure, GarbageOnlyServerTimesOutNamingTheGarbage) {
+    run([&]() -> awaitable<void> {
+        mcp::ClientOptions o;
+        o.server_name = "noisy";
+        o.connect_timeout = std::chrono::milliseconds(1500);
+        o.probe_timeout = std::chrono::milliseconds(500);
+        const auto start = clock::now();
+        std::vector<std::string> c_args{
+            "-c", "echo 'hello, I am not JSON'; exec sleep 30"};  // GCC 12: no init-list in co_await
+        auto c = co_await connect("bash", c_args, o);
+        CO_ASSERT_TRUE(!c.session);
+        EXPECT_LT(clock::now() - start, std::chrono::seconds(4));
+        EXPECT_TRUE(contains(c.error, "server \"noisy\"")) << c.error;
+        EXPECT_TRUE(contains(c.error, "initialize")) << c.error;
+        EXPECT_TRUE(contains(c.error, "non-JSON output: hello, I am not JSON")) << c.error;
+    });
+}
+
+TEST(Failure, GarbageBeforeARealServerIsToleratedAndReported) {
+    run([&]() -> awaitable<void> {
+        std::vector<std::string> c_args{
+            "-c", "echo 'a log line on stdout'; exec " + demo_server()};  // GCC 12: no init-list in co_await
+        auto c = co_await connect("bash", c_args);
+        CO_ASSERT_TRUE(c.session);
+        json::object args;
+        args["message"] = "works";
+        auto r = co_await c.session->call_tool("echo", args);
+        CO_ASSERT_TRUE(r);
+        EXPECT_TRUE(contains(c.session->connection().last_protocol_error(), "a log line on stdout"));
+        co_await c.session->close();
+    });
+}
+
+TEST(Failure, HundredMegabyteLineIsDroppedWithBoundedMemory) {
+    run([&]() -> awaitable<void> {
+        const auto before = peak_rss();
+        transport::StdioProcessOptions po;
+        po.max_message_size = 1024 * 1024;  // a small limit makes "bounded" measurable
+        std::vector<std::string> c_args{"-c", "head -c 104857600 /dev/zero | tr '\\0' x; echo; exec " +
+                                                  demo_server()};  // GCC 12: no init-list in co_await
+        auto c = co_await connect("bash", c_args, po);
+        CO_ASSERT_TRUE(c.session);
+        json::object args;
+        args["message"] = "after the flood";
+        auto r = co_await c.session->call_tool("echo", args);
+        CO_ASSERT_TRUE(r);
+        const auto& problem = c.session->connection().last_protocol_error();
+        EXPECT_TRUE(contains(problem, "100.0 MiB")) << problem;
+        EXPECT_TRUE(contains(problem, "over the 1.0 MiB limit")) << problem;
+        EXPECT_LT(peak_rss() - before, 32u * 1024 * 1024) << "memory grew with the line";
+        co_await c.session->close();
+    });
+}
+
+TEST(Failure, HundredMegabyteLineWithTheDefaultLimit) {
+    run([&]() -> awaitable<void> {
+        std::vector<std::string> c_args{"-c", "head -c 104857600 /dev/zero | tr '\\0' x; echo; exec " +
+                                                  demo_server()};  // GCC 12: no init-list in co_await
+        auto c = co_await connect("bash", c_args);
+        CO_ASSERT_TRUE(c.session);
+        EXPECT_TRUE(contains(c.session->connection().last_protocol_error(), "over the 64.0 MiB limit"));
+        EXPECT_TRUE(co_await c.session->ping());
+        co_await c.session->close();
+    });
+}
+
+TEST(Failure, OversizeReplyFailsItsRequestAtOnce) {
+    run([&]() -> awaitable<void> {
+        transport::StdioProcessOptions po;
+        po.max_message_size = 1024 * 1024;
+        auto c = co_await connect(demo_server(), std::vector<std::string>{}, po);
+        CO_ASSERT_TRUE(c.session);
+        json::object args;
+        args["message"] = std::string(2 * 1024 * 1024, 'y');
+        const auto start = clock::now();
+        auto r = co_await c.session->call_tool("echo", args);
+        CO_ASSERT_TRUE(!r);
+        EXPECT_LT(clock::now() - start, std::chrono::seconds(5));
+        EXPECT_EQ(r.error().code, jsonrpc::code::protocol_violation);
+        EXPECT_TRUE(contains(r.error().message, "over the 1.0 MiB message size limit")) << r.error().message;
+        json::object small;
+        small["message"] = "fine";
+        EXPECT_TRUE(co_await c.session->call_tool("echo", small));
+        co_await c.session->close();
+    });
+}
+
+TEST(Failure, HungServerTimesOutAtItsStartupTimeout) {
+    run([&]() -> awaitable<void> {
+        mcp::ClientOptions o;
+        o.server_name = "hung";
+        o.connect_timeout = std::chrono::milliseconds(1000);
+        o.probe_timeout = std::chrono::milliseconds(300);
+        const auto start = clock::now();
+        std::vector<std::string> c_args{"30"};  // GCC 12: no init-list in co_await
+        auto c = co_await connect("sleep", c_args, o);
+        const auto took = clock::now() - start;
+        CO_ASSERT_TRUE(!c.session);
+        EXPECT_GE(took, std::chrono::milliseconds(900));
+        EXPECT_LT(took, std::chrono::seconds(5));  // includes SIGTERM of the hung process
+        EXPECT_TRUE(contains(c.error, "server \"hung\"")) << c.error;
+        EXPECT_TRUE(contains(c.error, "timed out")) << c.error;
+    });
+}
+
+TEST(Failure, CommandNotFoundAndBadWorkingDirectory) {
+    run([&]() -> awaitable<void> {
+        auto missing = co_await connect("switchboard-no-such-command", std::vector<std::string>{});
+        EXPECT_TRUE(contains(missing.error, "command \"switchboard-no-such-command\" not found in PATH"))
+            << missing.error;
+        transport::StdioProcessOptions po;
+        po.cwd = "/nonexistent/dir";
+        auto bad_cwd = co_await connect(demo_server(), std::vector<std::string>{}, po);
+        EXPECT_TRUE(contains(bad_cwd.error, "working directory \"/nonexistent/dir\" does not exist")) << bad_cwd.error;
+    });
+}
+
+}  // namespace
+}  // namespace switchboard::test

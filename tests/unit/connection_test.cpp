@@ -1,0 +1,563 @@
+#include <switchboard/jsonrpc/async_event.hpp>
+#include <switchboard/jsonrpc/connection.hpp>
+#include <switchboard/jsonrpc/message.hpp>
+#include <switchboard/transport/fd_channel.hpp>
+
+#include <gtest/gtest.h>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json.hpp>
+
+#include <chrono>
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+namespace rpc = switchboard::jsonrpc;
+using asio::awaitable;
+using switchboard::transport::FdChannel;
+using switchboard::transport::make_channel_pair;
+using namespace std::chrono_literals;
+using clock_type = std::chrono::steady_clock;
+
+// ASSERT_* return from the function, which a coroutine cannot do: these co_return instead.
+#define CO_FATAL_FAILURE_(message) co_return GTEST_MESSAGE_(message, ::testing::TestPartResult::kFatalFailure)
+#define CO_ASSERT_TRUE(c) GTEST_TEST_BOOLEAN_(c, #c, false, true, CO_FATAL_FAILURE_)
+#define CO_ASSERT_FALSE(c) GTEST_TEST_BOOLEAN_(!(c), #c, true, false, CO_FATAL_FAILURE_)
+#define CO_ASSERT_EQ(a, b) GTEST_PRED_FORMAT2_(::testing::internal::EqHelper::Compare, a, b, CO_FATAL_FAILURE_)
+
+namespace {
+
+/// Runs `f` (a callable returning awaitable<void>) on `ctx` until it completes; fails the test if it throws or does
+/// not complete within `limit`.
+template <class F>
+void run(asio::io_context& ctx, F f, clock_type::duration limit = 10s) {
+    bool done = false;
+    std::exception_ptr error;
+    asio::co_spawn(ctx, std::move(f), [&](std::exception_ptr e) {
+        done = true;
+        error = e;
+    });
+    const auto deadline = clock_type::now() + limit;
+    while (!done && clock_type::now() < deadline && !ctx.stopped())
+        ctx.run_one_for(50ms);
+    // Let the peers finish what the test started (closing, cancellations), briefly.
+    if (done) ctx.run_for(100ms);
+    ASSERT_TRUE(done) << "test coroutine did not complete in time";
+    if (error) {
+        try {
+            std::rethrow_exception(error);
+        } catch (const std::exception& e) {
+            FAIL() << "test coroutine threw: " << e.what();
+        }
+    }
+}
+
+/// A spawned coroutine that another can join.
+struct Task {
+    rpc::AsyncEvent done;
+    std::exception_ptr error;
+};
+
+template <class F>
+std::shared_ptr<Task> spawn(asio::any_io_executor ex, F f) {
+    auto t = std::make_shared<Task>();
+    asio::co_spawn(ex, std::move(f), [t](std::exception_ptr e) {
+        t->error = e;
+        t->done.set();
+    });
+    return t;
+}
+
+awaitable<void> join(std::shared_ptr<Task> t, clock_type::duration limit = 5s) {
+    const bool finished = co_await t->done.wait_for(limit);
+    if (!finished) throw std::runtime_error("spawned task did not finish");
+    if (t->error) std::rethrow_exception(t->error);
+}
+
+awaitable<void> sleep_for(clock_type::duration d) {
+    asio::steady_timer t(co_await asio::this_coro::executor, d);
+    co_await t.async_wait(asio::use_awaitable);
+}
+
+rpc::Message read_message(const rpc::Received& r) {
+    EXPECT_EQ(r.kind, rpc::Received::Kind::message) << r.reason;
+    auto m = rpc::parse_message(r.text);
+    EXPECT_TRUE(m.has_value()) << r.text;
+    return m ? std::move(*m) : rpc::Message{};
+}
+
+struct Fixture : ::testing::Test {
+    asio::io_context ctx;
+    std::shared_ptr<FdChannel> client_channel, server_channel;
+
+    Fixture() { std::tie(client_channel, server_channel) = make_channel_pair(ctx.get_executor()); }
+
+    std::shared_ptr<rpc::Connection> make_client(std::chrono::milliseconds default_timeout = 5000ms) {
+        rpc::Connection::Options o;
+        o.peer_name = "server \"test\"";
+        o.default_timeout = default_timeout;
+        return rpc::Connection::create(ctx.get_executor(), client_channel, o);
+    }
+    std::shared_ptr<rpc::Connection> make_server() {
+        rpc::Connection::Options o;
+        o.peer_name = "client";
+        o.reply_to_invalid = true;
+        return rpc::Connection::create(ctx.get_executor(), server_channel, o);
+    }
+};
+
+using ConnectionTest = Fixture;
+
+// Server handler: "sleep" waits params.ms then answers {"v": params.v}.
+awaitable<rpc::Outcome<json::value>> sleep_handler(std::string method, json::value params, rpc::IncomingRequest) {
+    if (method != "sleep") co_return rpc::Error{rpc::code::method_not_found, "no"};
+    const auto& p = params.as_object();
+    co_await sleep_for(std::chrono::milliseconds(p.at("ms").to_number<int>()));
+    co_return json::value(json::object{{"v", p.at("v")}});
+}
+
+awaitable<rpc::Outcome<json::value>> call_sleep(std::shared_ptr<rpc::Connection> c, int ms, int v) {
+    json::value params = json::object{{"ms", ms}, {"v", v}};
+    co_return co_await c->request("sleep", std::move(params));
+}
+
+}  // namespace
+
+TEST_F(ConnectionTest, ConcurrentRequestsAnsweredOutOfOrderAreCorrelated) {
+    auto client = make_client();
+    auto server = make_server();
+    std::vector<int> answered_order;
+    server->on_request(
+        [&](std::string method, json::value params, rpc::IncomingRequest req) -> awaitable<rpc::Outcome<json::value>> {
+            auto r = co_await sleep_handler(std::move(method), std::move(params), std::move(req));
+            answered_order.push_back(static_cast<int>(r->as_object().at("v").as_int64()));
+            co_return r;
+        });
+    server->start();
+    client->start();
+    const std::vector<int> delays{300, 50, 150, 0};
+    std::vector<std::optional<rpc::Outcome<json::value>>> results(4);
+    run(ctx, [&]() -> awaitable<void> {
+        auto ex = co_await asio::this_coro::executor;
+        std::vector<std::shared_ptr<Task>> tasks;
+        for (int i = 0; i < 4; ++i)
+            tasks.push_back(
+                spawn(ex, [&, i]() -> awaitable<void> { results[i] = co_await call_sleep(client, delays[i], i); }));
+        for (auto& t : tasks)
+            co_await join(t);
+        for (int i = 0; i < 4; ++i) {
+            CO_ASSERT_TRUE(results[i].has_value());
+            CO_ASSERT_TRUE(results[i]->has_value()) << results[i]->error().message;
+            EXPECT_EQ((*results[i])->as_object().at("v"), json::value(i)) << "request " << i;
+        }
+        EXPECT_EQ(answered_order, (std::vector<int>{3, 1, 2, 0}));
+        EXPECT_EQ(client->pending_requests(), 0u);
+        co_await client->close();
+    });
+}
+
+TEST_F(ConnectionTest, TimeoutGivesLocalErrorAndSendsCancelled) {
+    auto client = make_client();
+    client->start();
+    run(ctx, [&]() -> awaitable<void> {
+        auto ex = co_await asio::this_coro::executor;
+        rpc::Message request, cancelled;
+        auto peer = spawn(ex, [&]() -> awaitable<void> {
+            request = read_message(co_await server_channel->read());
+            cancelled = read_message(co_await server_channel->read());
+        });
+        rpc::RequestOptions ro;
+        ro.timeout = 150ms;
+        const auto start = clock_type::now();
+        json::value params = json::object{{"x", 1}};
+        auto r = co_await client->request("slow", std::move(params), ro);
+        const auto elapsed = clock_type::now() - start;
+        CO_ASSERT_FALSE(r.has_value());
+        EXPECT_EQ(r.error().code, rpc::code::timeout);
+        EXPECT_TRUE(r.error().local);
+        EXPECT_NE(r.error().message.find("slow"), std::string::npos) << r.error().message;
+        EXPECT_GE(elapsed, 150ms);
+        EXPECT_LT(elapsed, 2s);
+        EXPECT_EQ(client->pending_requests(), 0u);
+
+        co_await join(peer);
+        EXPECT_EQ(request.kind, rpc::Message::Kind::request);
+        EXPECT_EQ(request.method, "slow");
+        EXPECT_EQ(cancelled.kind, rpc::Message::Kind::notification);
+        EXPECT_EQ(cancelled.method, "notifications/cancelled");
+        CO_ASSERT_TRUE(cancelled.params.is_object());
+        EXPECT_EQ(cancelled.params.as_object().at("requestId"), request.id);
+
+        // A late reply to the abandoned request is ignored and does not break the connection.
+        const auto late_reply = rpc::serialize_result(request.id, json::object{});
+        co_await server_channel->write(late_reply);
+        EXPECT_TRUE(client->is_open());
+        co_await client->close();
+    });
+}
+
+namespace {
+
+// "progressive": sends progress every 50 ms for 400 ms, then answers.
+awaitable<rpc::Outcome<json::value>> progressive_handler(std::string, json::value, rpc::IncomingRequest req) {
+    for (int i = 1; i <= 8; ++i) {
+        co_await sleep_for(50ms);
+        req.progress(i, 8, "step");
+    }
+    co_return json::value(json::object{{"done", true}});
+}
+
+}  // namespace
+
+TEST_F(ConnectionTest, ProgressResetsTimeout) {
+    auto client = make_client();
+    auto server = make_server();
+    server->on_request(progressive_handler);
+    server->start();
+    client->start();
+    run(ctx, [&]() -> awaitable<void> {
+        std::vector<rpc::Progress> seen;
+        rpc::RequestOptions ro;
+        ro.timeout = 150ms;
+        ro.on_progress = [&](const rpc::Progress& p) { seen.push_back(p); };
+        json::value params = json::object{};
+        auto r = co_await client->request("progressive", std::move(params), ro);
+        CO_ASSERT_TRUE(r.has_value()) << r.error().message;
+        EXPECT_EQ(r->as_object().at("done"), json::value(true));
+        CO_ASSERT_EQ(seen.size(), 8u);
+        EXPECT_EQ(seen.back().progress, 8);
+        CO_ASSERT_TRUE(seen.back().total.has_value());
+        EXPECT_EQ(*seen.back().total, 8);
+        EXPECT_EQ(seen.back().message, "step");
+        co_await client->close();
+    });
+}
+
+TEST_F(ConnectionTest, ProgressWithoutResetStillTimesOut) {
+    auto client = make_client();
+    auto server = make_server();
+    server->on_request(progressive_handler);
+    server->start();
+    client->start();
+    run(ctx, [&]() -> awaitable<void> {
+        int seen = 0;
+        rpc::RequestOptions ro;
+        ro.timeout = 150ms;
+        ro.reset_timeout_on_progress = false;
+        ro.on_progress = [&](const rpc::Progress&) { ++seen; };
+        json::value params = json::object{};
+        auto r = co_await client->request("progressive", std::move(params), ro);
+        CO_ASSERT_FALSE(r.has_value());
+        EXPECT_EQ(r.error().code, rpc::code::timeout);
+        EXPECT_GE(seen, 1);
+        co_await client->close();
+    });
+}
+
+TEST_F(ConnectionTest, MaxTotalTimeoutFiresDespiteProgress) {
+    auto client = make_client();
+    auto server = make_server();
+    server->on_request(progressive_handler);
+    server->start();
+    client->start();
+    run(ctx, [&]() -> awaitable<void> {
+        int seen = 0;
+        rpc::RequestOptions ro;
+        ro.timeout = 150ms;
+        ro.max_total_timeout = 250ms;
+        ro.on_progress = [&](const rpc::Progress&) { ++seen; };
+        const auto start = clock_type::now();
+        json::value params = json::object{};
+        auto r = co_await client->request("progressive", std::move(params), ro);
+        const auto elapsed = clock_type::now() - start;
+        CO_ASSERT_FALSE(r.has_value());
+        EXPECT_EQ(r.error().code, rpc::code::timeout);
+        EXPECT_TRUE(r.error().local);
+        EXPECT_NE(r.error().message.find("250 ms"), std::string::npos) << r.error().message;
+        EXPECT_GE(elapsed, 250ms);
+        EXPECT_LT(elapsed, 2s);
+        EXPECT_GE(seen, 1);  // progress did arrive (and, since 250 ms > 150 ms, reset the timeout)
+        co_await client->close();
+    });
+}
+
+TEST_F(ConnectionTest, CancellingTheAwaitingCoroutineGivesLocalCancelled) {
+    auto client = make_client();
+    client->start();
+    run(ctx, [&]() -> awaitable<void> {
+        auto ex = co_await asio::this_coro::executor;
+        rpc::Message request, cancelled;
+        auto peer = spawn(ex, [&]() -> awaitable<void> {
+            request = read_message(co_await server_channel->read());
+            cancelled = read_message(co_await server_channel->read());
+        });
+        asio::cancellation_signal signal;
+        std::optional<rpc::Outcome<json::value>> result;
+        auto caller = std::make_shared<Task>();
+        json::value params = json::object{};
+        asio::co_spawn(
+            ex, client->request("hang", std::move(params)),
+            asio::bind_cancellation_slot(signal.slot(), [&, caller](std::exception_ptr e, rpc::Outcome<json::value> r) {
+                caller->error = e;
+                result = std::move(r);
+                caller->done.set();
+            }));
+        co_await sleep_for(100ms);
+        EXPECT_FALSE(result.has_value());
+        EXPECT_EQ(client->pending_requests(), 1u);
+        const auto start = clock_type::now();
+        signal.emit(asio::cancellation_type::terminal);
+        co_await join(caller);
+        EXPECT_LT(clock_type::now() - start, 1s);
+        CO_ASSERT_TRUE(result.has_value());
+        CO_ASSERT_FALSE(result->has_value());
+        EXPECT_EQ(result->error().code, rpc::code::cancelled);
+        EXPECT_TRUE(result->error().local);
+        EXPECT_EQ(client->pending_requests(), 0u);
+
+        co_await join(peer);
+        EXPECT_EQ(request.method, "hang");
+        EXPECT_EQ(cancelled.method, "notifications/cancelled");
+        CO_ASSERT_TRUE(cancelled.params.is_object());
+        EXPECT_EQ(cancelled.params.as_object().at("requestId"), request.id);
+        co_await client->close();
+    });
+}
+
+TEST_F(ConnectionTest, CancellationWithAwaitableOperatorCancelsServerHandler) {
+    using namespace asio::experimental::awaitable_operators;
+    auto client = make_client();
+    auto server = make_server();
+    bool handler_started = false, handler_cancelled = false, handler_finished = false;
+    rpc::AsyncEvent handler_ended;
+    server->on_request([&](std::string, json::value, rpc::IncomingRequest) -> awaitable<rpc::Outcome<json::value>> {
+        handler_started = true;
+        try {
+            co_await sleep_for(3s);
+            handler_finished = true;
+        } catch (const boost::system::system_error& e) {
+            handler_cancelled = e.code() == asio::error::operation_aborted;
+            handler_ended.set();
+            throw;
+        }
+        handler_ended.set();
+        co_return json::value(json::object{});
+    });
+    server->start();
+    client->start();
+    run(ctx, [&]() -> awaitable<void> {
+        auto ex = co_await asio::this_coro::executor;
+        asio::steady_timer timer(ex, 100ms);
+        json::value params = json::object{};
+        auto winner = co_await (client->request("hang", std::move(params)) || timer.async_wait(asio::use_awaitable));
+        EXPECT_EQ(winner.index(), 1u);
+        EXPECT_EQ(client->pending_requests(), 0u);
+        const bool handler_ended_in_time = co_await handler_ended.wait_for(1s);
+        EXPECT_TRUE(handler_ended_in_time);
+        EXPECT_TRUE(handler_started);
+        EXPECT_TRUE(handler_cancelled);
+        EXPECT_FALSE(handler_finished);
+        // The connection is still usable.
+        EXPECT_TRUE(client->is_open());
+        co_await client->close();
+    });
+}
+
+TEST_F(ConnectionTest, CancelledIncomingRequestGetsNoResponse) {
+    auto server = make_server();
+    bool cancelled = false;
+    server->on_request(
+        [&](std::string method, json::value, rpc::IncomingRequest) -> awaitable<rpc::Outcome<json::value>> {
+            try {
+                // If the cancellation were ignored, the reply to "a" (200 ms) would arrive before the reply to "b".
+                co_await sleep_for(method == "a" ? 200ms : 400ms);
+            } catch (const boost::system::system_error&) {
+                cancelled = true;
+                throw;
+            }
+            co_return json::value(json::object{{"method", method}});
+        });
+    server->start();
+    run(ctx, [&]() -> awaitable<void> {
+        const auto request_a = rpc::serialize_request(1, "a", json::object{});
+        const auto cancel_a = rpc::serialize_notification("notifications/cancelled", json::object{{"requestId", 1}});
+        const auto request_b = rpc::serialize_request(2, "b", json::object{});
+        co_await client_channel->write(request_a);
+        co_await sleep_for(50ms);
+        co_await client_channel->write(cancel_a);
+        co_await client_channel->write(request_b);
+        auto m = read_message(co_await client_channel->read());
+        EXPECT_EQ(m.kind, rpc::Message::Kind::response);
+        EXPECT_EQ(m.id, json::value(2));
+        EXPECT_TRUE(cancelled);
+        co_await client_channel->close();
+    });
+}
+
+TEST_F(ConnectionTest, RequestWithoutHandlerGetsMethodNotFound) {
+    auto client = make_client();
+    auto server = make_server();
+    server->start();
+    client->start();
+    run(ctx, [&]() -> awaitable<void> {
+        json::value params = json::object{};
+        auto r = co_await client->request("nothing/here", std::move(params));
+        CO_ASSERT_FALSE(r.has_value());
+        EXPECT_EQ(r.error().code, rpc::code::method_not_found);
+        EXPECT_FALSE(r.error().local);
+        co_await client->close();
+    });
+}
+
+TEST_F(ConnectionTest, ThrowingHandlerGivesInternalError) {
+    auto client = make_client();
+    auto server = make_server();
+    server->on_request([](std::string, json::value, rpc::IncomingRequest) -> awaitable<rpc::Outcome<json::value>> {
+        co_await sleep_for(1ms);
+        throw std::runtime_error("boom");
+    });
+    server->start();
+    client->start();
+    run(ctx, [&]() -> awaitable<void> {
+        json::value params = json::object{};
+        auto r = co_await client->request("explode", std::move(params));
+        CO_ASSERT_FALSE(r.has_value());
+        EXPECT_EQ(r.error().code, rpc::code::internal_error);
+        EXPECT_FALSE(r.error().local);
+        EXPECT_NE(r.error().message.find("boom"), std::string::npos) << r.error().message;
+        EXPECT_TRUE(client->is_open());
+        co_await client->close();
+    });
+}
+
+TEST_F(ConnectionTest, LocalErrorFromHandlerIsSentAsInternalError) {
+    auto client = make_client();
+    auto server = make_server();
+    server->on_request([](std::string, json::value, rpc::IncomingRequest) -> awaitable<rpc::Outcome<json::value>> {
+        co_return rpc::Error::make_local(rpc::code::timeout, "upstream timed out");
+    });
+    server->start();
+    client->start();
+    run(ctx, [&]() -> awaitable<void> {
+        json::value params = json::object{};
+        auto r = co_await client->request("x", std::move(params));
+        CO_ASSERT_FALSE(r.has_value());
+        EXPECT_EQ(r.error().code, rpc::code::internal_error);
+        EXPECT_FALSE(r.error().local);
+        co_await client->close();
+    });
+}
+
+TEST_F(ConnectionTest, PeerClosingFailsPendingRequestsPromptly) {
+    auto client = make_client(30'000ms);
+    std::optional<rpc::Error> close_reason;
+    client->on_close([&](const rpc::Error& e) { close_reason = e; });
+    client->start();
+    run(ctx, [&]() -> awaitable<void> {
+        auto ex = co_await asio::this_coro::executor;
+        auto peer = spawn(ex, [&]() -> awaitable<void> {
+            (void)read_message(co_await server_channel->read());
+            (void)read_message(co_await server_channel->read());
+            co_await server_channel->close();
+        });
+        std::vector<std::optional<rpc::Outcome<json::value>>> results(2);
+        auto a = spawn(ex, [&]() -> awaitable<void> {
+            json::value params = json::object{};
+            results[0] = co_await client->request("one", std::move(params));
+        });
+        auto b = spawn(ex, [&]() -> awaitable<void> {
+            json::value params = json::object{};
+            results[1] = co_await client->request("two", std::move(params));
+        });
+        const auto start = clock_type::now();
+        co_await join(peer);
+        co_await join(a, 2s);
+        co_await join(b, 2s);
+        EXPECT_LT(clock_type::now() - start, 2s);
+        for (auto& r : results) {
+            CO_ASSERT_TRUE(r.has_value());
+            CO_ASSERT_FALSE(r->has_value());
+            EXPECT_EQ(r->error().code, rpc::code::connection_closed);
+            EXPECT_TRUE(r->error().local);
+        }
+        EXPECT_FALSE(client->is_open());
+        CO_ASSERT_TRUE(close_reason.has_value());
+        EXPECT_EQ(close_reason->code, rpc::code::connection_closed);
+
+        // Later requests fail at once.
+        json::value params = json::object{};
+        auto late = co_await client->request("three", std::move(params));
+        CO_ASSERT_FALSE(late.has_value());
+        EXPECT_EQ(late.error().code, rpc::code::connection_closed);
+        co_await client->close();
+    });
+}
+
+TEST_F(ConnectionTest, NonJsonLineIsRecordedAndConnectionStaysUsable) {
+    auto client = make_client();
+    client->start();
+    run(ctx, [&]() -> awaitable<void> {
+        auto ex = co_await asio::this_coro::executor;
+        co_await server_channel->write("Starting server... not JSON");
+        auto peer = spawn(ex, [&]() -> awaitable<void> {
+            auto m = read_message(co_await server_channel->read());
+            const auto reply = rpc::serialize_result(m.id, json::object{{"pong", true}});
+            co_await server_channel->write(reply);
+        });
+        json::value params = json::object{};
+        auto r = co_await client->request("ping", std::move(params));
+        co_await join(peer);
+        CO_ASSERT_TRUE(r.has_value()) << r.error().message;
+        EXPECT_EQ(r->as_object().at("pong"), json::value(true));
+        EXPECT_NE(client->last_protocol_error().find("Starting server... not JSON"), std::string::npos)
+            << client->last_protocol_error();
+        EXPECT_NE(client->last_protocol_error().find("non-JSON"), std::string::npos) << client->last_protocol_error();
+        EXPECT_TRUE(client->is_open());
+        co_await client->close();
+    });
+}
+
+TEST_F(ConnectionTest, ServerRepliesToUnparseableInputWhenAsked) {
+    auto server = make_server();
+    server->start();
+    run(ctx, [&]() -> awaitable<void> {
+        co_await client_channel->write("{not json");
+        auto m = read_message(co_await client_channel->read());
+        EXPECT_EQ(m.kind, rpc::Message::Kind::response);
+        EXPECT_TRUE(m.id.is_null());
+        CO_ASSERT_TRUE(m.error.has_value());
+        EXPECT_EQ(m.error->code, rpc::code::parse_error);
+        EXPECT_NE(server->last_protocol_error().find("{not json"), std::string::npos);
+        co_await client_channel->close();
+    });
+}
+
+TEST_F(ConnectionTest, NotificationsReachTheHandler) {
+    auto client = make_client();
+    auto server = make_server();
+    std::vector<std::string> seen;
+    rpc::AsyncEvent got;
+    server->on_notification([&](const std::string& method, const json::value& params) {
+        seen.push_back(method + " " + json::serialize(params));
+        got.set();
+    });
+    server->start();
+    client->start();
+    run(ctx, [&]() -> awaitable<void> {
+        client->notify("notifications/initialized", json::object{{"a", 1}});
+        const bool got_in_time = co_await got.wait_for(2s);
+        EXPECT_TRUE(got_in_time);
+        EXPECT_EQ(seen, (std::vector<std::string>{"notifications/initialized {\"a\":1}"}));
+        co_await client->close();
+    });
+}

@@ -1,0 +1,196 @@
+#include <switchboard/jsonrpc/message.hpp>
+
+#include <gtest/gtest.h>
+#include <boost/json/parse.hpp>
+
+#include <string>
+
+namespace json = boost::json;
+namespace rpc = switchboard::jsonrpc;
+using Kind = rpc::Message::Kind;
+
+TEST(ParseMessage, Request) {
+    auto m = rpc::parse_message(R"({"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"cursor":"x"}})");
+    ASSERT_TRUE(m.has_value()) << m.error().message;
+    EXPECT_EQ(m->kind, Kind::request);
+    EXPECT_EQ(m->id, json::value(7));
+    EXPECT_EQ(m->method, "tools/list");
+    EXPECT_EQ(m->params, json::parse(R"({"cursor":"x"})"));
+}
+
+TEST(ParseMessage, RequestWithStringId) {
+    auto m = rpc::parse_message(R"({"jsonrpc":"2.0","id":"abc","method":"ping"})");
+    ASSERT_TRUE(m.has_value());
+    EXPECT_EQ(m->kind, Kind::request);
+    EXPECT_EQ(m->id, json::value("abc"));
+    EXPECT_TRUE(m->params.is_null());
+}
+
+TEST(ParseMessage, Notification) {
+    auto m = rpc::parse_message(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+    ASSERT_TRUE(m.has_value());
+    EXPECT_EQ(m->kind, Kind::notification);
+    EXPECT_EQ(m->method, "notifications/initialized");
+    EXPECT_TRUE(m->id.is_null());
+}
+
+TEST(ParseMessage, ResultResponse) {
+    auto m = rpc::parse_message(R"({"jsonrpc":"2.0","id":3,"result":{"x":[1,2]}})");
+    ASSERT_TRUE(m.has_value());
+    EXPECT_EQ(m->kind, Kind::response);
+    EXPECT_EQ(m->id, json::value(3));
+    EXPECT_FALSE(m->error.has_value());
+    EXPECT_EQ(m->result, json::parse(R"({"x":[1,2]})"));
+}
+
+TEST(ParseMessage, ErrorResponse) {
+    auto m = rpc::parse_message(
+        R"({"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"Method not found","data":{"m":"x"}}})");
+    ASSERT_TRUE(m.has_value());
+    EXPECT_EQ(m->kind, Kind::response);
+    ASSERT_TRUE(m->error.has_value());
+    EXPECT_EQ(m->error->code, rpc::code::method_not_found);
+    EXPECT_EQ(m->error->message, "Method not found");
+    EXPECT_EQ(m->error->data, json::parse(R"({"m":"x"})"));
+    EXPECT_FALSE(m->error->local);
+}
+
+TEST(ParseMessage, InvalidJsonIsParseError) {
+    auto m = rpc::parse_message("this is not json");
+    ASSERT_FALSE(m.has_value());
+    EXPECT_EQ(m.error().code, rpc::code::parse_error);
+    auto m2 = rpc::parse_message(R"({"jsonrpc":"2.0","id":1,"method":)");
+    ASSERT_FALSE(m2.has_value());
+    EXPECT_EQ(m2.error().code, -32700);
+}
+
+TEST(ParseMessage, BatchIsInvalidRequest) {
+    auto m = rpc::parse_message(R"([{"jsonrpc":"2.0","id":1,"method":"ping"}])");
+    ASSERT_FALSE(m.has_value());
+    EXPECT_EQ(m.error().code, rpc::code::invalid_request);
+}
+
+TEST(ParseMessage, MissingOrWrongJsonrpcIsInvalidRequest) {
+    auto m = rpc::parse_message(R"({"id":1,"method":"ping"})");
+    ASSERT_FALSE(m.has_value());
+    EXPECT_EQ(m.error().code, -32600);
+    auto m2 = rpc::parse_message(R"({"jsonrpc":"1.0","id":1,"method":"ping"})");
+    ASSERT_FALSE(m2.has_value());
+    EXPECT_EQ(m2.error().code, -32600);
+}
+
+TEST(ParseMessage, NonObjectIsInvalidRequest) {
+    auto m = rpc::parse_message("42");
+    ASSERT_FALSE(m.has_value());
+    EXPECT_EQ(m.error().code, rpc::code::invalid_request);
+}
+
+TEST(ParseMessage, NullIdOnRequestIsRejected) {
+    auto m = rpc::parse_message(R"({"jsonrpc":"2.0","id":null,"method":"ping"})");
+    ASSERT_FALSE(m.has_value());
+    EXPECT_EQ(m.error().code, rpc::code::invalid_request);
+}
+
+TEST(ParseMessage, NonStringMethodIsRejected) {
+    auto m = rpc::parse_message(R"({"jsonrpc":"2.0","id":1,"method":5})");
+    ASSERT_FALSE(m.has_value());
+    EXPECT_EQ(m.error().code, rpc::code::invalid_request);
+}
+
+TEST(ParseMessage, ResultWithoutIdIsRejected) {
+    auto m = rpc::parse_message(R"({"jsonrpc":"2.0","result":{}})");
+    ASSERT_FALSE(m.has_value());
+    EXPECT_EQ(m.error().code, rpc::code::invalid_request);
+}
+
+TEST(ParseMessage, NeitherMethodResultNorErrorIsRejected) {
+    auto m = rpc::parse_message(R"({"jsonrpc":"2.0","id":1})");
+    ASSERT_FALSE(m.has_value());
+    EXPECT_EQ(m.error().code, rpc::code::invalid_request);
+}
+
+TEST(SerializeMessage, RequestRoundTrips) {
+    json::value params = json::parse(R"({"name":"echo","arguments":{"text":"hi"}})");
+    auto m = rpc::parse_message(rpc::serialize_request(12, "tools/call", params));
+    ASSERT_TRUE(m.has_value()) << m.error().message;
+    EXPECT_EQ(m->kind, Kind::request);
+    EXPECT_EQ(m->id, json::value(12));
+    EXPECT_EQ(m->method, "tools/call");
+    EXPECT_EQ(m->params, params);
+}
+
+TEST(SerializeMessage, RequestWithNullParamsOmitsThem) {
+    const auto text = rpc::serialize_request("s-1", "ping", nullptr);
+    EXPECT_EQ(json::parse(text).as_object().count("params"), 0u);
+    auto m = rpc::parse_message(text);
+    ASSERT_TRUE(m.has_value());
+    EXPECT_EQ(m->id, json::value("s-1"));
+    EXPECT_TRUE(m->params.is_null());
+}
+
+TEST(SerializeMessage, NotificationRoundTrips) {
+    json::value params = json::parse(R"({"requestId":5,"reason":"x"})");
+    auto m = rpc::parse_message(rpc::serialize_notification("notifications/cancelled", params));
+    ASSERT_TRUE(m.has_value());
+    EXPECT_EQ(m->kind, Kind::notification);
+    EXPECT_EQ(m->method, "notifications/cancelled");
+    EXPECT_EQ(m->params, params);
+}
+
+TEST(SerializeMessage, ResultRoundTrips) {
+    json::value result = json::parse(R"({"tools":[{"name":"a"}]})");
+    auto m = rpc::parse_message(rpc::serialize_result(9, result));
+    ASSERT_TRUE(m.has_value());
+    EXPECT_EQ(m->kind, Kind::response);
+    EXPECT_EQ(m->id, json::value(9));
+    EXPECT_FALSE(m->error.has_value());
+    EXPECT_EQ(m->result, result);
+}
+
+TEST(SerializeMessage, NullResultBecomesEmptyObject) {
+    auto m = rpc::parse_message(rpc::serialize_result(1, nullptr));
+    ASSERT_TRUE(m.has_value());
+    EXPECT_EQ(m->result, json::value(json::object{}));
+}
+
+TEST(SerializeMessage, ErrorRoundTrips) {
+    rpc::Error e{rpc::code::invalid_params, "bad things", json::parse(R"({"field":"x"})")};
+    auto m = rpc::parse_message(rpc::serialize_error(21, e));
+    ASSERT_TRUE(m.has_value());
+    EXPECT_EQ(m->kind, Kind::response);
+    EXPECT_EQ(m->id, json::value(21));
+    ASSERT_TRUE(m->error.has_value());
+    EXPECT_EQ(m->error->code, rpc::code::invalid_params);
+    EXPECT_EQ(m->error->message, "bad things");
+    EXPECT_EQ(m->error->data, json::parse(R"({"field":"x"})"));
+}
+
+TEST(SerializeMessage, ErrorWithNullIdParses) {
+    auto m = rpc::parse_message(rpc::serialize_error(nullptr, rpc::Error{rpc::code::parse_error, "Parse error"}));
+    ASSERT_TRUE(m.has_value());
+    EXPECT_EQ(m->kind, Kind::response);
+    EXPECT_TRUE(m->id.is_null());
+    ASSERT_TRUE(m->error.has_value());
+    EXPECT_EQ(m->error->code, rpc::code::parse_error);
+}
+
+TEST(Preview, ShortTextUnchanged) {
+    EXPECT_EQ(rpc::preview("hello", 10), "hello");
+    EXPECT_EQ(rpc::preview("0123456789", 10), "0123456789");
+}
+
+TEST(Preview, LongTextCutWithEllipsis) {
+    EXPECT_EQ(rpc::preview("0123456789abc", 10), "0123456789…");
+}
+
+TEST(Preview, DoesNotSplitUtf8Sequence) {
+    // "ab" then "é" (C3 A9) then "€" (E2 82 AC): cutting at 3 or 4 bytes would split a sequence.
+    const std::string text =
+        "ab\xC3\xA9\xE2\x82\xAC"
+        "zzzz";
+    EXPECT_EQ(rpc::preview(text, 3), "ab…");
+    EXPECT_EQ(rpc::preview(text, 4), "ab\xC3\xA9…");
+    EXPECT_EQ(rpc::preview(text, 5), "ab\xC3\xA9…");
+    EXPECT_EQ(rpc::preview(text, 6), "ab\xC3\xA9…");
+    EXPECT_EQ(rpc::preview(text, 7), "ab\xC3\xA9\xE2\x82\xAC…");
+}
