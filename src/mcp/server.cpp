@@ -126,7 +126,7 @@ struct Server::Session : std::enable_shared_from_this<Server::Session> {
             co_return Error{code::method_not_found, "Method not found: server/discover", {}, false};
         }
 
-        auto r = co_await dispatch(method, p, req);
+        auto r = co_await dispatch(method, p, req, modern);
         if (r && modern && r->is_object()) {
             auto& o = r->get_object();
             if (!o.contains("resultType")) o["resultType"] = "complete";
@@ -181,10 +181,9 @@ struct Server::Session : std::enable_shared_from_this<Server::Session> {
         return nullptr;
     }
 
+    // `modern`: the request carried 2026-07-28 `_meta` (decided once, in handle()).
     awaitable<Outcome<json::value>> dispatch(const std::string& method, json::object& p,
-                                             const jsonrpc::IncomingRequest& req) {
-        const bool modern = p.contains("_meta") && p.at("_meta").is_object() &&
-                            p.at("_meta").get_object().contains(meta::protocol_version);
+                                             const jsonrpc::IncomingRequest& req, bool modern) {
         auto definition = [](const Entry& e) { return json::value(e.definition); };
         if (method == "ping") co_return json::value(json::object{});
         if (method == "server/discover") {

@@ -15,17 +15,7 @@ namespace asio = boost::asio;
 
 void run(const std::function<asio::awaitable<void>()>& body, std::chrono::seconds limit) {
     asio::io_context ctx;
-    bool done = false;
-    std::exception_ptr error;
-    asio::co_spawn(ctx, body(), [&](std::exception_ptr e) {
-        done = true;
-        error = e;
-    });
-    ctx.run_for(limit);
-    ASSERT_TRUE(done) << "test coroutine did not finish within " << limit.count() << " s";
-    if (error) std::rethrow_exception(error);
-    ctx.restart();
-    ctx.run_for(std::chrono::seconds(5));  // let processes be reaped
+    run(ctx, body, limit, std::chrono::seconds(5));
 }
 
 namespace {

@@ -5,6 +5,8 @@
 #include <switchboard/transport/stdio_process.hpp>
 
 #include <gtest/gtest.h>
+
+#include "coro_test.hpp"
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 
@@ -16,14 +18,7 @@
 
 namespace switchboard::test {
 
-/// gtest's ASSERT_* `return`; inside a coroutine we need `co_return`.
-#define CO_ASSERT_TRUE(cond)                         \
-    if (!(cond)) {                                   \
-        ADD_FAILURE() << "assertion failed: " #cond; \
-        co_return;                                   \
-    }
-
-/// Runs `body` on a fresh io_context; fails the test if it throws or does not finish within `limit`.
+/// Runs `body` on a fresh io_context (see coro_test.hpp), then gives child processes up to 5 s to be reaped.
 void run(const std::function<boost::asio::awaitable<void>()>& body,
          std::chrono::seconds limit = std::chrono::seconds(60));
 
@@ -47,7 +42,7 @@ std::string demo_server();
 /// `node .../server-everything/dist/index.js stdio`; fails the test when the peers are not installed.
 std::vector<std::string> everything_command();
 
-/// Runs a command, returns its exit status and its stdout (stderr goes to `stderr_out` when given).
+/// Runs a shell command, returns its exit status and its stdout.
 int run_command(const std::string& shell_command, std::string& stdout_text);
 
 /// Peak resident set size of this process, in bytes.

@@ -6,6 +6,8 @@
 #include <switchboard/transport/fd_channel.hpp>
 
 #include <gtest/gtest.h>
+
+#include "coro_test.hpp"
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -29,35 +31,10 @@ using switchboard::transport::FdChannel;
 using namespace std::chrono_literals;
 using clock_type = std::chrono::steady_clock;
 
-// ASSERT_* return from the function, which a coroutine cannot do: these co_return instead.
-#define CO_FATAL_FAILURE_(message) co_return GTEST_MESSAGE_(message, ::testing::TestPartResult::kFatalFailure)
-#define CO_ASSERT_TRUE(c) GTEST_TEST_BOOLEAN_(c, #c, false, true, CO_FATAL_FAILURE_)
-#define CO_ASSERT_FALSE(c) GTEST_TEST_BOOLEAN_(!(c), #c, true, false, CO_FATAL_FAILURE_)
-#define CO_ASSERT_EQ(a, b) GTEST_PRED_FORMAT2_(::testing::internal::EqHelper::Compare, a, b, CO_FATAL_FAILURE_)
+using switchboard::test::run;
 
 namespace {
 
-template <class F>
-void run(asio::io_context& ctx, F f, clock_type::duration limit = 10s) {
-    bool done = false;
-    std::exception_ptr error;
-    asio::co_spawn(ctx, std::move(f), [&](std::exception_ptr e) {
-        done = true;
-        error = e;
-    });
-    const auto deadline = clock_type::now() + limit;
-    while (!done && clock_type::now() < deadline && !ctx.stopped())
-        ctx.run_one_for(50ms);
-    if (done) ctx.run_for(100ms);
-    ASSERT_TRUE(done) << "test coroutine did not complete in time";
-    if (error) {
-        try {
-            std::rethrow_exception(error);
-        } catch (const std::exception& e) {
-            FAIL() << "test coroutine threw: " << e.what();
-        }
-    }
-}
 
 json::object text_content(const std::string& text) {
     json::array content;
