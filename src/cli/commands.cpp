@@ -20,9 +20,7 @@ using host::ServerConnection;
 
 namespace {
 
-void print_json(const json::value& v) {
-    fmt::print("{}\n", json::serialize(v));
-}
+void print_json(const json::value& v) { fmt::print("{}\n", json::serialize(v)); }
 
 std::string first_line(const std::string& s, std::size_t max = 80) {
     auto line = s.substr(0, s.find('\n'));
@@ -55,8 +53,7 @@ awaitable<std::optional<ServerConnection>> connect_named(const host::Config& con
     const auto* sc = config.find(name);
     if (!sc) {
         std::vector<std::string> names;
-        for (const auto& s : config.servers)
-            names.push_back(s.name);
+        for (const auto& s : config.servers) names.push_back(s.name);
         fmt::print(stderr, "switchboard: no server \"{}\" in {} (servers: {})\n", name, config.source,
                    fmt::join(names, ", "));
         co_return std::nullopt;
@@ -79,8 +76,7 @@ awaitable<void> close_one(ServerConnection& s) {
 std::vector<IndexedTool> index_tools(const std::vector<ServerConnection>& servers) {
     std::map<std::string, int> count;
     for (const auto& s : servers)
-        for (const auto& t : s.tools)
-            ++count[t.name];
+        for (const auto& t : s.tools) ++count[t.name];
     std::vector<IndexedTool> out;
     for (const auto& s : servers)
         for (const auto& t : s.tools)
@@ -315,8 +311,7 @@ awaitable<int> prompts(const host::Config& config, const GlobalOptions& g) {
         for (const auto& s : servers)
             for (const auto& p : s.prompts) {
                 std::vector<std::string> args;
-                for (const auto& a : p.arguments)
-                    args.push_back(a.required ? a.name : "[" + a.name + "]");
+                for (const auto& a : p.arguments) args.push_back(a.required ? a.name : "[" + a.name + "]");
                 fmt::print("{:<16} {:<20} {:<30} {}\n", s.config->name, p.name, fmt::join(args, " "),
                            first_line(p.description, 60));
             }
@@ -353,8 +348,7 @@ awaitable<int> prompt(const host::Config& config, const GlobalOptions& g, std::s
             std::vector<mcp::Content> content;
             if (const auto* c = o->if_contains("content")) {
                 if (c->is_array())
-                    for (const auto& item : c->get_array())
-                        content.push_back(mcp::Content::from_json(item));
+                    for (const auto& item : c->get_array()) content.push_back(mcp::Content::from_json(item));
                 else
                     content.push_back(mcp::Content::from_json(*c));
             }

@@ -47,8 +47,7 @@ std::optional<host::Config> load_config(const cli::GlobalOptions& g) {
     }
     try {
         auto config = host::load_config_file(*file, env);
-        for (const auto& w : config.warnings)
-            fmt::print(stderr, "switchboard: warning: {}\n", w);
+        for (const auto& w : config.warnings) fmt::print(stderr, "switchboard: warning: {}\n", w);
         return config;
     } catch (const host::ConfigError& e) {
         fmt::print(stderr, "switchboard: {}\n", e.what());

@@ -45,8 +45,7 @@ json::object prop_default(std::string_view type, std::string_view description, j
 json::object tool(std::string_view name, std::string_view title, std::string_view description, json::object properties,
                   std::initializer_list<std::string_view> required) {
     json::array req;
-    for (auto r : required)
-        req.emplace_back(r);
+    for (auto r : required) req.emplace_back(r);
     json::object schema{{"type", "object"}, {"properties", std::move(properties)}, {"required", std::move(req)}};
     return json::object{
         {"name", name}, {"title", title}, {"description", description}, {"inputSchema", std::move(schema)}};
@@ -182,8 +181,7 @@ void add_demo_tools(mcp::Server& server, DemoState& state) {
                         if (!text) co_return missing("text");
                         double lines_d = number_arg(args, "lines").value_or(1.0);
                         long long lines = lines_d >= 0 && lines_d <= 1e6 ? static_cast<long long>(lines_d) : 1;
-                        for (long long i = 0; i < lines; ++i)
-                            std::fprintf(stderr, "%s\n", text->c_str());
+                        for (long long i = 0; i < lines; ++i) std::fprintf(stderr, "%s\n", text->c_str());
                         std::fflush(stderr);
                         co_return text_result("ok");
                     });

@@ -41,14 +41,10 @@ awaitable<void> run_all(std::vector<std::function<awaitable<void>()>> tasks) {
 
 std::string_view to_string(ServerConnection::Phase phase) {
     switch (phase) {
-        case ServerConnection::Phase::connected:
-            return "connected";
-        case ServerConnection::Phase::error:
-            return "error";
-        case ServerConnection::Phase::disabled:
-            return "disabled";
-        case ServerConnection::Phase::lazy:
-            return "lazy";
+    case ServerConnection::Phase::connected: return "connected";
+    case ServerConnection::Phase::error: return "error";
+    case ServerConnection::Phase::disabled: return "disabled";
+    case ServerConnection::Phase::lazy: return "lazy";
     }
     return "?";
 }

@@ -111,12 +111,8 @@ awaitable<void> Connection::read_loop() {
     for (;;) {
         Received r = co_await channel_->read();
         switch (r.kind) {
-        case Received::Kind::message:
-            dispatch(std::move(r.text));
-            break;
-        case Received::Kind::oversize:
-            handle_oversize(r);
-            break;
+        case Received::Kind::message: dispatch(std::move(r.text)); break;
+        case Received::Kind::oversize: handle_oversize(r); break;
         case Received::Kind::closed:
             if (!closing_ && options_.finish_incoming_on_eof.count() > 0) {
                 asio::steady_timer wait(executor_);
@@ -190,9 +186,7 @@ void Connection::dispatch(std::string text) {
     }
     Message m = std::move(*parsed);
     switch (m.kind) {
-    case Message::Kind::response:
-        handle_response(std::move(m));
-        return;
+    case Message::Kind::response: handle_response(std::move(m)); return;
     case Message::Kind::notification:
         if (m.method == "notifications/progress") {
             route_progress(m.params);
@@ -254,7 +248,7 @@ awaitable<void> Connection::handle_incoming(Message m) {
         out = Error{code::internal_error, std::string("Internal error: ") + e.what(), {}, false};
     }
     if (inc->cancelled || closed_error_) co_return;  // a cancelled request gets no response
-    incoming_.erase(key);  // answered: the peer may reuse the id from now on
+    incoming_.erase(key);                            // answered: the peer may reuse the id from now on
     if (out) {
         enqueue(serialize_result(m.id, *out));
     } else {
@@ -311,10 +305,10 @@ void Connection::handle_oversize(const Received& r) {
     if (it == pending_.end()) return;
     auto p = it->second;
     pending_.erase(it);
-    p->outcome = Error::make_local(code::protocol_violation,
-                                   with_context(fmt::format("the reply to {} was {}, over the {} message size limit",
-                                                            p->method, size_text(r.length),
-                                                            size_text(channel_->max_message_size()))));
+    p->outcome =
+        Error::make_local(code::protocol_violation,
+                          with_context(fmt::format("the reply to {} was {}, over the {} message size limit", p->method,
+                                                   size_text(r.length), size_text(channel_->max_message_size()))));
     p->timer.cancel();
 }
 
@@ -381,7 +375,8 @@ awaitable<Outcome<json::value>> Connection::request(std::string method, json::va
     const auto now = clock::now();
     p->timeout = timeout;
     p->deadline = now + timeout;
-    p->max_deadline = options.max_total_timeout.count() > 0 ? now + options.max_total_timeout : clock::time_point::max();
+    p->max_deadline =
+        options.max_total_timeout.count() > 0 ? now + options.max_total_timeout : clock::time_point::max();
     p->reset_on_progress = options.reset_timeout_on_progress;
     pending_.emplace(id, p);
     if (options.on_sent) options.on_sent(id);
@@ -406,9 +401,8 @@ awaitable<Outcome<json::value>> Connection::request(std::string method, json::va
     pending_.erase(id);
     const bool total_expired = clock::now() >= p->max_deadline;
     std::string reason = cancelled ? "cancelled by the client"
-                                   : fmt::format("timed out after {}", format_duration(total_expired
-                                                                                           ? options.max_total_timeout
-                                                                                           : timeout));
+                                   : fmt::format("timed out after {}",
+                                                 format_duration(total_expired ? options.max_total_timeout : timeout));
     if (options.cancellable) notify("notifications/cancelled", json::object{{"requestId", id}, {"reason", reason}});
     if (cancelled) co_return Error::make_local(code::cancelled, with_context(method + " " + reason));
     std::string msg = fmt::format("no reply to {} ({})", method, reason);

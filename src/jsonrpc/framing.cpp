@@ -52,7 +52,7 @@ void LineFramer::start_discard(std::string_view first_bytes) {
     discarded_ = first_bytes.size();
     head_.assign(first_bytes.substr(0, snippet_size));
     tail_.assign(first_bytes.size() > snippet_size ? first_bytes.substr(first_bytes.size() - snippet_size)
-                                                    : first_bytes);
+                                                   : first_bytes);
 }
 
 void LineFramer::note_discarded(std::string_view bytes) {

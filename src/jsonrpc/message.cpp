@@ -25,7 +25,8 @@ Outcome<Message> parse_message(std::string_view text) {
         return invalid("not an object");
     }
     const auto* version = o->if_contains("jsonrpc");
-    if (!version || !version->is_string() || version->as_string() != "2.0") return invalid("\"jsonrpc\" must be \"2.0\"");
+    if (!version || !version->is_string() || version->as_string() != "2.0")
+        return invalid("\"jsonrpc\" must be \"2.0\"");
 
     Message m;
     const auto* id = o->if_contains("id");

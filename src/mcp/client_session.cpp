@@ -27,9 +27,7 @@ constexpr int max_input_rounds = 8;
 // A bound on list pages, so that a server that keeps returning cursors cannot loop forever.
 constexpr int max_list_pages = 10'000;
 
-json::object object_or_empty(const json::value* v) {
-    return v && v->is_object() ? v->get_object() : json::object{};
-}
+json::object object_or_empty(const json::value* v) { return v && v->is_object() ? v->get_object() : json::object{}; }
 
 std::vector<std::string> string_list(const json::value* v) {
     std::vector<std::string> out;
@@ -64,20 +62,20 @@ ClientSession::~ClientSession() {
 }
 
 awaitable<Outcome<std::shared_ptr<ClientSession>>> ClientSession::connect(asio::any_io_executor ex,
-                                                                         std::shared_ptr<jsonrpc::Channel> channel,
-                                                                         ClientOptions options) {
+                                                                          std::shared_ptr<jsonrpc::Channel> channel,
+                                                                          ClientOptions options) {
     jsonrpc::Connection::Options copts;
     copts.peer_name = fmt::format("server \"{}\"", options.server_name);
     copts.default_timeout = options.request_timeout;
     auto conn = jsonrpc::Connection::create(ex, std::move(channel), copts);
     std::shared_ptr<ClientSession> s(new ClientSession(conn, std::move(options)));
     std::weak_ptr<ClientSession> weak = s;
-    conn->on_request([weak](std::string method, json::value params,
-                            jsonrpc::IncomingRequest) -> awaitable<Outcome<json::value>> {
-        auto self = weak.lock();
-        if (!self) co_return Error{code::internal_error, "client is shutting down", {}, false};
-        co_return co_await self->handle_server_request(std::move(method), std::move(params));
-    });
+    conn->on_request(
+        [weak](std::string method, json::value params, jsonrpc::IncomingRequest) -> awaitable<Outcome<json::value>> {
+            auto self = weak.lock();
+            if (!self) co_return Error{code::internal_error, "client is shutting down", {}, false};
+            co_return co_await self->handle_server_request(std::move(method), std::move(params));
+        });
     conn->on_notification([weak](const std::string& method, const json::value& params) {
         if (auto self = weak.lock()) self->handle_notification(method, params);
     });
@@ -94,8 +92,8 @@ awaitable<Outcome<void>> ClientSession::establish() {
     const auto deadline = clock::now() + options_.connect_timeout;
     if (options_.known_era != Era::legacy) {
         const bool known_modern = options_.known_era == Era::modern;
-        auto probe_timeout = known_modern ? options_.connect_timeout : std::min(options_.probe_timeout,
-                                                                                 options_.connect_timeout);
+        auto probe_timeout =
+            known_modern ? options_.connect_timeout : std::min(options_.probe_timeout, options_.connect_timeout);
         auto modern = co_await probe(probe_timeout);
         if (!modern) co_return modern.error();
         if (*modern) co_return Outcome<void>{};
@@ -141,9 +139,8 @@ awaitable<Outcome<bool>> ClientSession::probe(std::chrono::milliseconds timeout)
                 co_return Error::make_local(code::protocol_violation,
                                             fmt::format("server \"{}\" supports protocol versions [{}]; Switchboard "
                                                         "speaks {} and {} to {}",
-                                                        options_.server_name, fmt::join(versions, ", "),
-                                                        modern_version, legacy_versions.back(),
-                                                        legacy_versions.front()));
+                                                        options_.server_name, fmt::join(versions, ", "), modern_version,
+                                                        legacy_versions.back(), legacy_versions.front()));
             }
             era_ = Era::modern;
             protocol_version_ = *ours;
@@ -178,7 +175,8 @@ void ClientSession::apply_discover_result(const json::object& o) {
     capabilities_ = object_or_empty(o.if_contains("capabilities"));
     instructions_ = string_field(o, "instructions");
     if (const auto* m = o.if_contains("_meta"); m && m->is_object())
-        if (const auto* info = m->get_object().if_contains(meta::server_info)) server_info_ = Implementation::from_json(*info);
+        if (const auto* info = m->get_object().if_contains(meta::server_info))
+            server_info_ = Implementation::from_json(*info);
     if (const auto* info = o.if_contains("serverInfo")) server_info_ = Implementation::from_json(*info);
 }
 
@@ -259,9 +257,9 @@ awaitable<Outcome<json::value>> ClientSession::request(std::string method, json:
         }
         auto* o = r->if_object();
         if (!o)
-            co_return Error::make_local(code::protocol_violation,
-                                        fmt::format("server \"{}\": the result of {} is not an object",
-                                                    options_.server_name, method));
+            co_return Error::make_local(
+                code::protocol_violation,
+                fmt::format("server \"{}\": the result of {} is not an object", options_.server_name, method));
         auto result_type = string_field(*o, "resultType");
         if (result_type.empty() || result_type == "complete") co_return std::move(*r);
         if (result_type != "input_required" || !mrtr_method(method))
@@ -293,11 +291,11 @@ awaitable<Outcome<json::object>> ClientSession::answer_input_requests(const json
         json::value params = ro && ro->contains("params") ? ro->at("params") : json::value(json::object{});
         auto r = co_await handle_server_request(method, std::move(params));
         if (!r)
-            co_return Error::make_local(code::protocol_violation,
-                                        fmt::format("server \"{}\" asked for input ({}) that Switchboard cannot give: "
-                                                    "{}",
-                                                    options_.server_name, method.empty() ? "?" : method,
-                                                    r.error().message));
+            co_return Error::make_local(
+                code::protocol_violation,
+                fmt::format("server \"{}\" asked for input ({}) that Switchboard cannot give: "
+                            "{}",
+                            options_.server_name, method.empty() ? "?" : method, r.error().message));
         answers[key] = std::move(*r);
     }
     co_return answers;
@@ -310,8 +308,8 @@ awaitable<Outcome<json::value>> ClientSession::handle_server_request(std::string
     if (method == "sampling/createMessage") h = &options_.handlers.sampling;
     if (method == "elicitation/create") h = &options_.handlers.elicitation;
     if (!h || !*h)
-        co_return Error{code::method_not_found, fmt::format("Method not found: {} (no handler in this client)", method),
-                        {}, false};
+        co_return Error{
+            code::method_not_found, fmt::format("Method not found: {} (no handler in this client)", method), {}, false};
     co_return co_await (*h)(std::move(params));
 }
 
@@ -327,7 +325,8 @@ void ClientSession::handle_notification(const std::string& method, const json::v
     }
     if (method == "notifications/message") {
         const auto* p = params.if_object();
-        spdlog::debug("[{}] log: {}", options_.server_name, p ? json::serialize(p->contains("data") ? p->at("data") : params) : "");
+        spdlog::debug("[{}] log: {}", options_.server_name,
+                      p ? json::serialize(p->contains("data") ? p->at("data") : params) : "");
     }
     if (options_.on_notification) options_.on_notification(method, params);
 }
@@ -352,9 +351,8 @@ awaitable<Outcome<std::vector<json::value>>> ClientSession::list_all(std::string
                                         fmt::format("server \"{}\" repeated the cursor \"{}\" while paging {}",
                                                     options_.server_name, *cursor, method));
     }
-    co_return Error::make_local(code::protocol_violation,
-                                fmt::format("server \"{}\": {} did not end after {} pages", options_.server_name,
-                                            method, max_list_pages));
+    co_return Error::make_local(code::protocol_violation, fmt::format("server \"{}\": {} did not end after {} pages",
+                                                                      options_.server_name, method, max_list_pages));
 }
 
 template <class T>
@@ -513,9 +511,9 @@ awaitable<Outcome<void>> ClientSession::reopen_listen() {
     co_await l->settled.wait_for(std::chrono::seconds(10));
     if (l->acknowledged) co_return Outcome<void>{};
     if (l->error) co_return *l->error;
-    co_return Error::make_local(code::timeout,
-                                fmt::format("server \"{}\" did not acknowledge subscriptions/listen within 10 s",
-                                            options_.server_name));
+    co_return Error::make_local(
+        code::timeout,
+        fmt::format("server \"{}\" did not acknowledge subscriptions/listen within 10 s", options_.server_name));
 }
 
 awaitable<void> ClientSession::close() {

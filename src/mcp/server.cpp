@@ -76,7 +76,7 @@ bool match_uri_template(std::string_view tmpl, std::string_view uri, Server::Arg
 struct Server::Session : std::enable_shared_from_this<Server::Session> {
     Server& server;
     std::shared_ptr<jsonrpc::Connection> conn;
-    std::string legacy_version;              // set by initialize
+    std::string legacy_version;  // set by initialize
     std::set<std::string> legacy_subscriptions;
     std::map<std::string, std::set<std::string>> listens;  // serialized listen id -> resource URIs
 
@@ -111,9 +111,10 @@ struct Server::Session : std::enable_shared_from_this<Server::Session> {
         if (method == "initialize") co_return initialize(p);
         if (modern) {
             if (!server.options_.modern)
-                co_return Error{code::method_not_found, "This server does not speak protocol " +
-                                                            std::string(modern_version),
-                                {}, false};
+                co_return Error{code::method_not_found,
+                                "This server does not speak protocol " + std::string(modern_version),
+                                {},
+                                false};
             const auto& v = meta->at(meta::protocol_version);
             std::string requested = v.is_string() ? std::string(v.get_string()) : json::serialize(v);
             if (!is_modern_version(requested))
@@ -140,9 +141,10 @@ struct Server::Session : std::enable_shared_from_this<Server::Session> {
     Outcome<json::value> initialize(const json::object& p) {
         // A modern-only server names the versions it speaks: a legacy client can only show this message.
         if (!server.options_.legacy)
-            return Error{code::unsupported_protocol_version,
-                         fmt::format("This server speaks only protocol {}; initialize is not supported", modern_version),
-                         json::object{{"supported", supported_versions()}}, false};
+            return Error{
+                code::unsupported_protocol_version,
+                fmt::format("This server speaks only protocol {}; initialize is not supported", modern_version),
+                json::object{{"supported", supported_versions()}}, false};
         auto requested = string_field(p, "protocolVersion");
         legacy_version = is_legacy_version(requested) ? requested : std::string(latest_legacy_version);
         json::object r{{"protocolVersion", legacy_version},
@@ -246,8 +248,8 @@ struct Server::Session : std::enable_shared_from_this<Server::Session> {
                     const auto* req_flag = o.if_contains("required");
                     auto arg = string_field(o, "name");
                     if (req_flag && req_flag->is_bool() && req_flag->get_bool() && !args.count(arg))
-                        co_return invalid_params(fmt::format("Missing required argument \"{}\" for prompt \"{}\"", arg,
-                                                             name));
+                        co_return invalid_params(
+                            fmt::format("Missing required argument \"{}\" for prompt \"{}\"", arg, name));
                 }
             auto r = co_await prompt->prompt(args);
             if (!r) co_return r.error();
@@ -308,9 +310,9 @@ struct Server::Session : std::enable_shared_from_this<Server::Session> {
             conn->notify("notifications/resources/updated", json::object{{"uri", uri}});
         for (const auto& [key, set] : listens) {
             if (!set.count(uri)) continue;
-            conn->notify("notifications/resources/updated",
-                         json::object{{"_meta", json::object{{meta::subscription_id, json::parse(key)}}},
-                                      {"uri", uri}});
+            conn->notify(
+                "notifications/resources/updated",
+                json::object{{"_meta", json::object{{meta::subscription_id, json::parse(key)}}}, {"uri", uri}});
         }
     }
 };
@@ -368,9 +370,8 @@ awaitable<void> Server::serve(std::shared_ptr<jsonrpc::Channel> channel) {
         if (!s) co_return Error{code::internal_error, "server is shutting down", {}, false};
         co_return co_await s->handle(std::move(method), std::move(params), std::move(req));
     });
-    conn->on_notification([](const std::string& method, const json::value&) {
-        spdlog::debug("client notification {}", method);
-    });
+    conn->on_notification(
+        [](const std::string& method, const json::value&) { spdlog::debug("client notification {}", method); });
     jsonrpc::AsyncEvent ended;
     conn->on_close([&ended](const Error& why) {
         spdlog::debug("session ended: {}", why.message);

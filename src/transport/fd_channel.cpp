@@ -18,7 +18,9 @@ constexpr auto as_tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 }
 
 FdChannel::FdChannel(asio::any_io_executor ex, int read_fd, int write_fd, std::size_t max_message_size)
-    : reader_(ex, read_fd), writer_(ex, write_fd), framer_(max_message_size),
+    : reader_(ex, read_fd),
+      writer_(ex, write_fd),
+      framer_(max_message_size),
       buffer_(std::make_unique<std::array<char, 64 * 1024>>()) {}
 
 FdChannel::~FdChannel() = default;
@@ -29,7 +31,7 @@ awaitable<Received> FdChannel::read() {
             if (frame->kind == jsonrpc::LineFramer::Frame::Kind::message)
                 co_return Received{Received::Kind::message, std::move(frame->text), 0, {}, {}, {}};
             co_return Received{Received::Kind::oversize, {}, frame->length, std::move(frame->head),
-                               std::move(frame->tail), {}};
+                               std::move(frame->tail),   {}};
         }
         if (read_done_) co_return Received{Received::Kind::closed, {}, 0, {}, {}, read_end_reason_};
         auto [ec, n] = co_await reader_.async_read_some(asio::buffer(*buffer_), as_tuple_awaitable);

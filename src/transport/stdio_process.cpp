@@ -92,7 +92,8 @@ struct StdioProcessChannel::State : std::enable_shared_from_this<State> {
 
     void append_stderr(std::string_view bytes) {
         stderr_ring.append(bytes);
-        if (stderr_ring.size() > opts.stderr_tail_bytes) stderr_ring.erase(0, stderr_ring.size() - opts.stderr_tail_bytes);
+        if (stderr_ring.size() > opts.stderr_tail_bytes)
+            stderr_ring.erase(0, stderr_ring.size() - opts.stderr_tail_bytes);
     }
 
     void signal_group(int sig) {
@@ -183,7 +184,8 @@ jsonrpc::Outcome<std::shared_ptr<StdioProcessChannel>> StdioProcessChannel::spaw
 
     if (!options.cwd.empty()) {
         std::error_code ec;
-        if (!fs::is_directory(options.cwd, ec)) return fail(fmt::format("working directory \"{}\" does not exist", options.cwd));
+        if (!fs::is_directory(options.cwd, ec))
+            return fail(fmt::format("working directory \"{}\" does not exist", options.cwd));
     }
 
     std::string exe;

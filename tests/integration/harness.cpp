@@ -75,9 +75,7 @@ asio::awaitable<Connected> connect(std::string command, std::vector<std::string>
     return connect(std::move(command), std::move(args), mcp::ClientOptions{}, std::move(process_options));
 }
 
-std::string demo_server() {
-    return DEMO_SERVER;
-}
+std::string demo_server() { return DEMO_SERVER; }
 
 std::vector<std::string> everything_command() {
     std::string script = std::string(PEERS_DIR) + "/node_modules/@modelcontextprotocol/server-everything/dist/index.js";
@@ -92,8 +90,7 @@ int run_command(const std::string& shell_command, std::string& stdout_text) {
     if (!p) return -1;
     char buf[4096];
     std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0)
-        stdout_text.append(buf, n);
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) stdout_text.append(buf, n);
     int status = ::pclose(p);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }

@@ -165,8 +165,7 @@ TEST_P(DemoServer, CancellationReachesTheServer) {
         EXPECT_EQ(after->content.at(0).text(), "still alive");
         co_await c.session->close();
         bool saw = false;
-        for (const auto& l : stderr_lines)
-            saw = saw || l.find("slow: cancelled") != std::string::npos;
+        for (const auto& l : stderr_lines) saw = saw || l.find("slow: cancelled") != std::string::npos;
         EXPECT_TRUE(saw) << "the server did not report the cancellation";
     });
 }

@@ -15,9 +15,7 @@ namespace json = boost::json;
 using asio::awaitable;
 using clock = std::chrono::steady_clock;
 
-bool contains(const std::string& s, std::string_view what) {
-    return s.find(what) != std::string::npos;
-}
+bool contains(const std::string& s, std::string_view what) { return s.find(what) != std::string::npos; }
 
 TEST(Failure, ServerKilledMidCallFailsTheCallWithinASecond) {
     run([&]() -> awaitable<void> {

@@ -35,7 +35,6 @@ using switchboard::test::run;
 
 namespace {
 
-
 /// A spawned coroutine that another can join.
 struct Task {
     rpc::AsyncEvent done;
@@ -127,8 +126,7 @@ TEST_F(ConnectionTest, ConcurrentRequestsAnsweredOutOfOrderAreCorrelated) {
         for (int i = 0; i < 4; ++i)
             tasks.push_back(
                 spawn(ex, [&, i]() -> awaitable<void> { results[i] = co_await call_sleep(client, delays[i], i); }));
-        for (auto& t : tasks)
-            co_await join(t);
+        for (auto& t : tasks) co_await join(t);
         for (int i = 0; i < 4; ++i) {
             CO_ASSERT_TRUE(results[i].has_value());
             CO_ASSERT_TRUE(results[i]->has_value()) << results[i]->error().message;

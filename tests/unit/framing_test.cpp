@@ -12,8 +12,7 @@ namespace {
 
 std::vector<LineFramer::Frame> drain(LineFramer& f) {
     std::vector<LineFramer::Frame> out;
-    while (auto fr = f.next())
-        out.push_back(std::move(*fr));
+    while (auto fr = f.next()) out.push_back(std::move(*fr));
     return out;
 }
 
@@ -34,8 +33,7 @@ TEST(LineFramer, SplitsLinesFedByteByByte) {
     std::vector<LineFramer::Frame> frames;
     for (char c : input) {
         f.feed(std::string_view(&c, 1));
-        for (auto& fr : drain(f))
-            frames.push_back(std::move(fr));
+        for (auto& fr : drain(f)) frames.push_back(std::move(fr));
     }
     EXPECT_EQ(texts(frames), (std::vector<std::string>{"{\"a\":1}", "{\"b\":2}", "{\"c\":3}"}));
     EXPECT_EQ(f.buffered(), 0u);
@@ -73,8 +71,7 @@ TEST(LineFramer, OversizeLineStreamedInSmallChunksGivesOneFrame) {
     constexpr std::size_t limit = 100;
     LineFramer f(limit);
     std::string line;
-    for (std::size_t i = 0; i < 10'000; ++i)
-        line.push_back(static_cast<char>('a' + (i * 7 + i / 26) % 26));
+    for (std::size_t i = 0; i < 10'000; ++i) line.push_back(static_cast<char>('a' + (i * 7 + i / 26) % 26));
     line.replace(0, 8, "HEADHEAD");
     line.replace(line.size() - 8, 8, "TAILTAIL");
     const std::string input = line + "\n{\"ok\":true}\n";
@@ -83,8 +80,7 @@ TEST(LineFramer, OversizeLineStreamedInSmallChunksGivesOneFrame) {
     for (std::size_t off = 0; off < input.size(); off += 7) {
         f.feed(std::string_view(input).substr(off, 7));
         EXPECT_LE(f.buffered(), limit) << "at offset " << off;
-        for (auto& fr : drain(f))
-            frames.push_back(std::move(fr));
+        for (auto& fr : drain(f)) frames.push_back(std::move(fr));
     }
     ASSERT_EQ(frames.size(), 2u);
     const auto& big = frames[0];

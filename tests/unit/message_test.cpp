@@ -179,9 +179,7 @@ TEST(Preview, ShortTextUnchanged) {
     EXPECT_EQ(rpc::preview("0123456789", 10), "0123456789");
 }
 
-TEST(Preview, LongTextCutWithEllipsis) {
-    EXPECT_EQ(rpc::preview("0123456789abc", 10), "0123456789…");
-}
+TEST(Preview, LongTextCutWithEllipsis) { EXPECT_EQ(rpc::preview("0123456789abc", 10), "0123456789…"); }
 
 TEST(Preview, DoesNotSplitUtf8Sequence) {
     // "ab" then "é" (C3 A9) then "€" (E2 82 AC): cutting at 3 or 4 bytes would split a sequence.

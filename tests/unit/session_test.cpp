@@ -35,7 +35,6 @@ using switchboard::test::run;
 
 namespace {
 
-
 json::object text_content(const std::string& text) {
     json::array content;
     content.push_back(json::object{{"type", "text"}, {"text", text}});
@@ -300,8 +299,7 @@ TEST_P(SessionEraTest, ListToolsFollowsPagination) {
         auto tools = co_await s->list_tools();
         CO_ASSERT_TRUE(tools.has_value()) << tools.error().message;
         std::vector<std::string> names;
-        for (const auto& t : *tools)
-            names.push_back(t.name);
+        for (const auto& t : *tools) names.push_back(t.name);
         EXPECT_EQ(names, (std::vector<std::string>{"echo", "tool1", "tool2", "tool3", "tool4"}));
         EXPECT_EQ((*tools)[0].description, "Echoes its text");
         co_await s->close();
@@ -469,8 +467,7 @@ TEST(MatchUriTemplate, NoVariables) {
 }
 
 TEST(Version, LegacyVersions) {
-    for (auto v : {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"})
-        EXPECT_TRUE(mcp::is_legacy_version(v)) << v;
+    for (auto v : {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}) EXPECT_TRUE(mcp::is_legacy_version(v)) << v;
     EXPECT_FALSE(mcp::is_legacy_version("2026-07-28"));
     EXPECT_FALSE(mcp::is_legacy_version("2024-10-07"));
     EXPECT_FALSE(mcp::is_legacy_version(""));

@@ -32,7 +32,7 @@ struct ServerConfig {
     std::string command;
     std::vector<std::string> args;
     std::map<std::string, std::string> env;  ///< overrides on top of the inherited environment
-    std::string cwd;                          ///< empty: inherit
+    std::string cwd;                         ///< empty: inherit
 
     // http, sse, ws
     std::string url;
@@ -42,8 +42,8 @@ struct ServerConfig {
     bool lazy = false;
     std::chrono::milliseconds startup_timeout{30'000};
     std::chrono::milliseconds tool_timeout{60'000};
-    int max_reconnect_attempts = 10;  ///< 0 = forever
-    std::vector<std::string> allowed_tools;   ///< empty: all
+    int max_reconnect_attempts = 10;         ///< 0 = forever
+    std::vector<std::string> allowed_tools;  ///< empty: all
     std::vector<std::string> excluded_tools;
 
     /// Non-empty when this entry cannot be started (e.g. a `${VAR}` without default is unset, no command/url).
@@ -52,9 +52,9 @@ struct ServerConfig {
 };
 
 struct Config {
-    std::vector<ServerConfig> servers;    ///< in file order
-    std::string source;                    ///< file path or "<string>"
-    std::vector<std::string> warnings;     ///< e.g. "settings.json: server \"x\": unknown key \"comand\""
+    std::vector<ServerConfig> servers;  ///< in file order
+    std::string source;                 ///< file path or "<string>"
+    std::vector<std::string> warnings;  ///< e.g. "settings.json: server \"x\": unknown key \"comand\""
 
     const ServerConfig* find(std::string_view name) const;
 };

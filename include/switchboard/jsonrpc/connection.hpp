@@ -74,7 +74,7 @@ public:
     struct Options {
         std::string peer_name = "peer";  ///< used in every error message ("server \"x\" ...")
         std::chrono::milliseconds default_timeout{60'000};
-        bool reply_to_invalid = false;   ///< server role: answer unparseable input with -32700 / -32600
+        bool reply_to_invalid = false;  ///< server role: answer unparseable input with -32700 / -32600
         /// Server role: when the peer's stream ends, still answer the requests in progress (bounded), so that
         /// `printf '...' | server` gets every reply.
         std::chrono::milliseconds finish_incoming_on_eof{0};

@@ -43,9 +43,9 @@ private:
     void finish_discard();
 
     std::size_t max_;
-    std::string partial_;       // incomplete trailing line
-    std::deque<Frame> ready_;   // complete frames not yet taken
-    bool discarding_ = false;   // inside an oversize line
+    std::string partial_;      // incomplete trailing line
+    std::deque<Frame> ready_;  // complete frames not yet taken
+    bool discarding_ = false;  // inside an oversize line
     std::size_t discarded_ = 0;
     std::string head_, tail_;
 };

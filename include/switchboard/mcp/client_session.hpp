@@ -141,8 +141,7 @@ private:
     boost::asio::awaitable<Outcome<boost::json::value>> handle_server_request(std::string method,
                                                                               boost::json::value params);
     void handle_notification(const std::string& method, const boost::json::value& params);
-    boost::asio::awaitable<Outcome<std::vector<boost::json::value>>> list_all(std::string method,
-                                                                              std::string_view key);
+    boost::asio::awaitable<Outcome<std::vector<boost::json::value>>> list_all(std::string method, std::string_view key);
     boost::asio::awaitable<Outcome<void>> reopen_listen();
     jsonrpc::RequestOptions request_options(const CallOptions& o) const;
 

@@ -42,8 +42,8 @@ public:
     /// Returns a GetPromptResult object.
     using PromptGetter = std::function<boost::asio::awaitable<Outcome<boost::json::object>>(const Args& arguments)>;
     /// Completion values for an argument of a prompt or resource template.
-    using Completer = std::function<std::vector<std::string>(const boost::json::object& ref, const std::string& argument,
-                                                             const std::string& value, const Args& context)>;
+    using Completer = std::function<std::vector<std::string>(
+        const boost::json::object& ref, const std::string& argument, const std::string& value, const Args& context)>;
 
     explicit Server(ServerOptions options);
     ~Server();

@@ -26,11 +26,11 @@ struct StdioProcessOptions {
     std::string command;
     std::vector<std::string> args;
     std::map<std::string, std::string> env;  ///< added to (or replacing in) the inherited environment
-    std::string cwd;                          ///< empty: inherit
+    std::string cwd;                         ///< empty: inherit
     std::size_t max_message_size = jsonrpc::default_max_message_size;
     std::size_t stderr_tail_bytes = 64 * 1024;
-    std::chrono::milliseconds exit_grace{2000};  ///< after closing stdin, before SIGTERM
-    std::chrono::milliseconds term_grace{2000};  ///< after SIGTERM, before SIGKILL
+    std::chrono::milliseconds exit_grace{2000};                 ///< after closing stdin, before SIGTERM
+    std::chrono::milliseconds term_grace{2000};                 ///< after SIGTERM, before SIGKILL
     std::function<void(std::string_view line)> on_stderr_line;  ///< besides the debug log
 };
 
