@@ -132,6 +132,7 @@ awaitable<Outcome<bool>> ClientSession::probe(std::chrono::milliseconds timeout)
         if (r && r->is_object()) {
             const auto& o = r->get_object();
             auto versions = string_list(o.if_contains("supportedVersions"));
+            if (versions.empty()) co_return false;  // e.g. `{}` from a legacy server that answers anything: not ours
             auto ours = std::find_if(versions.begin(), versions.end(), [](auto& v) { return is_modern_version(v); });
             if (ours == versions.end()) {
                 if (std::any_of(versions.begin(), versions.end(), [](auto& v) { return is_legacy_version(v); }))
@@ -310,7 +311,13 @@ awaitable<Outcome<json::value>> ClientSession::handle_server_request(std::string
     if (!h || !*h)
         co_return Error{
             code::method_not_found, fmt::format("Method not found: {} (no handler in this client)", method), {}, false};
-    co_return co_await (*h)(std::move(params));
+    if (method != "elicitation/create") co_return co_await (*h)(std::move(params));
+    json::value schema;
+    if (const auto* p = params.if_object())
+        if (const auto* s = p->if_contains("requestedSchema")) schema = *s;
+    auto answer = co_await (*h)(std::move(params));
+    if (!answer) co_return answer;
+    co_return apply_elicitation_defaults(schema, std::move(*answer));
 }
 
 void ClientSession::handle_notification(const std::string& method, const json::value& params) {
