@@ -341,6 +341,13 @@ awaitable<Outcome<std::vector<json::value>>> ClientSession::list_all(std::string
         auto r = co_await request(method, std::move(params));
         if (!r) co_return r.error();
         auto& o = r->get_object();
+        if (page == 0) {
+            const auto* ttl = o.if_contains("ttlMs");
+            list_ttl_[method] =
+                ttl && ttl->is_number() && ttl->to_number<double>() >= 0
+                    ? std::optional(std::chrono::milliseconds(static_cast<std::int64_t>(ttl->to_number<double>())))
+                    : std::nullopt;
+        }
         if (auto* list = o.if_contains(key); list && list->is_array())
             for (auto& item : list->get_array()) items.push_back(std::move(item));
         const auto* next = o.if_contains("nextCursor");

@@ -123,6 +123,13 @@ public:
         return request(std::move(method), std::move(params), CallOptions{});
     }
 
+    /// The `ttlMs` (2026-07-28 CacheableResult) of the last list of `method` ("resources/list", ...); nullopt when the
+    /// server gave none.
+    std::optional<std::chrono::milliseconds> list_ttl(const std::string& method) const {
+        auto it = list_ttl_.find(method);
+        return it == list_ttl_.end() ? std::nullopt : it->second;
+    }
+
     /// Ends the session and closes the channel as its transport prescribes.
     boost::asio::awaitable<void> close();
     bool is_open() const { return connection_->is_open(); }
@@ -153,6 +160,7 @@ private:
     Implementation server_info_;
     std::string instructions_;
     std::string log_level_;  // modern: sent per request
+    std::map<std::string, std::optional<std::chrono::milliseconds>> list_ttl_;
 
     // Modern subscriptions: one listen stream carrying the whole filter.
     struct Listen;
