@@ -477,5 +477,58 @@ TEST_P(HostEra, ResourcesCacheSubscriptionsAttachmentsAndPrompts) {
         60s);
 }
 
+TEST(Host, ListChangesLogMessagesAndProgressFromTheOfficialEverythingServer) {
+    auto cmd = everything_command();
+    ASSERT_FALSE(cmd.empty());
+    json::array args;
+    for (std::size_t i = 1; i < cmd.size(); ++i) args.emplace_back(cmd[i]);
+    auto cfg =
+        config_of({{"everything", R"({"command": )" + q(cmd[0]) + R"(, "args": )" + json::serialize(args) + "}"}});
+    run(
+        [&]() -> awaitable<void> {
+            auto ex = co_await asio::this_coro::executor;
+            auto h = Host::create(ex, cfg, fast_options());
+            int resources_changed = 0, logs = 0, progress = 0;
+            h->events().subscribe([&](const Event& e) {
+                if (e.kind == Event::Kind::resources_changed && e.server == "everything") ++resources_changed;
+                if (e.kind == Event::Kind::log_message) ++logs;
+                if (e.kind == Event::Kind::progress && e.tool_call_id == "long") ++progress;
+            });
+            h->start();
+            co_await h->wait_until_settled(30s);
+            CO_ASSERT_EQ(h->status("everything")->phase, Phase::connected);
+            const auto before = h->resources().size();
+            const int changed_before = resources_changed;
+
+            // The tool registers a session resource: the server sends notifications/resources/list_changed.
+            auto r = co_await h->execute_tool(tool_call(
+                "gz", "gzip-file-as-resource",
+                R"({"name": "hello.gz", "data": "data:text/plain;base64,SGVsbG8=", "outputType": "resourceLink"})"));
+            EXPECT_EQ(r.status, host::ToolExecutionResult::Status::ok) << r.text();
+            EXPECT_NE(r.text().find("Resource link: "), std::string::npos) << r.text();
+            for (int i = 0; i < 300 && h->resources().size() == before; ++i) co_await sleep_for(10ms);
+            EXPECT_EQ(h->resources().size(), before + 1);
+            EXPECT_GT(resources_changed, changed_before);
+            bool found = false;
+            for (const auto& res : h->resources())
+                found = found || res.resource.uri.find("hello.gz") != std::string::npos;
+            EXPECT_TRUE(found);
+
+            // Progress of a tool call is raised as an event with the call's id.
+            auto p = co_await h->execute_tool(
+                tool_call("long", "trigger-long-running-operation", R"({"duration": 1, "steps": 3})"));
+            EXPECT_EQ(p.status, host::ToolExecutionResult::Status::ok) << p.text();
+            EXPECT_EQ(progress, 3);
+
+            // Server log messages are raised as events.
+            auto t = co_await h->execute_tool(tool_call("log", "toggle-simulated-logging", "{}"));
+            EXPECT_EQ(t.status, host::ToolExecutionResult::Status::ok) << t.text();
+            for (int i = 0; i < 600 && logs == 0; ++i) co_await sleep_for(10ms);
+            EXPECT_GT(logs, 0);
+            co_await h->shutdown();
+        },
+        90s);
+}
+
 }  // namespace
 }  // namespace switchboard::test
