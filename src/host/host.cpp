@@ -302,6 +302,17 @@ awaitable<std::string> Host::connect_attempt(std::shared_ptr<Server> s, std::uin
         }
     }
 
+    // A modern server sends list changes only on a subscriptions/listen stream (legacy ones send them unasked).
+    if (session->era() == mcp::Era::modern && s->subscriptions.empty())
+        asio::co_spawn(
+            ex_,
+            [session, name = s->config.name]() -> awaitable<void> {
+                auto r = co_await session->listen_for_changes();
+                if (!r)
+                    spdlog::warn("server \"{}\": listening for list changes failed: {}", name, r.error().describe());
+            },
+            asio::detached);
+
     session->connection().on_close([weak, s, gen](const Error& why) {
         if (auto h = weak.lock()) h->on_lost(s, gen, why);
     });

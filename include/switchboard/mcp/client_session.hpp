@@ -97,6 +97,10 @@ public:
     /// for its acknowledgment. Updates arrive through on_notification as notifications/resources/updated.
     boost::asio::awaitable<Outcome<void>> subscribe(std::string uri);
     boost::asio::awaitable<Outcome<void>> unsubscribe(std::string uri);
+    /// Modern: opens the subscriptions/listen stream for the list changes the server advertises (`listChanged`), so
+    /// that notifications/{tools,prompts,resources}/list_changed arrive through on_notification as they do unasked
+    /// from a legacy server. No-op for legacy servers, when a stream is open, or when nothing is advertised.
+    boost::asio::awaitable<Outcome<void>> listen_for_changes();
     boost::asio::awaitable<Outcome<std::vector<Prompt>>> list_prompts();
     boost::asio::awaitable<Outcome<GetPromptResult>> get_prompt(std::string name,
                                                                 std::map<std::string, std::string> arguments,
