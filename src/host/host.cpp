@@ -8,6 +8,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -240,8 +241,12 @@ void Host::launch(const std::shared_ptr<Server>& s) {
     const auto gen = ++s->gen;
     s->attempt = 0;
     set_phase(*s, Phase::starting);
-    asio::co_spawn(ex_, first_start(s, gen),
-                   [self = shared_from_this()](std::exception_ptr e) { log_exception(e, "server start"); });
+    // Posted, not dispatched: co_spawn would run up to the first suspension inline, and a spawn (fork/exec) blocks
+    // for milliseconds; start() returns at once and each server's I/O overlaps the next one's spawn.
+    asio::post(ex_, [self = shared_from_this(), s, gen] {
+        asio::co_spawn(self->ex_, self->first_start(s, gen),
+                       [self](std::exception_ptr e) { log_exception(e, "server start"); });
+    });
 }
 
 awaitable<void> Host::first_start(std::shared_ptr<Server> s, std::uint64_t gen) {

@@ -193,6 +193,12 @@ TEST_P(HostEra, ServerKilledDuringACallFailsItFastThenComesBack) {
             CO_ASSERT_EQ(h->status("demo")->phase, Phase::connected);
             const int pid = read_pid(pid_file);
             CO_ASSERT_TRUE(pid > 0);
+            auto sub = co_await h->subscribe_resource("demo", "demo://counter");
+            CO_ASSERT_TRUE(sub.has_value());
+            std::vector<std::string> updated;
+            h->events().subscribe([&](const Event& e) {
+                if (e.kind == Event::Kind::resource_updated) updated.push_back(e.uri);
+            });
 
             // Kill the server while a slow call is running.
             asio::co_spawn(
@@ -219,6 +225,11 @@ TEST_P(HostEra, ServerKilledDuringACallFailsItFastThenComesBack) {
             auto ok = co_await h->execute_tool(tool_call("c2", "echo", R"({"message": "after"})"));
             EXPECT_EQ(ok.status, host::ToolExecutionResult::Status::ok) << ok.text();
             EXPECT_EQ(ok.text(), "after");
+            // The subscription was restored on the new process.
+            auto bump = co_await h->execute_tool(tool_call("c3", "bump", "{}"));
+            EXPECT_EQ(bump.text(), "counter = 1");
+            for (int i = 0; i < 200 && updated.empty(); ++i) co_await sleep_for(10ms);
+            EXPECT_EQ(updated, std::vector<std::string>{"demo://counter"});
             co_await h->shutdown();
         },
         60s);
@@ -342,6 +353,9 @@ TEST(Host, ShutdownWaitsForActiveCallsThenCancelsTheRest) {
             EXPECT_EQ(quick->status, host::ToolExecutionResult::Status::ok) << quick->text();
             EXPECT_EQ(slow->status, host::ToolExecutionResult::Status::cancelled) << slow->text();
             EXPECT_GE(took, 1400ms);
+            // The server itself saw the cancellation (its stderr says so).
+            EXPECT_NE(h->status("demo")->stderr_tail.find("slow: cancelled"), std::string::npos)
+                << h->status("demo")->stderr_tail;
             EXPECT_LT(took, 6s);
             EXPECT_TRUE(h->tool_index().empty());
             // No new calls after shutdown.
