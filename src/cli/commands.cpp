@@ -156,10 +156,11 @@ std::string render_status(const std::vector<ServerStatus>& servers) {
     std::string out = fmt::format("{:<20} {:<9} {:<12} {:>8} {:<11} {:>5} {:>9} {:>7} {:>8}\n", "SERVER", "TRANSPORT",
                                   "PHASE", "FOR", "PROTOCOL", "TOOLS", "RESOURCES", "PROMPTS", "MS");
     for (const auto& s : servers) {
-        out += fmt::format("{:<20} {:<9} {:<12} {:>8} {:<11} {:>5} {:>9} {:>7} {:>8}\n", s.name,
-                           host::to_string(s.transport), phase_name(s), short_duration(s.time_in_phase),
-                           s.protocol_version.empty() ? "-" : s.protocol_version, s.tools, s.resources, s.prompts,
-                           s.connect_time.count());
+        out +=
+            fmt::format("{:<20} {:<9} {:<12} {:>8} {:<11} {:>5} {:>9} {:>7} {:>8}\n", s.name,
+                        host::to_string(s.transport), phase_name(s), s.enabled ? short_duration(s.time_in_phase) : "-",
+                        s.protocol_version.empty() ? "-" : s.protocol_version, s.tools, s.resources, s.prompts,
+                        s.connect_time.count());
         if (!s.last_error.empty() && (s.phase == Phase::error || s.phase == Phase::reconnecting))
             out += fmt::format("  error: {}\n", s.last_error);
     }
