@@ -277,7 +277,40 @@ awaitable<std::string> Host::connect_attempt(std::shared_ptr<Server> s, std::uin
         sp->stderr_lines.emplace_back(line.substr(0, 1000));
         while (sp->stderr_lines.size() > max) sp->stderr_lines.pop_front();
     };
-    auto sc = co_await connect_server(ex_, s->config, o);
+    // The whole start (spawn, handshake, listings) is bounded by startupTimeoutMs. The attempt runs on its own so
+    // that the deadline is kept even when giving up takes longer (closing a hung stdio server waits for it to exit);
+    // a late result is closed when it arrives.
+    struct Attempt {
+        std::optional<ServerConnection> result;
+        jsonrpc::AsyncEvent done;
+    };
+    auto attempt = std::make_shared<Attempt>();
+    asio::co_spawn(
+        ex_,
+        [ex = ex_, s, o, attempt]() -> awaitable<void> {
+            attempt->result = co_await connect_server(ex, s->config, o);
+            attempt->done.set();
+        },
+        [attempt](std::exception_ptr e) {
+            log_exception(e, "connect");
+            attempt->done.set();
+        });
+    const auto limit = s->config.startup_timeout + std::chrono::milliseconds(200);
+    const bool finished = co_await attempt->done.wait_for(limit);
+    if (!finished || !attempt->result) {
+        const auto phase = s->phase;
+        asio::co_spawn(
+            ex_,
+            [attempt]() -> awaitable<void> {
+                for (bool done = attempt->done.is_set(); !done;)
+                    done = co_await attempt->done.wait_for(std::chrono::hours(1));
+                if (attempt->result && attempt->result->session) co_await attempt->result->session->close();
+            },
+            asio::detached);
+        co_return fmt::format("server \"{}\" did not finish starting within {} ms (startupTimeoutMs; it was {})",
+                              s->config.name, s->config.startup_timeout.count(), to_string(phase));
+    }
+    auto sc = std::move(*attempt->result);
     if (s->gen != gen || stopping_) {
         if (sc.session) co_await sc.session->close();
         co_return std::string("stopped");
