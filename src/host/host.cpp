@@ -340,14 +340,23 @@ awaitable<std::string> Host::connect_attempt(std::shared_ptr<Server> s, std::uin
         }
     }
 
-    // A modern server sends list changes only on a subscriptions/listen stream (legacy ones send them unasked).
+    // A modern server sends list changes only on a subscriptions/listen stream (legacy ones send them unasked). A
+    // change between our listings and the stream's acknowledgment would be lost: list again once it is open.
     if (session->era() == mcp::Era::modern && s->subscriptions.empty())
         asio::co_spawn(
             ex_,
-            [session, name = s->config.name]() -> awaitable<void> {
+            [weak, s, gen, session]() -> awaitable<void> {
                 auto r = co_await session->listen_for_changes();
-                if (!r)
-                    spdlog::warn("server \"{}\": listening for list changes failed: {}", name, r.error().describe());
+                if (!r) {
+                    spdlog::warn("server \"{}\": listening for list changes failed: {}", s->config.name,
+                                 r.error().describe());
+                    co_return;
+                }
+                auto h = weak.lock();
+                if (!h || s->gen != gen) co_return;
+                if (session->has_capability("tools", "listChanged")) co_await h->relist(s, gen, "tools");
+                if (session->has_capability("prompts", "listChanged")) co_await h->relist(s, gen, "prompts");
+                if (session->has_capability("resources", "listChanged")) co_await h->relist(s, gen, "resources");
             },
             asio::detached);
 

@@ -240,6 +240,38 @@ TEST_P(HostEra, ServerKilledDuringACallFailsItFastThenComesBack) {
 INSTANTIATE_TEST_SUITE_P(Eras, HostEra, ::testing::Values("--modern-only", "--legacy-only"),
                          [](const auto& info) { return info.param == "--modern-only" ? "Modern" : "Legacy"; });
 
+TEST_P(HostEra, ToolListChangesRebuildTheIndex) {
+    auto cfg = config_of({{"demo", demo_entry(q(GetParam()) + R"(, "--dynamic-tools")")}});
+    run(
+        [&]() -> awaitable<void> {
+            auto ex = co_await asio::this_coro::executor;
+            auto h = Host::create(ex, cfg, fast_options());
+            int tools_changed = 0;
+            h->events().subscribe([&](const Event& e) {
+                if (e.kind == Event::Kind::tools_changed) ++tools_changed;
+            });
+            h->start();
+            co_await h->wait_until_settled(20s);
+            EXPECT_EQ(h->tool_index().size(), 10u);
+            EXPECT_FALSE(h->tool_index().find("extra"));
+            const int before = tools_changed;
+            auto added = co_await h->execute_tool(tool_call("1", "toggle_extra", "{}"));
+            EXPECT_EQ(added.text(), "extra added");
+            for (int i = 0; i < 300 && !h->tool_index().find("extra"); ++i) co_await sleep_for(10ms);
+            CO_ASSERT_TRUE(h->tool_index().find("extra") != nullptr);
+            EXPECT_GT(tools_changed, before);
+            auto extra = co_await h->execute_tool(tool_call("2", "extra", "{}"));
+            EXPECT_EQ(extra.text(), "extra");
+            auto removed = co_await h->execute_tool(tool_call("3", "toggle_extra", "{}"));
+            EXPECT_EQ(removed.text(), "extra removed");
+            for (int i = 0; i < 300 && h->tool_index().find("extra"); ++i) co_await sleep_for(10ms);
+            EXPECT_FALSE(h->tool_index().find("extra"));
+            EXPECT_EQ(h->tool_index().size(), 10u);
+            co_await h->shutdown();
+        },
+        60s);
+}
+
 TEST(Host, SameToolsOnTwoServersArePrefixedInEitherConnectOrder) {
     for (int order = 0; order < 2; ++order) {
         // The delayed server connects last.
