@@ -1,6 +1,5 @@
 #include <switchboard/host/server_connection.hpp>
 #include <switchboard/jsonrpc/async_event.hpp>
-#include <switchboard/transport/stdio_process.hpp>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -67,29 +66,20 @@ awaitable<ServerConnection> connect_server(asio::any_io_executor ex, const Serve
         finish(config.invalid);
         co_return sc;
     }
-    if (config.type != TransportKind::stdio) {
-        finish(fmt::format("the {} transport is not available in this build yet", to_string(config.type)));
-        co_return sc;
-    }
-
-    transport::StdioProcessOptions po;
-    po.name = config.name;
-    po.command = config.command;
-    po.args = config.args;
-    po.env = config.env;
-    po.cwd = config.cwd;
-    po.max_message_size = options.max_message_size;
-    auto channel = transport::StdioProcessChannel::spawn(ex, po);
+    if (options.on_phase) options.on_phase(Phase::starting);
+    auto channel = open_channel(ex, config, options.max_message_size, options.channel_hooks);
     if (!channel) {
         finish(channel.error().message);
         co_return sc;
     }
+    if (options.on_phase) options.on_phase(Phase::initializing);
 
     mcp::ClientOptions co;
     co.server_name = config.name;
-    co.client_info = mcp::Implementation{"switchboard", SWITCHBOARD_VERSION, "Switchboard"};
+    co.client_info = options.client_info;
     co.connect_timeout = config.startup_timeout;
-    co.request_timeout = config.tool_timeout;
+    co.request_timeout = config.startup_timeout;
+    co.known_era = options.known_era;
     co.handlers = options.handlers;
     if (options.on_notification)
         co.on_notification = [cb = options.on_notification, name = config.name](
@@ -102,6 +92,7 @@ awaitable<ServerConnection> connect_server(asio::any_io_executor ex, const Serve
     sc.session = *session;
     auto& s = *sc.session;
     std::string error;
+    if (options.on_phase) options.on_phase(Phase::listing);
     if (options.list_tools && s.has_capability("tools")) {
         if (auto r = co_await s.list_tools())
             sc.tools = std::move(*r);

@@ -49,6 +49,9 @@ struct ServerConfig {
     /// Non-empty when this entry cannot be started (e.g. a `${VAR}` without default is unset, no command/url).
     /// The other servers of the file are still usable; the host reports this as the server's error.
     std::string invalid;
+
+    /// Hot reload restarts a server whose entry changed in any way.
+    bool operator==(const ServerConfig&) const = default;
 };
 
 struct Config {
