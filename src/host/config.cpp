@@ -19,21 +19,14 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr std::string_view server_keys[] = {"type",
-                                            "command",
-                                            "args",
-                                            "env",
-                                            "cwd",
-                                            "url",
-                                            "headers",
-                                            "enabled",
-                                            "disabled",
-                                            "lazy",
-                                            "startupTimeoutMs",
-                                            "toolTimeoutMs",
-                                            "maxReconnectAttempts",
-                                            "allowedTools",
-                                            "excludedTools"};
+constexpr std::string_view server_keys[] = {"type",          "command",
+                                            "args",          "env",
+                                            "cwd",           "url",
+                                            "headers",       "caFile",
+                                            "enabled",       "disabled",
+                                            "lazy",          "startupTimeoutMs",
+                                            "toolTimeoutMs", "maxReconnectAttempts",
+                                            "allowedTools",  "excludedTools"};
 
 // Keys other clients write into the same entries; accepted so that a shared file does not produce noise.
 constexpr std::string_view foreign_server_keys[] = {"envFile", "description", "autoApprove", "alwaysAllow", "timeout",
@@ -350,6 +343,8 @@ void EntryParser::parse_key(std::string_view key, const json::value& value) {
         if (auto s = get_string(key, value)) server_.url = expand(*s, key);
     } else if (key == "headers") {
         if (auto map = get_string_map(key, value, false)) server_.headers = std::move(*map);
+    } else if (key == "caFile") {
+        if (auto s = get_string(key, value)) server_.ca_file = expand(*s, key);
     } else if (key == "enabled") {
         if (auto b = get_bool(key, value)) server_.enabled = *b;
     } else if (key == "disabled") {

@@ -1,6 +1,6 @@
 #include <switchboard/host/server_connection.hpp>
 #include <switchboard/jsonrpc/async_event.hpp>
-#include <switchboard/transport/stdio_process.hpp>
+#include <switchboard/host/transport_factory.hpp>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -67,19 +67,7 @@ awaitable<ServerConnection> connect_server(asio::any_io_executor ex, const Serve
         finish(config.invalid);
         co_return sc;
     }
-    if (config.type != TransportKind::stdio) {
-        finish(fmt::format("the {} transport is not available in this build yet", to_string(config.type)));
-        co_return sc;
-    }
-
-    transport::StdioProcessOptions po;
-    po.name = config.name;
-    po.command = config.command;
-    po.args = config.args;
-    po.env = config.env;
-    po.cwd = config.cwd;
-    po.max_message_size = options.max_message_size;
-    auto channel = transport::StdioProcessChannel::spawn(ex, po);
+    auto channel = co_await open_channel(ex, config, options.max_message_size);
     if (!channel) {
         finish(channel.error().message);
         co_return sc;

@@ -1,0 +1,130 @@
+// A scripted MCP Streamable HTTP server (legacy era, sessions) for fault-injection tests of the HTTP client.
+// Only node's own http/https modules. The path picks the behaviour of tools/call:
+//   /mcp       normal: SSE reply with a priming event (empty data) before the result
+//   /json      normal: a JSON reply
+//   /expire    the first session is gone when tools/call arrives (404); later sessions work
+//   /resume    the SSE reply sends retry + an event with an id, then the connection is cut; a GET with
+//              Last-Event-ID gets the result
+//   /oversize  tools/call with message "big" answers with a result bigger than the client's limit
+//   /cut       the JSON reply is cut in the middle (the socket is destroyed)
+//   /redirect/N  307 to /redirect/N-1 ... /mcp          /tohttp  307 to the plain-http server (from https)
+// GET /stats returns what was seen (request headers, initialize count, resume details).
+// Usage: node http_fault_server.mjs [--cert FILE --key FILE]; prints {"http":PORT,"https":PORT} on stdout.
+import http from 'node:http';
+import https from 'node:https';
+import fs from 'node:fs';
+
+const argv = process.argv.slice(2);
+const opt = (name) => { const i = argv.indexOf(name); return i >= 0 ? argv[i + 1] : undefined; };
+
+const sessions = new Map();
+let sessionCount = 0;
+const stats = { initializes: 0, deletes: 0, requests: [], resume: null };
+const pendingResume = new Map();
+let cutAt = 0;
+let httpPort = 0;
+
+function json(res, status, body, headers = {}) {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(body === undefined ? undefined : JSON.stringify(body));
+}
+
+function handler(req, res) {
+  const url = new URL(req.url, 'http://x');
+  const path = url.pathname;
+  if (path === '/stats') return json(res, 200, stats);
+  stats.requests.push({ method: req.method, path, headers: req.headers });
+  const redirect = path.match(/^\/redirect\/(\d+)$/);
+  if (redirect) {
+    const n = Number(redirect[1]);
+    res.writeHead(307, { location: n > 1 ? `/redirect/${n - 1}` : '/mcp' });
+    return res.end();
+  }
+  if (path === '/tohttp') {
+    res.writeHead(307, { location: `http://127.0.0.1:${httpPort}/mcp` });
+    return res.end();
+  }
+  const mode = path.slice(1);
+  if (req.method === 'GET') {
+    const last = req.headers['last-event-id'];
+    if (mode === 'resume' && last && pendingResume.has(last)) {
+      stats.resume = { lastEventId: last, delayMs: Date.now() - cutAt };
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`id: r2\ndata: ${JSON.stringify(pendingResume.get(last))}\n\n`);
+      return res.end();
+    }
+    res.writeHead(405);
+    return res.end();
+  }
+  if (req.method === 'DELETE') {
+    stats.deletes++;
+    sessions.delete(req.headers['mcp-session-id']);
+    res.writeHead(200);
+    return res.end();
+  }
+  let chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    let msg;
+    try { msg = JSON.parse(Buffer.concat(chunks).toString()); } catch { return json(res, 400, { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error' }, id: null }); }
+    if (msg.method === 'initialize') {
+      stats.initializes++;
+      const sid = `session-${++sessionCount}`;
+      sessions.set(sid, { n: sessionCount });
+      return json(res, 200, { jsonrpc: '2.0', id: msg.id, result: { protocolVersion: '2025-11-25', capabilities: { tools: {} }, serverInfo: { name: 'fault', version: '1' } } }, { 'mcp-session-id': sid });
+    }
+    const sid = req.headers['mcp-session-id'];
+    if (!sid) return json(res, 400, { jsonrpc: '2.0', error: { code: -32000, message: 'Bad Request: No valid session ID provided' }, id: null });
+    const session = sessions.get(sid);
+    if (!session) return json(res, 404, { jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null });
+    if (!('id' in msg)) { res.writeHead(202); return res.end(); }
+    if (msg.method === 'tools/list') {
+      return json(res, 200, { jsonrpc: '2.0', id: msg.id, result: { tools: [{ name: 'echo', description: 'Echoes', inputSchema: { type: 'object', properties: { message: { type: 'string' } } } }] } });
+    }
+    if (msg.method !== 'tools/call') return json(res, 200, { jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'Method not found' } });
+    const text = msg.params?.arguments?.message ?? '';
+    const result = { jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text', text: `Echo: ${text}` }] } };
+    if (mode === 'expire' && session.n === 1) {
+      sessions.delete(sid);
+      return json(res, 404, { jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null });
+    }
+    if (mode === 'resume') {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('retry: 300\n\n');
+      res.write('id: e0\ndata:\n\n');
+      const progress = { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'working' } };
+      res.write(`id: e1\ndata: ${JSON.stringify(progress)}\n\n`);
+      pendingResume.set('e1', result);
+      setTimeout(() => { cutAt = Date.now(); res.socket.destroy(); }, 50);
+      return;
+    }
+    if (mode === 'oversize' && text === 'big') {
+      result.result.content[0].text = 'x'.repeat(300000);
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify(result)}\n\n`);
+      return res.end();
+    }
+    if (mode === 'cut') {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': 500 });
+      res.write('{"jsonrpc":"2.0","id":');
+      setTimeout(() => res.socket.destroy(), 20);
+      return;
+    }
+    if (mode === 'json') return json(res, 200, result);
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write('id: prime-1\ndata:\n\n');
+    res.write(`id: ev-2\ndata: ${JSON.stringify(result)}\n\n`);
+    res.end();
+  });
+}
+
+const plain = http.createServer(handler);
+plain.listen(0, '127.0.0.1', () => {
+  httpPort = plain.address().port;
+  const cert = opt('--cert');
+  if (!cert) return console.log(JSON.stringify({ http: httpPort, https: 0 }));
+  const secure = https.createServer({ cert: fs.readFileSync(cert), key: fs.readFileSync(opt('--key')) }, handler);
+  secure.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ http: httpPort, https: secure.address().port })));
+});
+process.stdin.on('end', () => process.exit(0));
+process.stdin.resume();
