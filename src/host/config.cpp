@@ -19,14 +19,22 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr std::string_view server_keys[] = {"type",          "command",
-                                            "args",          "env",
-                                            "cwd",           "url",
-                                            "headers",       "caFile",
-                                            "enabled",       "disabled",
-                                            "lazy",          "startupTimeoutMs",
-                                            "toolTimeoutMs", "maxReconnectAttempts",
-                                            "allowedTools",  "excludedTools"};
+constexpr std::string_view server_keys[] = {"type",
+                                            "command",
+                                            "args",
+                                            "env",
+                                            "cwd",
+                                            "url",
+                                            "headers",
+                                            "caFile",
+                                            "enabled",
+                                            "disabled",
+                                            "lazy",
+                                            "startupTimeoutMs",
+                                            "toolTimeoutMs",
+                                            "maxReconnectAttempts",
+                                            "allowedTools",
+                                            "excludedTools"};
 
 // Keys other clients write into the same entries; accepted so that a shared file does not produce noise.
 constexpr std::string_view foreign_server_keys[] = {"envFile", "description", "autoApprove", "alwaysAllow", "timeout",
