@@ -411,3 +411,75 @@ TEST_F(HttpFault, HeadersOnEveryRequestAndNeverInLogs) {
     EXPECT_NE(text.find("Authorization: Bearer [redacted]"), std::string::npos) << text;
     EXPECT_NE(text.find("X-Tenant: acme"), std::string::npos);
 }
+
+TEST_F(HttpFault, ModernServerGetsHeadersNoSessionAndAListenStreamClosedOnCancel) {
+    run([]() -> awaitable<void> {
+        auto ex = co_await asio::this_coro::executor;
+        auto f = co_await start_fault_server({});
+        CO_ASSERT_TRUE(f.http > 0);
+        auto s = co_await connect_http("http://127.0.0.1:" + std::to_string(f.http) + "/modern", options("modern"));
+        CO_ASSERT_TRUE(s.session) << s.error;
+        EXPECT_EQ(s.session->era(), mcp::Era::modern);
+        auto tools = co_await s.session->list_tools();
+        CO_ASSERT_TRUE(tools) << tools.error().describe();
+        EXPECT_EQ(co_await echo(*s.session, "now"), "Echo: now");
+        auto sub = co_await s.session->subscribe("file:///x");
+        EXPECT_TRUE(sub) << sub.error().describe();
+        // A second subscription replaces the listen stream: cancelling the first must close its HTTP stream.
+        auto sub2 = co_await s.session->subscribe("file:///y");
+        EXPECT_TRUE(sub2) << sub2.error().describe();
+        json::value stats;
+        for (int i = 0; i < 40; ++i) {  // the server notices the closed stream shortly after
+            stats = get_stats(f.http);
+            if (stats.at("listenClosed").to_number<int>() >= 1) break;
+            asio::steady_timer t(ex, std::chrono::milliseconds(50));
+            co_await t.async_wait(as_tuple_awaitable);
+        }
+        EXPECT_TRUE(stats.at("headerErrors").as_array().empty()) << json::serialize(stats.at("headerErrors"));
+        EXPECT_EQ(stats.at("listenOpened").to_number<int>(), 2);
+        EXPECT_EQ(stats.at("listenClosed").to_number<int>(), 1);  // the session is still open
+        EXPECT_TRUE(s.session->is_open());
+        co_await s.session->close();
+        co_await f.proc->close();
+    });
+}
+
+// Not a test: a measurement, run by hand (it asserts nothing about time).
+//   SWITCHBOARD_BENCH_URL=http://127.0.0.1:PORT/mcp build/tests/integration/switchboard_integration_tests \
+//     --gtest_also_run_disabled_tests --gtest_filter=HttpBench.*
+// Without the variable it starts its own server-everything (streamableHttp). Compare with
+// bench/peers/http_echo_bench.mjs (the TypeScript SDK's client) against the same server.
+TEST(HttpBench, DISABLED_SequentialEchoRoundTrip) {
+    const char* given = std::getenv("SWITCHBOARD_BENCH_URL");
+    const int port = given ? 0 : free_port();
+    const std::string url = given ? std::string(given) : "http://127.0.0.1:" + std::to_string(port) + "/mcp";
+    const int calls = std::getenv("SWITCHBOARD_BENCH_CALLS") ? std::atoi(std::getenv("SWITCHBOARD_BENCH_CALLS")) : 2000;
+    run([port, url, calls]() -> awaitable<void> {
+        auto ex = co_await asio::this_coro::executor;
+        std::shared_ptr<transport::StdioProcessChannel> server;
+        if (port) {
+            std::map<std::string, std::string> env{{"PORT", std::to_string(port)}};
+            std::vector<std::string> args{everything_js(), "streamableHttp"};
+            server = spawn_node(ex, std::move(args), std::move(env));
+            const bool up = co_await wait_for_port(port);
+            CO_ASSERT_TRUE(up);
+        }
+        auto s = co_await connect_http(url, options("bench"));
+        CO_ASSERT_TRUE(s.session) << s.error;
+        for (int i = 0; i < 50; ++i) co_await echo(*s.session, "warm");
+        std::vector<double> us;
+        us.reserve(calls);
+        for (int i = 0; i < calls; ++i) {
+            const auto t0 = std::chrono::steady_clock::now();
+            auto r = co_await echo(*s.session, "m" + std::to_string(i));
+            us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+            CO_ASSERT_EQ(r, "Echo: m" + std::to_string(i));
+        }
+        std::sort(us.begin(), us.end());
+        auto q = [&](double p) { return static_cast<long>(us[std::min(us.size() - 1, static_cast<std::size_t>(p * us.size()))]); };
+        std::printf("{\"client\":\"switchboard\",\"calls\":%d,\"p50_us\":%ld,\"p90_us\":%ld,\"p99_us\":%ld}\n", calls,
+                    q(0.5), q(0.9), q(0.99));
+        co_await s.session->close();
+        if (server) co_await server->close();
+    }, std::chrono::seconds(300));
+}

@@ -8,6 +8,9 @@
 //   /oversize  tools/call with message "big" answers with a result bigger than the client's limit
 //   /cut       the JSON reply is cut in the middle (the socket is destroyed)
 //   /redirect/N  307 to /redirect/N-1 ... /mcp          /tohttp  307 to the plain-http server (from https)
+//   /modern    a 2026-07-28 server: no session, validates MCP-Protocol-Version / Mcp-Method / Mcp-Name against the
+//              body (400 HeaderMismatch otherwise), server/discover, subscriptions/listen kept open until the client
+//              closes it
 // GET /stats returns what was seen (request headers, initialize count, resume details).
 // Usage: node http_fault_server.mjs [--cert FILE --key FILE]; prints {"http":PORT,"https":PORT} on stdout.
 import http from 'node:http';
@@ -19,7 +22,7 @@ const opt = (name) => { const i = argv.indexOf(name); return i >= 0 ? argv[i + 1
 
 const sessions = new Map();
 let sessionCount = 0;
-const stats = { initializes: 0, deletes: 0, requests: [], resume: null };
+const stats = { initializes: 0, deletes: 0, requests: [], resume: null, headerErrors: [], listenOpened: 0, listenClosed: 0 };
 const pendingResume = new Map();
 let cutAt = 0;
 let httpPort = 0;
@@ -67,6 +70,7 @@ function handler(req, res) {
   req.on('end', () => {
     let msg;
     try { msg = JSON.parse(Buffer.concat(chunks).toString()); } catch { return json(res, 400, { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error' }, id: null }); }
+    if (mode === 'modern') return modern(req, res, msg);
     if (msg.method === 'initialize') {
       stats.initializes++;
       const sid = `session-${++sessionCount}`;
@@ -116,6 +120,44 @@ function handler(req, res) {
     res.write(`id: ev-2\ndata: ${JSON.stringify(result)}\n\n`);
     res.end();
   });
+}
+
+function modern(req, res, msg) {
+  const meta = msg.params?._meta ?? {};
+  const version = meta['io.modelcontextprotocol/protocolVersion'];
+  const problems = [];
+  if (req.headers['mcp-protocol-version'] !== version) problems.push(`MCP-Protocol-Version ${req.headers['mcp-protocol-version']} != ${version}`);
+  if (req.headers['mcp-method'] !== msg.method) problems.push(`Mcp-Method ${req.headers['mcp-method']} != ${msg.method}`);
+  const name = msg.method === 'resources/read' ? msg.params?.uri : msg.params?.name;
+  if (['tools/call', 'prompts/get', 'resources/read'].includes(msg.method) && req.headers['mcp-name'] !== name) problems.push(`Mcp-Name ${req.headers['mcp-name']} != ${name}`);
+  if (req.headers['mcp-session-id']) problems.push('a session id was sent');
+  if (problems.length) {
+    stats.headerErrors.push(problems.join('; '));
+    return json(res, 400, { jsonrpc: '2.0', id: msg.id, error: { code: -32020, message: `Header mismatch: ${problems.join('; ')}` } });
+  }
+  if (version !== '2026-07-28') return json(res, 400, { jsonrpc: '2.0', id: msg.id, error: { code: -32022, message: 'Unsupported protocol version', data: { supported: ['2026-07-28'], requested: version } } });
+  const ok = (result) => json(res, 200, { jsonrpc: '2.0', id: msg.id, result });
+  switch (msg.method) {
+    case 'server/discover':
+      return ok({ supportedVersions: ['2026-07-28'], capabilities: { tools: { listChanged: true }, resources: { subscribe: true } }, serverInfo: { name: 'modern-fault', version: '1' } });
+    case 'tools/list':
+      return ok({ tools: [{ name: 'echo', inputSchema: { type: 'object' } }] });
+    case 'tools/call': {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'calling' } })}\n\n`);
+      res.write(`data: ${JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text', text: `Echo: ${msg.params.arguments?.message ?? ''}` }] } })}\n\n`);
+      return res.end();
+    }
+    case 'subscriptions/listen': {
+      stats.listenOpened++;
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { _meta: { 'io.modelcontextprotocol/subscriptionId': msg.id } } })}\n\n`);
+      res.on('close', () => stats.listenClosed++);
+      return;
+    }
+    default:
+      return json(res, 404, { jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'Method not found' } });
+  }
 }
 
 const plain = http.createServer(handler);
