@@ -17,6 +17,7 @@
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
+#include <set>
 #include <fstream>
 #include <sstream>
 
@@ -104,11 +105,15 @@ struct Session {
     std::string error;
 };
 
-awaitable<Session> connect_http(std::string url, transport::HttpClientOptions o) {
+awaitable<Session> connect_http(std::string url, transport::HttpClientOptions o, std::shared_ptr<int> messages) {
     auto ex = co_await asio::this_coro::executor;
     Session s;
     mcp::ClientOptions co;
     co.server_name = o.server_name;
+    if (messages)
+        co.on_notification = [messages](const std::string& method, const json::value&) {
+            if (method == "notifications/message") ++*messages;
+        };
     co.request_timeout = std::chrono::seconds(20);
     auto channel = transport::make_streamable_http_channel(ex, std::move(url), std::move(o));
     auto r = co_await mcp::ClientSession::connect(ex, channel, std::move(co));
@@ -117,6 +122,10 @@ awaitable<Session> connect_http(std::string url, transport::HttpClientOptions o)
     else
         s.error = r.error().describe();
     co_return s;
+}
+
+awaitable<Session> connect_http(std::string url, transport::HttpClientOptions o) {
+    return connect_http(std::move(url), std::move(o), nullptr);
 }
 
 awaitable<std::string> echo(mcp::ClientSession& s, std::string message) {
@@ -171,6 +180,32 @@ TEST(HttpEverything, StreamableHttpListAndCallConcurrently) {
             co_await server->close();
         },
         std::chrono::seconds(60));
+}
+
+TEST(HttpEverything, ServerInitiatedMessagesArriveOnTheGetStream) {
+    const int port = free_port();
+    run([port]() -> awaitable<void> {
+        auto ex = co_await asio::this_coro::executor;
+        std::map<std::string, std::string> env{{"PORT", std::to_string(port)}};
+        std::vector<std::string> args{everything_js(), "streamableHttp"};
+        auto server = spawn_node(ex, std::move(args), std::move(env));
+        const bool up = co_await wait_for_port(port);
+        CO_ASSERT_TRUE(up);
+        auto messages = std::make_shared<int>(0);
+        auto s = co_await connect_http("http://127.0.0.1:" + std::to_string(port) + "/mcp", options("everything"),
+                                       messages);
+        CO_ASSERT_TRUE(s.session) << s.error;
+        auto r = co_await s.session->call_tool("toggle-simulated-logging", json::object());
+        CO_ASSERT_TRUE(r) << r.error().describe();
+        // The server logs once at once and then every 5 s, outside any request: only the GET stream carries it.
+        for (int i = 0; i < 240 && *messages == 0; ++i) {
+            asio::steady_timer t(ex, std::chrono::milliseconds(50));
+            co_await t.async_wait(as_tuple_awaitable);
+        }
+        EXPECT_GT(*messages, 0);
+        co_await s.session->close();
+        co_await server->close();
+    }, std::chrono::seconds(60));
 }
 
 TEST(HttpEverything, LegacySseListAndCall) {
@@ -244,7 +279,13 @@ TEST_F(HttpFault, PrimingEventAndJsonReplies) {
             EXPECT_EQ(co_await echo(*s.session, "a"), "Echo: a") << path;
             co_await s.session->close();
         }
-        EXPECT_EQ(get_stats(f.http).at("deletes").to_number<int>(), 2);  // DELETE on close
+        auto stats = get_stats(f.http);
+        EXPECT_EQ(stats.at("deletes").to_number<int>(), 2);  // DELETE on close
+        // Sequential requests reuse kept-alive connections.
+        std::set<std::int64_t> sockets;
+        for (const auto& r : stats.at("requests").as_array()) sockets.insert(r.at("port").to_number<std::int64_t>());
+        EXPECT_GE(stats.at("requests").as_array().size(), 8u);
+        EXPECT_LE(sockets.size(), 4u);
         co_await f.proc->close();
     });
 }
@@ -309,6 +350,16 @@ TEST_F(HttpFault, ConnectionClosedMidResponseNamesTheServer) {
         EXPECT_TRUE(tools);
         co_await s.session->close();
         co_await f.proc->close();
+    });
+}
+
+TEST_F(HttpFault, UnreachableServerIsAClearError) {
+    const int port = free_port();  // nothing listens there
+    run([port]() -> awaitable<void> {
+        auto s = co_await connect_http("http://127.0.0.1:" + std::to_string(port) + "/mcp", options("gone"));
+        EXPECT_FALSE(s.session);
+        EXPECT_NE(s.error.find("server \"gone\": cannot connect to 127.0.0.1:"), std::string::npos) << s.error;
+        EXPECT_NE(s.error.find("refused"), std::string::npos) << s.error;
     });
 }
 
@@ -383,7 +434,8 @@ TEST_F(HttpFault, HeadersOnEveryRequestAndNeverInLogs) {
     logger->set_level(spdlog::level::debug);
     spdlog::set_default_logger(logger);
     int port = 0;
-    run([&port]() -> awaitable<void> {
+    std::string auth_error;
+    run([&port, &auth_error]() -> awaitable<void> {
         auto f = co_await start_fault_server({});
         CO_ASSERT_TRUE(f.http > 0);
         port = f.http;
@@ -403,10 +455,17 @@ TEST_F(HttpFault, HeadersOnEveryRequestAndNeverInLogs) {
             ++checked;
         }
         EXPECT_GE(checked, 4);  // initialize, initialized, tools/call, DELETE (and the probe)
+        // A server that echoes the credential back in an error body: the error shows it redacted.
+        auto refused = co_await connect_http("http://127.0.0.1:" + std::to_string(f.http) + "/auth401", o);
+        EXPECT_FALSE(refused.session);
+        auth_error = refused.error;
         co_await f.proc->close();
     });
     spdlog::set_default_logger(previous);
     const auto text = logs.str();
+    EXPECT_EQ(auth_error.find("sekrit-token-123"), std::string::npos) << auth_error;
+    EXPECT_NE(auth_error.find("HTTP 401"), std::string::npos) << auth_error;
+    EXPECT_NE(auth_error.find("[redacted]"), std::string::npos) << auth_error;
     EXPECT_EQ(text.find("sekrit-token-123"), std::string::npos) << text;
     EXPECT_NE(text.find("Authorization: Bearer [redacted]"), std::string::npos) << text;
     EXPECT_NE(text.find("X-Tenant: acme"), std::string::npos);

@@ -8,6 +8,7 @@
 //   /oversize  tools/call with message "big" answers with a result bigger than the client's limit
 //   /cut       the JSON reply is cut in the middle (the socket is destroyed)
 //   /redirect/N  307 to /redirect/N-1 ... /mcp          /tohttp  307 to the plain-http server (from https)
+//   /auth401   401 with a body that echoes the Authorization header (it must not reach logs or errors)
 //   /modern    a 2026-07-28 server: no session, validates MCP-Protocol-Version / Mcp-Method / Mcp-Name against the
 //              body (400 HeaderMismatch otherwise), server/discover, subscriptions/listen kept open until the client
 //              closes it
@@ -36,7 +37,8 @@ function handler(req, res) {
   const url = new URL(req.url, 'http://x');
   const path = url.pathname;
   if (path === '/stats') return json(res, 200, stats);
-  stats.requests.push({ method: req.method, path, headers: req.headers });
+  stats.requests.push({ method: req.method, path, headers: req.headers, port: req.socket.remotePort });
+  if (path === '/auth401') return json(res, 401, { message: `bad credentials: ${req.headers.authorization}` });
   const redirect = path.match(/^\/redirect\/(\d+)$/);
   if (redirect) {
     const n = Number(redirect[1]);
