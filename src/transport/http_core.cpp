@@ -136,6 +136,7 @@ std::string status_text(unsigned status, std::string_view reason) {
 
 Exchange::~Exchange() {
     if (!conn_) return;
+    if (abort_token_ && abort_token_->conn == conn_.get()) abort_token_->conn = nullptr;
     client_->active_.erase(conn_.get());
     if (!aborted_ && parser_ && parser_->is_done() && parser_->keep_alive() && !client_->closed_)
         client_->give_back(std::move(conn_));
@@ -169,7 +170,7 @@ void Exchange::abort() {
 
 Failure Exchange::read_failure(const error_code& ec) const {
     const auto& name = client_->options().server_name;
-    if (aborted_ || ec == asio::error::operation_aborted)
+    if (aborted_ || ec == asio::error::operation_aborted || (abort_token_ && abort_token_->requested))
         return fail(Failure::Kind::aborted, "the request was abandoned");
     if (ec == beast::error::timeout)
         return fail(Failure::Kind::io, fmt::format("server \"{}\" sent nothing for {} ({})", name,
@@ -184,6 +185,7 @@ Failure Exchange::read_failure(const error_code& ec) const {
 }
 
 awaitable<Result<std::string_view>> Exchange::read_some() {
+    if (abort_token_ && abort_token_->requested) aborted_ = true;
     if (aborted_) co_return read_failure(asio::error::operation_aborted);
     for (;;) {
         if (parser_->is_done()) co_return std::string_view{};
@@ -204,6 +206,7 @@ awaitable<Result<std::string_view>> Exchange::read_some() {
             auto [e, n] = co_await bhttp::async_read_some(*conn_->plain, conn_->buffer, *parser_, as_tuple_awaitable);
             ec = e;
         }
+        if (abort_token_ && abort_token_->requested) aborted_ = true;
         if (aborted_) co_return read_failure(asio::error::operation_aborted);
         const std::size_t got = chunk_size - parser_->get().body().size;
         if (ec == bhttp::error::need_buffer) ec = {};
@@ -305,15 +308,16 @@ awaitable<Result<std::unique_ptr<Conn>>> Client::connect(const Url& url) {
     const auto timeout = options_.connect_timeout;
     const std::string where = fmt::format("{}:{}", url.host, url.port);
 
-    asio::ip::tcp::resolver resolver(ex_);
+    // Shared with the timer's handler, which may run after this frame is gone.
+    auto resolver = std::make_shared<asio::ip::tcp::resolver>(ex_);
     asio::steady_timer timer(ex_, timeout);
     auto timed_out = std::make_shared<bool>(false);
-    timer.async_wait([&resolver, timed_out](error_code ec) {
+    timer.async_wait([resolver, timed_out](error_code ec) {
         if (ec) return;
         *timed_out = true;
-        resolver.cancel();
+        resolver->cancel();
     });
-    auto [rec, endpoints] = co_await resolver.async_resolve(url.host, url.port, as_tuple_awaitable);
+    auto [rec, endpoints] = co_await resolver->async_resolve(url.host, url.port, as_tuple_awaitable);
     timer.cancel();
     if (closed_) co_return fail(Failure::Kind::aborted, "the client was closed");
     if (rec)
@@ -383,13 +387,15 @@ awaitable<Result<std::unique_ptr<Conn>>> Client::connect(const Url& url) {
 
 awaitable<Result<std::unique_ptr<Exchange>>> Client::send_once(const Url& url, bhttp::verb method,
                                                                const std::string& body, const Fields& extra,
-                                                               bool with_secrets) {
+                                                               bool with_secrets, std::shared_ptr<Abort> abort) {
     const auto& name = options_.server_name;
+    auto abandoned = [&] { return closed_ || (abort && abort->requested); };
     for (int attempt = 0;; ++attempt) {
-        if (closed_) co_return fail(Failure::Kind::aborted, "the client was closed");
+        if (abandoned()) co_return fail(Failure::Kind::aborted, "the request was abandoned");
         auto conn = take_idle(url.origin());
         if (!conn) {
             auto fresh = co_await connect(url);
+            if (abandoned()) co_return fail(Failure::Kind::aborted, "the request was abandoned");
             if (!fresh) co_return fresh.error();
             conn = std::move(*fresh);
         }
@@ -416,6 +422,7 @@ awaitable<Result<std::unique_ptr<Exchange>>> Client::send_once(const Url& url, b
 
         Conn* raw = conn.get();
         active_.insert(raw);
+        if (abort) abort->conn = raw;
         const bool reused = conn->reused;
         if (options_.read_timeout.count() > 0)
             conn->tcp().expires_after(options_.read_timeout);
@@ -444,9 +451,10 @@ awaitable<Result<std::unique_ptr<Exchange>>> Client::send_once(const Url& url, b
             }
         }
         active_.erase(raw);
-        if (closed_) {
+        if (abort) abort->conn = nullptr;
+        if (abandoned()) {
             conn->close();
-            co_return fail(Failure::Kind::aborted, "the client was closed");
+            co_return fail(Failure::Kind::aborted, "the request was abandoned");
         }
         if (ec) {
             conn->close();
@@ -469,17 +477,20 @@ awaitable<Result<std::unique_ptr<Exchange>>> Client::send_once(const Url& url, b
         ex->parser_ = std::move(parser);
         ex->chunk_ = std::make_unique<char[]>(chunk_size);
         ex->url_ = url;
+        ex->abort_token_ = abort;
+        if (abort) abort->conn = raw;
         active_.insert(raw);
         spdlog::debug("[{}] {} {}", name, status_text(ex->status(), ex->reason()), redact_url(url));
         co_return ex;
     }
 }
 
-awaitable<Result<std::unique_ptr<Exchange>>> Client::send(Url url, bhttp::verb method, std::string body, Fields extra) {
+awaitable<Result<std::unique_ptr<Exchange>>> Client::send(Url url, bhttp::verb method, std::string body, Fields extra,
+                                                          std::shared_ptr<Abort> abort) {
     const std::string first_host = url.host;
     for (int redirects = 0;;) {
         const bool with_secrets = url.host == first_host;
-        auto r = co_await send_once(url, method, body, extra, with_secrets);
+        auto r = co_await send_once(url, method, body, extra, with_secrets, abort);
         if (!r) co_return r;
         auto& ex = *r;
         if (!is_redirect(ex->status())) co_return r;

@@ -74,6 +74,17 @@ struct Conn {
 
 class Client;
 
+/// Cancels one request at any stage (connecting, waiting for the header, reading the body): fire() closes the
+/// connection it is using, so the pending operation ends at once with Kind::aborted.
+struct Abort {
+    bool requested = false;
+    Conn* conn = nullptr;  // the connection in use, while there is one
+    void fire() {
+        requested = true;
+        if (conn) conn->close();
+    }
+};
+
 /// A response whose header is in; the body is read on demand. Destroying it returns the connection to the pool
 /// when the body was read to the end and the server allows keep-alive, and closes it otherwise.
 class Exchange {
@@ -104,6 +115,7 @@ private:
     std::unique_ptr<bhttp::response_parser<bhttp::buffer_body>> parser_;
     std::unique_ptr<char[]> chunk_;
     Url url_;
+    std::shared_ptr<Abort> abort_token_;
     bool aborted_ = false;
 };
 
@@ -114,7 +126,11 @@ public:
 
     /// Sends a request (configured headers + `extra`), follows redirects, returns once the response header is in.
     boost::asio::awaitable<Result<std::unique_ptr<Exchange>>> send(Url url, bhttp::verb method, std::string body,
-                                                                   Fields extra);
+                                                                   Fields extra, std::shared_ptr<Abort> abort);
+    boost::asio::awaitable<Result<std::unique_ptr<Exchange>>> send(Url url, bhttp::verb method, std::string body,
+                                                                   Fields extra) {
+        return send(std::move(url), method, std::move(body), std::move(extra), nullptr);
+    }
     /// Ends every exchange in progress and drops idle connections; later sends fail.
     void close();
     bool closed() const { return closed_; }
@@ -128,7 +144,8 @@ private:
     friend class Exchange;
     boost::asio::awaitable<Result<std::unique_ptr<Exchange>>> send_once(const Url& url, bhttp::verb method,
                                                                         const std::string& body, const Fields& extra,
-                                                                        bool with_secrets);
+                                                                        bool with_secrets,
+                                                                        std::shared_ptr<Abort> abort);
     boost::asio::awaitable<Result<std::unique_ptr<Conn>>> connect(const Url& url);
     std::unique_ptr<Conn> take_idle(const std::string& origin);
     void give_back(std::unique_ptr<Conn> conn);

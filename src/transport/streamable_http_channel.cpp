@@ -111,7 +111,7 @@ private:
 
 struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
     struct Inflight {
-        Exchange* exchange = nullptr;
+        std::shared_ptr<http::Abort> abort = std::make_shared<http::Abort>();  // closes whatever the request uses
         bool cancelled = false;
     };
 
@@ -257,7 +257,7 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
             const int gen = session_gen;
             const bool had_session = !session_id.empty();
             auto fields = post_fields(method, mcp_name);
-            auto r = co_await client->send(*endpoint, bhttp::verb::post, message, std::move(fields));
+            auto r = co_await client->send(*endpoint, bhttp::verb::post, message, std::move(fields), infl->abort);
             if (infl->cancelled || closed) break;
             if (!r) {
                 const auto& f = r.error();
@@ -296,9 +296,7 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
                                        http::status_text(status, x->reason())));
                 break;
             }
-            infl->exchange = x.get();
             auto body = co_await x->read_all(opts.max_message_size);
-            infl->exchange = nullptr;
             if (infl->cancelled || closed) break;
             if (!body) {
                 if (body.error().kind != Failure::Kind::aborted)
@@ -352,9 +350,7 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
             if (deliver(data, id_json)) got = true;
         };
         SseParser parser(opts.max_message_size);
-        infl->exchange = x.get();
         auto end = co_await consume(*x, parser, on_message, saw_oversize);
-        infl->exchange = nullptr;
         x.reset();
         std::string last_id = parser.last_event_id();
         auto retry = parser.retry().value_or(default_retry);
@@ -366,7 +362,8 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
                          last_id, retry.count());
             co_await wait(retry);
             if (infl->cancelled || closed) break;
-            auto r = co_await client->send(*endpoint, bhttp::verb::get, std::string(), get_fields(last_id));
+            auto r =
+                co_await client->send(*endpoint, bhttp::verb::get, std::string(), get_fields(last_id), infl->abort);
             if (infl->cancelled || closed) break;
             if (!r) {
                 end = StreamEnd{false, r.error()};
@@ -380,9 +377,7 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
                 break;
             }
             SseParser resumed(opts.max_message_size);
-            infl->exchange = r->get();
             end = co_await consume(**r, resumed, on_message, saw_oversize);
-            infl->exchange = nullptr;
             if (!resumed.last_event_id().empty()) last_id = resumed.last_event_id();
             if (resumed.retry()) retry = *resumed.retry();
         }
@@ -560,7 +555,7 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
             if (rid)
                 if (auto it = inflight.find(json::serialize(*rid)); it != inflight.end()) {
                     it->second->cancelled = true;
-                    if (it->second->exchange) it->second->exchange->abort();
+                    it->second->abort->fire();
                 }
             if (modern) co_return boost::system::error_code{};  // closing the stream is the cancellation
         }

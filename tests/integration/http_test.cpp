@@ -184,28 +184,30 @@ TEST(HttpEverything, StreamableHttpListAndCallConcurrently) {
 
 TEST(HttpEverything, ServerInitiatedMessagesArriveOnTheGetStream) {
     const int port = free_port();
-    run([port]() -> awaitable<void> {
-        auto ex = co_await asio::this_coro::executor;
-        std::map<std::string, std::string> env{{"PORT", std::to_string(port)}};
-        std::vector<std::string> args{everything_js(), "streamableHttp"};
-        auto server = spawn_node(ex, std::move(args), std::move(env));
-        const bool up = co_await wait_for_port(port);
-        CO_ASSERT_TRUE(up);
-        auto messages = std::make_shared<int>(0);
-        auto s = co_await connect_http("http://127.0.0.1:" + std::to_string(port) + "/mcp", options("everything"),
-                                       messages);
-        CO_ASSERT_TRUE(s.session) << s.error;
-        auto r = co_await s.session->call_tool("toggle-simulated-logging", json::object());
-        CO_ASSERT_TRUE(r) << r.error().describe();
-        // The server logs once at once and then every 5 s, outside any request: only the GET stream carries it.
-        for (int i = 0; i < 240 && *messages == 0; ++i) {
-            asio::steady_timer t(ex, std::chrono::milliseconds(50));
-            co_await t.async_wait(as_tuple_awaitable);
-        }
-        EXPECT_GT(*messages, 0);
-        co_await s.session->close();
-        co_await server->close();
-    }, std::chrono::seconds(60));
+    run(
+        [port]() -> awaitable<void> {
+            auto ex = co_await asio::this_coro::executor;
+            std::map<std::string, std::string> env{{"PORT", std::to_string(port)}};
+            std::vector<std::string> args{everything_js(), "streamableHttp"};
+            auto server = spawn_node(ex, std::move(args), std::move(env));
+            const bool up = co_await wait_for_port(port);
+            CO_ASSERT_TRUE(up);
+            auto messages = std::make_shared<int>(0);
+            auto s = co_await connect_http("http://127.0.0.1:" + std::to_string(port) + "/mcp", options("everything"),
+                                           messages);
+            CO_ASSERT_TRUE(s.session) << s.error;
+            auto r = co_await s.session->call_tool("toggle-simulated-logging", json::object());
+            CO_ASSERT_TRUE(r) << r.error().describe();
+            // The server logs once at once and then every 5 s, outside any request: only the GET stream carries it.
+            for (int i = 0; i < 240 && *messages == 0; ++i) {
+                asio::steady_timer t(ex, std::chrono::milliseconds(50));
+                co_await t.async_wait(as_tuple_awaitable);
+            }
+            EXPECT_GT(*messages, 0);
+            co_await s.session->close();
+            co_await server->close();
+        },
+        std::chrono::seconds(60));
 }
 
 TEST(HttpEverything, LegacySseListAndCall) {
@@ -348,6 +350,33 @@ TEST_F(HttpFault, ConnectionClosedMidResponseNamesTheServer) {
         EXPECT_NE(r.find("closed the connection"), std::string::npos) << r;
         auto tools = co_await s.session->list_tools();  // still usable
         EXPECT_TRUE(tools);
+        co_await s.session->close();
+        co_await f.proc->close();
+    });
+}
+
+TEST_F(HttpFault, AbandonedRequestClosesItsConnectionAndIsCancelled) {
+    run([]() -> awaitable<void> {
+        auto ex = co_await asio::this_coro::executor;
+        auto f = co_await start_fault_server({});
+        CO_ASSERT_TRUE(f.http > 0);
+        auto s = co_await connect_http("http://127.0.0.1:" + std::to_string(f.http) + "/slow", options("slow"));
+        CO_ASSERT_TRUE(s.session) << s.error;
+        mcp::CallOptions co;
+        co.timeout = std::chrono::milliseconds(300);
+        json::object args;
+        args["message"] = "late";
+        auto r = co_await s.session->call_tool("echo", std::move(args), co);
+        EXPECT_FALSE(r);
+        json::value stats;
+        for (int i = 0; i < 60; ++i) {
+            stats = get_stats(f.http);
+            if (stats.at("slowClosed").to_number<int>() > 0 && stats.at("cancelledNotes").to_number<int>() > 0) break;
+            asio::steady_timer t(ex, std::chrono::milliseconds(50));
+            co_await t.async_wait(as_tuple_awaitable);
+        }
+        EXPECT_EQ(stats.at("slowClosed").to_number<int>(), 1);      // the connection was closed, long before 10 s
+        EXPECT_EQ(stats.at("cancelledNotes").to_number<int>(), 1);  // and, legacy era, notifications/cancelled sent
         co_await s.session->close();
         co_await f.proc->close();
     });
@@ -513,32 +542,36 @@ TEST(HttpBench, DISABLED_SequentialEchoRoundTrip) {
     const int port = given ? 0 : free_port();
     const std::string url = given ? std::string(given) : "http://127.0.0.1:" + std::to_string(port) + "/mcp";
     const int calls = std::getenv("SWITCHBOARD_BENCH_CALLS") ? std::atoi(std::getenv("SWITCHBOARD_BENCH_CALLS")) : 2000;
-    run([port, url, calls]() -> awaitable<void> {
-        auto ex = co_await asio::this_coro::executor;
-        std::shared_ptr<transport::StdioProcessChannel> server;
-        if (port) {
-            std::map<std::string, std::string> env{{"PORT", std::to_string(port)}};
-            std::vector<std::string> args{everything_js(), "streamableHttp"};
-            server = spawn_node(ex, std::move(args), std::move(env));
-            const bool up = co_await wait_for_port(port);
-            CO_ASSERT_TRUE(up);
-        }
-        auto s = co_await connect_http(url, options("bench"));
-        CO_ASSERT_TRUE(s.session) << s.error;
-        for (int i = 0; i < 50; ++i) co_await echo(*s.session, "warm");
-        std::vector<double> us;
-        us.reserve(calls);
-        for (int i = 0; i < calls; ++i) {
-            const auto t0 = std::chrono::steady_clock::now();
-            auto r = co_await echo(*s.session, "m" + std::to_string(i));
-            us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-            CO_ASSERT_EQ(r, "Echo: m" + std::to_string(i));
-        }
-        std::sort(us.begin(), us.end());
-        auto q = [&](double p) { return static_cast<long>(us[std::min(us.size() - 1, static_cast<std::size_t>(p * us.size()))]); };
-        std::printf("{\"client\":\"switchboard\",\"calls\":%d,\"p50_us\":%ld,\"p90_us\":%ld,\"p99_us\":%ld}\n", calls,
-                    q(0.5), q(0.9), q(0.99));
-        co_await s.session->close();
-        if (server) co_await server->close();
-    }, std::chrono::seconds(300));
+    run(
+        [port, url, calls]() -> awaitable<void> {
+            auto ex = co_await asio::this_coro::executor;
+            std::shared_ptr<transport::StdioProcessChannel> server;
+            if (port) {
+                std::map<std::string, std::string> env{{"PORT", std::to_string(port)}};
+                std::vector<std::string> args{everything_js(), "streamableHttp"};
+                server = spawn_node(ex, std::move(args), std::move(env));
+                const bool up = co_await wait_for_port(port);
+                CO_ASSERT_TRUE(up);
+            }
+            auto s = co_await connect_http(url, options("bench"));
+            CO_ASSERT_TRUE(s.session) << s.error;
+            for (int i = 0; i < 50; ++i) co_await echo(*s.session, "warm");
+            std::vector<double> us;
+            us.reserve(calls);
+            for (int i = 0; i < calls; ++i) {
+                const auto t0 = std::chrono::steady_clock::now();
+                auto r = co_await echo(*s.session, "m" + std::to_string(i));
+                us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+                CO_ASSERT_EQ(r, "Echo: m" + std::to_string(i));
+            }
+            std::sort(us.begin(), us.end());
+            auto q = [&](double p) {
+                return static_cast<long>(us[std::min(us.size() - 1, static_cast<std::size_t>(p * us.size()))]);
+            };
+            std::printf("{\"client\":\"switchboard\",\"calls\":%d,\"p50_us\":%ld,\"p90_us\":%ld,\"p99_us\":%ld}\n",
+                        calls, q(0.5), q(0.9), q(0.99));
+            co_await s.session->close();
+            if (server) co_await server->close();
+        },
+        std::chrono::seconds(300));
 }

@@ -6,6 +6,7 @@
 //   /resume    the SSE reply sends retry + an event with an id, then the connection is cut; a GET with
 //              Last-Event-ID gets the result
 //   /oversize  tools/call with message "big" answers with a result bigger than the client's limit
+//   /slow      the JSON reply to tools/call comes after 10 s (a client that gives up must close the connection)
 //   /cut       the JSON reply is cut in the middle (the socket is destroyed)
 //   /redirect/N  307 to /redirect/N-1 ... /mcp          /tohttp  307 to the plain-http server (from https)
 //   /auth401   401 with a body that echoes the Authorization header (it must not reach logs or errors)
@@ -23,7 +24,7 @@ const opt = (name) => { const i = argv.indexOf(name); return i >= 0 ? argv[i + 1
 
 const sessions = new Map();
 let sessionCount = 0;
-const stats = { initializes: 0, deletes: 0, requests: [], resume: null, headerErrors: [], listenOpened: 0, listenClosed: 0 };
+const stats = { initializes: 0, deletes: 0, requests: [], resume: null, headerErrors: [], listenOpened: 0, listenClosed: 0, slowClosed: 0, cancelledNotes: 0 };
 const pendingResume = new Map();
 let cutAt = 0;
 let httpPort = 0;
@@ -83,7 +84,11 @@ function handler(req, res) {
     if (!sid) return json(res, 400, { jsonrpc: '2.0', error: { code: -32000, message: 'Bad Request: No valid session ID provided' }, id: null });
     const session = sessions.get(sid);
     if (!session) return json(res, 404, { jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null });
-    if (!('id' in msg)) { res.writeHead(202); return res.end(); }
+    if (!('id' in msg)) {
+      if (msg.method === 'notifications/cancelled') stats.cancelledNotes++;
+      res.writeHead(202);
+      return res.end();
+    }
     if (msg.method === 'tools/list') {
       return json(res, 200, { jsonrpc: '2.0', id: msg.id, result: { tools: [{ name: 'echo', description: 'Echoes', inputSchema: { type: 'object', properties: { message: { type: 'string' } } } }] } });
     }
@@ -117,6 +122,11 @@ function handler(req, res) {
       return;
     }
     if (mode === 'json') return json(res, 200, result);
+    if (mode === 'slow') {
+      const timer = setTimeout(() => json(res, 200, result), 10000);
+      res.on('close', () => { if (!res.writableEnded) { stats.slowClosed++; clearTimeout(timer); } });
+      return;
+    }
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     res.write('id: prime-1\ndata:\n\n');
     res.write(`id: ev-2\ndata: ${JSON.stringify(result)}\n\n`);
