@@ -334,6 +334,9 @@ TEST_F(HttpFault, OversizeEventIsAClearErrorAndTheSessionStaysUsable) {
         EXPECT_NE(big.find("error"), std::string::npos) << big;
         EXPECT_NE(big.find("limit"), std::string::npos) << big;
         EXPECT_EQ(co_await echo(*s.session, "small"), "Echo: small");
+        auto big_json = co_await echo(*s.session, "bigjson");  // the same as a JSON body
+        EXPECT_NE(big_json.find("limit"), std::string::npos) << big_json;
+        EXPECT_EQ(co_await echo(*s.session, "small again"), "Echo: small again");
         co_await s.session->close();
         co_await f.proc->close();
     });
@@ -511,6 +514,11 @@ TEST_F(HttpFault, ModernServerGetsHeadersNoSessionAndAListenStreamClosedOnCancel
         auto tools = co_await s.session->list_tools();
         CO_ASSERT_TRUE(tools) << tools.error().describe();
         EXPECT_EQ(co_await echo(*s.session, "now"), "Echo: now");
+        // A name that is not plain ASCII goes into Mcp-Name in the spec's Base64 sentinel form.
+        json::object args;
+        args["message"] = "x";
+        auto accented = co_await s.session->call_tool("\xC3\xA9cho", std::move(args));
+        EXPECT_TRUE(accented) << accented.error().describe();
         auto sub = co_await s.session->subscribe("file:///x");
         EXPECT_TRUE(sub) << sub.error().describe();
         // A second subscription replaces the listen stream: cancelling the first must close its HTTP stream.
@@ -524,6 +532,7 @@ TEST_F(HttpFault, ModernServerGetsHeadersNoSessionAndAListenStreamClosedOnCancel
             co_await t.async_wait(as_tuple_awaitable);
         }
         EXPECT_TRUE(stats.at("headerErrors").as_array().empty()) << json::serialize(stats.at("headerErrors"));
+        EXPECT_EQ(stats.at("base64Names").to_number<int>(), 1);
         EXPECT_EQ(stats.at("listenOpened").to_number<int>(), 2);
         EXPECT_EQ(stats.at("listenClosed").to_number<int>(), 1);  // the session is still open
         EXPECT_TRUE(s.session->is_open());

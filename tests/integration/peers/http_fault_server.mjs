@@ -109,6 +109,10 @@ function handler(req, res) {
       setTimeout(() => { cutAt = Date.now(); res.socket.destroy(); }, 50);
       return;
     }
+    if (mode === 'oversize' && text === 'bigjson') {
+      result.result.content[0].text = 'x'.repeat(300000);
+      return json(res, 200, result);
+    }
     if (mode === 'oversize' && text === 'big') {
       result.result.content[0].text = 'x'.repeat(300000);
       res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -141,7 +145,10 @@ function modern(req, res, msg) {
   if (req.headers['mcp-protocol-version'] !== version) problems.push(`MCP-Protocol-Version ${req.headers['mcp-protocol-version']} != ${version}`);
   if (req.headers['mcp-method'] !== msg.method) problems.push(`Mcp-Method ${req.headers['mcp-method']} != ${msg.method}`);
   const name = msg.method === 'resources/read' ? msg.params?.uri : msg.params?.name;
-  if (['tools/call', 'prompts/get', 'resources/read'].includes(msg.method) && req.headers['mcp-name'] !== name) problems.push(`Mcp-Name ${req.headers['mcp-name']} != ${name}`);
+  const sentinel = /^=\?base64\?(.*)\?=$/.exec(req.headers['mcp-name'] ?? '');
+  const headerName = sentinel ? Buffer.from(sentinel[1], 'base64').toString('utf8') : req.headers['mcp-name'];
+  if (sentinel) stats.base64Names = (stats.base64Names ?? 0) + 1;
+  if (['tools/call', 'prompts/get', 'resources/read'].includes(msg.method) && headerName !== name) problems.push(`Mcp-Name ${headerName} != ${name}`);
   if (req.headers['mcp-session-id']) problems.push('a session id was sent');
   if (problems.length) {
     stats.headerErrors.push(problems.join('; '));
