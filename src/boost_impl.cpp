@@ -2,4 +2,6 @@
 #include "process_v2_prelude.hpp"
 
 #include <boost/asio/impl/src.hpp>
+#include <boost/asio/ssl/impl/src.hpp>
+#include <boost/beast/src.hpp>
 #include <boost/process/v2/src.hpp>

@@ -67,7 +67,7 @@ awaitable<ServerConnection> connect_server(asio::any_io_executor ex, const Serve
         co_return sc;
     }
     if (options.on_phase) options.on_phase(Phase::starting);
-    auto channel = open_channel(ex, config, options.max_message_size, options.channel_hooks);
+    auto channel = co_await open_channel(ex, config, options.max_message_size, options.channel_hooks);
     if (!channel) {
         finish(channel.error().message);
         co_return sc;

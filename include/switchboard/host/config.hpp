@@ -37,6 +37,7 @@ struct ServerConfig {
     // http, sse, ws
     std::string url;
     std::map<std::string, std::string> headers;
+    std::string ca_file;  ///< `caFile`: an extra trusted CA (PEM) for https, besides the system store
 
     bool enabled = true;
     bool lazy = false;
