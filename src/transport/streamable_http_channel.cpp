@@ -5,6 +5,7 @@
 
 #include <switchboard/jsonrpc/async_event.hpp>
 #include <switchboard/jsonrpc/message.hpp>
+#include <switchboard/transport/param_headers.hpp>
 #include <switchboard/transport/sse.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -17,6 +18,7 @@
 
 #include <deque>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace switchboard::transport {
 
@@ -44,35 +46,6 @@ std::optional<json::value> parse_json(std::string_view text) {
     auto v = json::parse(text, ec);
     if (ec) return std::nullopt;
     return v;
-}
-
-std::string base64(std::string_view in) {
-    static constexpr char table[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    std::string out;
-    out.reserve((in.size() + 2) / 3 * 4);
-    std::size_t i = 0;
-    for (; i + 2 < in.size(); i += 3) {
-        const unsigned v = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8) |
-                           static_cast<unsigned char>(in[i + 2]);
-        out += {table[v >> 18], table[(v >> 12) & 63], table[(v >> 6) & 63], table[v & 63]};
-    }
-    if (i + 1 == in.size()) {
-        const unsigned v = static_cast<unsigned char>(in[i]) << 16;
-        out += {table[v >> 18], table[(v >> 12) & 63], '=', '='};
-    } else if (i + 2 == in.size()) {
-        const unsigned v = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8);
-        out += {table[v >> 18], table[(v >> 12) & 63], table[(v >> 6) & 63], '='};
-    }
-    return out;
-}
-
-// The spec's value encoding for Mcp-Name: plain when it is safe visible ASCII, else the Base64 sentinel form.
-std::string header_value(std::string_view v) {
-    bool safe = !v.empty() && v.front() != ' ' && v.front() != '\t' && v.back() != ' ' && v.back() != '\t';
-    for (char c : v)
-        if (!(c == '\t' || (c >= 0x20 && c <= 0x7e))) safe = false;
-    if (v.starts_with("=?base64?") && v.ends_with("?=")) safe = false;
-    return safe ? std::string(v) : "=?base64?" + base64(v) + "?=";
 }
 
 std::string error_response(std::string_view id_json, int code, std::string message) {
@@ -143,6 +116,11 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
     Exchange* get_exchange = nullptr;
     std::unordered_map<std::string, std::shared_ptr<Inflight>> inflight;  // key: serialized request id
 
+    // SEP-2243 (modern era): x-mcp-header annotations of the listed tools, by tool name, and the tools/list requests
+    // whose replies must be checked (a tool with invalid annotations is left out of the list).
+    std::unordered_map<std::string, std::vector<ParamHeader>> param_headers;
+    std::unordered_set<std::string> tools_list_ids;
+
     const std::string& name() const { return opts.server_name; }
 
     void wake() { signal.cancel(); }
@@ -186,7 +164,7 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
         if (!modern && !session_id.empty()) f.emplace_back("Mcp-Session-Id", session_id);
         if (modern && !method.empty()) {
             f.emplace_back("Mcp-Method", std::string(method));
-            if (!mcp_name.empty()) f.emplace_back("Mcp-Name", header_value(mcp_name));
+            if (!mcp_name.empty()) f.emplace_back("Mcp-Name", encode_header_value(mcp_name));
         }
         return f;
     }
@@ -203,8 +181,9 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
     /// Queues a received message. True when it is the response to `id_json`.
     bool deliver(std::string_view text, const std::string& id_json) {
         bool is_reply = false;
+        std::string rewritten;
         if (auto v = parse_json(text); v && v->is_object()) {
-            const auto& o = v->get_object();
+            auto& o = v->get_object();
             const auto* id = o.if_contains("id");
             if (id && !o.contains("method")) {
                 const auto key = json::serialize(*id);
@@ -212,10 +191,39 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
                 if (key == init_id && !init_id.empty())
                     if (const auto* r = o.if_contains("result"); r && r->is_object())
                         protocol_version = string_at(r->get_object(), "protocolVersion");
+                if (tools_list_ids.erase(key) > 0)
+                    if (auto* r = o.if_contains("result"); r && r->is_object() && check_tools(r->get_object()))
+                        rewritten = json::serialize(o);
             }
         }
-        push(Received{Received::Kind::message, std::string(text), 0, {}, {}, {}});
+        push(Received{Received::Kind::message, rewritten.empty() ? std::string(text) : std::move(rewritten), 0, {}, {},
+                      {}});
         return is_reply;
+    }
+
+    // Records each listed tool's x-mcp-header annotations; drops (with a warning) the tools whose annotations are
+    // invalid. True when the list was changed.
+    bool check_tools(json::object& result) {
+        auto* tools = result.if_contains("tools");
+        if (!tools || !tools->is_array()) return false;
+        auto& list = tools->get_array();
+        const auto before = list.size();
+        for (auto it = list.begin(); it != list.end();) {
+            const auto* t = it->if_object();
+            const std::string tool = t ? string_at(*t, "name") : "";
+            const auto* schema = t ? t->if_contains("inputSchema") : nullptr;
+            auto spec = parse_param_headers(schema ? *schema : json::value());
+            if (!spec.error.empty()) {
+                spdlog::warn("[{}] ignoring tool \"{}\": {}", name(), tool, spec.error);
+                param_headers.erase(tool);
+                it = list.erase(it);
+                continue;
+            }
+            if (spec.headers.empty()) param_headers.erase(tool);
+            else param_headers[tool] = std::move(spec.headers);
+            ++it;
+        }
+        return list.size() != before;
     }
 
     // Reads an SSE body to its end, handing each `message` event to `on_message`.
@@ -248,7 +256,8 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
 
     // --- requests -----------------------------------------------------------------------------------------------
 
-    awaitable<void> run_request(std::string message, std::string id_json, std::string method, std::string mcp_name) {
+    awaitable<void> run_request(std::string message, std::string id_json, std::string method, std::string mcp_name,
+                                Fields param_fields) {
         auto self = shared_from_this();
         auto infl = std::make_shared<Inflight>();
         inflight[id_json] = infl;
@@ -257,6 +266,7 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
             const int gen = session_gen;
             const bool had_session = !session_id.empty();
             auto fields = post_fields(method, mcp_name);
+            fields.insert(fields.end(), param_fields.begin(), param_fields.end());
             auto r = co_await client->send(*endpoint, bhttp::verb::post, message, std::move(fields), infl->abort);
             if (infl->cancelled || closed) break;
             if (!r) {
@@ -355,7 +365,9 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
         std::string last_id = parser.last_event_id();
         auto retry = parser.retry().value_or(default_retry);
         int resumes = 0;
-        while (!got && !end.clean && !infl->cancelled && !closed && end.failure.kind != Failure::Kind::aborted &&
+        // A stream the server ended on purpose before the reply (2025-11-25 polling: priming event, `retry:`, close)
+        // is resumed the same way as one that broke.
+        while (!got && !infl->cancelled && !closed && end.failure.kind != Failure::Kind::aborted &&
                !last_id.empty() && !modern && resumes < max_resume_attempts) {
             ++resumes;
             spdlog::info("[{}] the reply stream of {} broke; resuming after event \"{}\" in {} ms", name(), method,
@@ -547,7 +559,15 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
             std::string mcp_name;
             if (p && (method == "tools/call" || method == "prompts/get")) mcp_name = string_at(*p, "name");
             if (p && method == "resources/read") mcp_name = string_at(*p, "uri");
-            spawn(run_request(std::move(message), json::serialize(*id), method, std::move(mcp_name)));
+            Fields param_fields;
+            if (modern && method == "tools/list") tools_list_ids.insert(json::serialize(*id));
+            if (modern && p && method == "tools/call")
+                if (auto it = param_headers.find(mcp_name); it != param_headers.end()) {
+                    const auto* args = p->if_contains("arguments");
+                    param_fields = param_header_fields(it->second, args ? *args : json::value());
+                }
+            spawn(run_request(std::move(message), json::serialize(*id), method, std::move(mcp_name),
+                              std::move(param_fields)));
             co_return boost::system::error_code{};
         }
         if (method == "notifications/cancelled") {
