@@ -2,4 +2,5 @@
 #include "process_v2_prelude.hpp"
 
 #include <boost/asio/impl/src.hpp>
+#include <boost/asio/ssl/impl/src.hpp>
 #include <boost/process/v2/src.hpp>
