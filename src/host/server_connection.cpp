@@ -1,6 +1,7 @@
 #include <switchboard/host/server_connection.hpp>
 #include <switchboard/jsonrpc/async_event.hpp>
 #include <switchboard/transport/stdio_process.hpp>
+#include <switchboard/transport/websocket.hpp>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -67,22 +68,38 @@ awaitable<ServerConnection> connect_server(asio::any_io_executor ex, const Serve
         finish(config.invalid);
         co_return sc;
     }
-    if (config.type != TransportKind::stdio) {
+    if (config.type != TransportKind::stdio && config.type != TransportKind::ws) {
         finish(fmt::format("the {} transport is not available in this build yet", to_string(config.type)));
         co_return sc;
     }
 
-    transport::StdioProcessOptions po;
-    po.name = config.name;
-    po.command = config.command;
-    po.args = config.args;
-    po.env = config.env;
-    po.cwd = config.cwd;
-    po.max_message_size = options.max_message_size;
-    auto channel = transport::StdioProcessChannel::spawn(ex, po);
-    if (!channel) {
-        finish(channel.error().message);
-        co_return sc;
+    std::shared_ptr<jsonrpc::Channel> channel;
+    if (config.type == TransportKind::ws) {
+        transport::WebSocketClientOptions wo;
+        wo.server_name = config.name;
+        wo.headers = config.headers;
+        wo.max_message_size = options.max_message_size;
+        wo.connect_timeout = config.startup_timeout;
+        auto ws = co_await transport::connect_websocket_channel(ex, config.url, std::move(wo));
+        if (!ws) {
+            finish(ws.error().message);
+            co_return sc;
+        }
+        channel = *ws;
+    } else {
+        transport::StdioProcessOptions po;
+        po.name = config.name;
+        po.command = config.command;
+        po.args = config.args;
+        po.env = config.env;
+        po.cwd = config.cwd;
+        po.max_message_size = options.max_message_size;
+        auto spawned = transport::StdioProcessChannel::spawn(ex, po);
+        if (!spawned) {
+            finish(spawned.error().message);
+            co_return sc;
+        }
+        channel = *spawned;
     }
 
     mcp::ClientOptions co;
@@ -94,7 +111,7 @@ awaitable<ServerConnection> connect_server(asio::any_io_executor ex, const Serve
     if (options.on_notification)
         co.on_notification = [cb = options.on_notification, name = config.name](
                                  const std::string& m, const boost::json::value& p) { cb(name, m, p); };
-    auto session = co_await mcp::ClientSession::connect(ex, *channel, std::move(co));
+    auto session = co_await mcp::ClientSession::connect(ex, channel, std::move(co));
     if (!session) {
         finish(session.error().describe());
         co_return sc;
