@@ -267,6 +267,9 @@ struct DeliverOptions {
     bool priming = false;    // send an empty event carrying an id first
     std::string session_id;  // echoed as Mcp-Session-Id
     std::function<void()> on_disconnect;
+    // Sent when the stream ends before any answer (its session ended): never leave the client waiting.
+    http::status unanswered_status = http::status::internal_server_error;
+    std::string unanswered_body;
 };
 
 }  // namespace
@@ -287,15 +290,25 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
 
     std::size_t pipe_limit() const { return opt.max_message_size * 2 + 1024 * 1024; }
 
-    void spawn_session(std::shared_ptr<jsonrpc::Channel> channel) {
-        asio::co_spawn(ex, handler(std::move(channel)), [](std::exception_ptr e) {
-            if (!e) return;
-            try {
-                std::rethrow_exception(e);
-            } catch (const std::exception& x) {
-                spdlog::error("http: session failed: {}", x.what());
+    // `on_end` runs when the handler returns (or throws): what it left unanswered must not wait forever.
+    void spawn_session(std::shared_ptr<jsonrpc::Channel> channel, std::function<void()> on_end) {
+        asio::co_spawn(ex, handler(std::move(channel)), [on_end = std::move(on_end)](std::exception_ptr e) {
+            if (e) {
+                try {
+                    std::rethrow_exception(e);
+                } catch (const std::exception& x) {
+                    spdlog::error("http: session failed: {}", x.what());
+                }
             }
+            on_end();
         });
+    }
+
+    static void finish_stream(const std::shared_ptr<Stream>& st) {
+        if (st && st->pipe) {
+            st->pipe->finish = true;
+            st->pipe->signal.cancel();
+        }
     }
 
     // ---- sessions (legacy) ----
@@ -311,7 +324,9 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         s->channel = std::make_shared<detail::PushChannel>(
             ex, opt.max_message_size, [weak, self](std::string text) { self->route(weak, std::move(text)); });
         sessions[s->id] = s;
-        spawn_session(s->channel);
+        spawn_session(s->channel, [weak, self] {
+            if (auto sp = weak.lock()) self->close_session(sp, "the session's handler ended");
+        });
         spdlog::debug("http: session {} created", s->id);
         return s;
     }
@@ -320,14 +335,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         if (s->closed) return;
         s->closed = true;
         sessions.erase(s->id);
-        auto end_pipe = [](const std::shared_ptr<Stream>& st) {
-            if (st->pipe) {
-                st->pipe->finish = true;
-                st->pipe->signal.cancel();
-            }
-        };
-        for (auto& [k, st] : s->active) end_pipe(st);
-        end_pipe(s->standalone);
+        for (auto& [k, st] : s->active) finish_stream(st);
+        finish_stream(s->standalone);
         s->channel->end(why);
         spdlog::debug("http: session {} ended: {}", s->id, why);
     }
@@ -530,6 +539,11 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
             c->stream.expires_never();
             ok = !ec;
         }
+        if (ok && !sse && !ended && !pipe->disconnected) {
+            Reply r = json_reply(d.unanswered_status, d.unanswered_body);
+            if (!d.session_id.empty()) r.headers.emplace_back("Mcp-Session-Id", d.session_id);
+            keep_alive = co_await send(c, version, keep_alive, std::move(r));
+        }
         co_await stop_watch(pipe);
         if (st->pipe == pipe) st->pipe = nullptr;
         if (!ok && !ended && d.on_disconnect) d.on_disconnect();
@@ -701,6 +715,9 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         // Clients before 2025-11-25 may not expect an event without data.
         d.priming = s->version >= "2025-11-25";
         d.session_id = s->id;
+        d.unanswered_status = http::status::not_found;
+        d.unanswered_body =
+            error_body(code_session_not_found, "Session ended before the request was answered", msg.id, nullptr);
         std::weak_ptr<Session> weak = s;
         d.on_disconnect = [weak] {
             // Legacy: a dropped connection is not a cancellation; the answer waits in the stream's log.
@@ -764,11 +781,12 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         std::weak_ptr<Stream> weak = st;
         st->channel = std::make_shared<detail::PushChannel>(
             ex, opt.max_message_size, [weak](std::string text) { route_modern(weak, std::move(text)); });
-        spawn_session(st->channel);
+        spawn_session(st->channel, [weak] { finish_stream(weak.lock()); });
         st->channel->push(std::move(req.body()));
 
         DeliverOptions d;
         d.sse_ok = sse_ok;
+        d.unanswered_body = error_body(-32603, "Internal error: the request ended without an answer", msg.id, nullptr);
         d.on_disconnect = [weak] {
             // Closing the response stream is the cancellation signal of 2026-07-28.
             auto sp = weak.lock();
