@@ -299,6 +299,59 @@ TEST_F(HttpServe, ModernClosingTheStreamCancelsTheRequest) {
     EXPECT_NE(server_->log().find("slow: cancelled"), std::string::npos) << server_->log();
 }
 
+TEST_F(HttpServe, LegacyAnswerSurvivesADroppedConnection) {
+    run([this]() -> awaitable<void> {
+        auto h = post_headers();
+        auto init = co_await http_exchange(port_, "POST", "/mcp", h, init_body);
+        const auto sid = init.headers["mcp-session-id"];
+        CO_ASSERT_EQ(sid.size(), 32u);
+        auto sh = session_headers(sid);
+        auto s = co_await http_open(
+            port_, "POST", "/mcp", sh,
+            R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"slow","arguments":{"seconds":0.6,"steps":3},"_meta":{"progressToken":9}}})");
+        CO_ASSERT_EQ(s->status, 200);
+        CO_ASSERT_TRUE(co_await http_read_until(s, "\"progress\":1", std::chrono::seconds(5)));
+        // The event id of the first progress: "<stream>-1".
+        const auto body = s->parser.get().body();
+        const auto at = body.find("id: ", body.find("data: \n\n"));
+        CO_ASSERT_TRUE(at != std::string::npos);
+        const auto last_id = body.substr(at + 4, body.find('\n', at) - at - 4);
+        s->stream.close();  // a dropped connection is not a cancellation in the legacy era
+
+        auto gh = sh;
+        gh[1].second = "text/event-stream";
+        gh.emplace_back("Last-Event-ID", last_id);
+        auto resumed = co_await http_open(port_, "GET", "/mcp", gh, "");
+        CO_ASSERT_EQ(resumed->status, 200);
+        const bool got = co_await http_read_until(resumed, "done after 3 steps", std::chrono::seconds(5));
+        EXPECT_TRUE(got) << resumed->parser.get().body();
+        EXPECT_NE(resumed->parser.get().body().find("\"progress\":3"), std::string::npos);
+        EXPECT_EQ(resumed->parser.get().body().find("\"progress\":1,"), std::string::npos);  // not replayed twice
+    });
+}
+
+TEST_F(HttpServe, ModernListenStreamCarriesResourceUpdates) {
+    run([this]() -> awaitable<void> {
+        const std::string v = "2026-07-28";
+        auto lh = modern_headers("subscriptions/listen", "", v);
+        std::string listen =
+            R"({"jsonrpc":"2.0","id":"L1","method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["demo://counter"]},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}})";
+        auto stream = co_await http_open(port_, "POST", "/mcp", lh, listen);
+        CO_ASSERT_EQ(stream->status, 200);
+        EXPECT_EQ(stream->parser.get()["Content-Type"], "text/event-stream");
+        CO_ASSERT_TRUE(
+            co_await http_read_until(stream, "notifications/subscriptions/acknowledged", std::chrono::seconds(5)));
+        auto bh = modern_headers("tools/call", "bump", v);
+        auto bump = co_await http_exchange(port_, "POST", "/mcp", bh, modern_call(2, "bump", "{}", v));
+        CO_ASSERT_EQ(bump.status, 200);
+        const bool got = co_await http_read_until(stream, "notifications/resources/updated", std::chrono::seconds(5));
+        CO_ASSERT_TRUE(got);
+        EXPECT_NE(stream->parser.get().body().find(R"("io.modelcontextprotocol/subscriptionId":"L1")"),
+                  std::string::npos)
+            << stream->parser.get().body();
+    });
+}
+
 TEST(HttpServeLegacyOnly, ModernProbeGetsANonModern400) {
     auto server = start_listening(demo_server(), {"--http", "0", "--legacy-only"});
     ASSERT_TRUE(server);
