@@ -44,10 +44,13 @@ int main(int argc, char** argv) {
     std::string bind = "127.0.0.1";
     std::vector<std::string> origins;
     std::size_t max_message_size = jsonrpc::default_max_message_size;
+    std::string tls_cert, tls_key;
     app.add_option("--http", http_port, "Serve Streamable HTTP on PORT at /mcp (0: any free port) instead of stdio");
     app.add_option("--ws", ws_port, "Serve WebSocket (subprotocol mcp) on PORT (0: any free port) instead of stdio");
     app.add_option("--bind", bind, "Address to listen on with --http/--ws")->capture_default_str();
     app.add_option("--allow-origin", origins, "Origin accepted besides loopback ones (repeatable; * for any)");
+    app.add_option("--tls-cert", tls_cert, "With --ws: PEM certificate chain; serves wss://");
+    app.add_option("--tls-key", tls_key, "With --ws: PEM private key of --tls-cert");
     app.add_option("--max-message-size", max_message_size, "Largest message accepted, in bytes")->capture_default_str();
     app.add_flag("-v,--verbose", verbose, "Debug logging on stderr");
     app.set_version_flag("--version", std::string("switchboard-demo-server ") + SWITCHBOARD_VERSION);
@@ -117,6 +120,8 @@ int main(int argc, char** argv) {
             wo.port = *ws_port;
             wo.allowed_origins = origins;
             wo.max_message_size = max_message_size;
+            wo.tls_cert_file = tls_cert;
+            wo.tls_key_file = tls_key;
             ws = std::make_unique<transport::WebSocketServer>(ctx.get_executor(), serve, wo);
             if (auto ec = ws->listen()) {
                 fmt::print(stderr, "cannot listen on {}:{}: {}\n", bind, *ws_port, ec.message());

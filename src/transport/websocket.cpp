@@ -18,6 +18,7 @@
 #include <boost/url/parse.hpp>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
 
 #ifndef SWITCHBOARD_VERSION
 #define SWITCHBOARD_VERSION "0.0.0"
@@ -237,6 +238,12 @@ awaitable<jsonrpc::Outcome<std::shared_ptr<jsonrpc::Channel>>> connect_websocket
     boost::system::error_code addr_ec;
     asio::ip::make_address(host, addr_ec);
     if (addr_ec) SSL_set_tlsext_host_name(tls_layer.native_handle(), host.c_str());  // SNI for names only
+    // OpenSSL checks the name itself too, so that a mismatch is reported as "hostname mismatch", not "unspecified".
+    auto* param = SSL_get0_param(tls_layer.native_handle());
+    if (addr_ec)
+        X509_VERIFY_PARAM_set1_host(param, host.c_str(), host.size());
+    else
+        X509_VERIFY_PARAM_set1_ip_asc(param, host.c_str());
     tls_layer.set_verify_callback(ssl::host_name_verification(host));
     auto& tcp_layer = beast::get_lowest_layer(*ws);
     tcp_layer.expires_after(remaining());
@@ -267,35 +274,54 @@ struct WebSocketServer::Impl : std::enable_shared_from_this<WebSocketServer::Imp
     std::vector<std::weak_ptr<beast::tcp_stream>> upgrading;
     std::size_t count = 0;
     bool stopped = false;
+    std::shared_ptr<ssl::context> tls;  // set when serving wss
 
-    awaitable<void> refuse(beast::tcp_stream& stream, unsigned version, http::status status, std::string text) {
+    template <class Next>
+    awaitable<void> refuse(Next& stream, unsigned version, http::status status, std::string text) {
         http::response<http::string_body> res{status, version};
         res.set(http::field::server, "switchboard");
         res.set(http::field::content_type, "text/plain");
         res.body() = std::move(text);
         res.keep_alive(false);
         res.prepare_payload();
-        stream.expires_after(std::chrono::seconds(10));
+        beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(10));
         co_await http::async_write(stream, res, as_tuple_awaitable);
     }
 
     awaitable<void> serve_conn(std::shared_ptr<beast::tcp_stream> stream) {
+        if (!tls) {
+            co_await upgrade(std::move(*stream));
+            co_return;
+        }
+        ssl::stream<beast::tcp_stream> secure(std::move(*stream), *tls);
+        beast::get_lowest_layer(secure).expires_after(std::chrono::seconds(30));
+        auto [ec] = co_await secure.async_handshake(ssl::stream_base::server, as_tuple_awaitable);
+        if (ec) {
+            spdlog::debug("websocket: TLS handshake failed: {}", ec.message());
+            co_return;
+        }
+        co_await upgrade(std::move(secure));
+    }
+
+    // Reads the HTTP upgrade request on `next` (plain TCP or TLS), checks it, and runs the session.
+    template <class Next>
+    awaitable<void> upgrade(Next next) {
         beast::flat_buffer buffer;
         http::request_parser<http::string_body> parser;
         parser.header_limit(64 * 1024);
         parser.body_limit(64 * 1024);
-        stream->expires_after(std::chrono::seconds(30));
-        auto [ec, n] = co_await http::async_read(*stream, buffer, parser, as_tuple_awaitable);
+        beast::get_lowest_layer(next).expires_after(std::chrono::seconds(30));
+        auto [ec, n] = co_await http::async_read(next, buffer, parser, as_tuple_awaitable);
         if (ec) co_return;
         auto req = parser.release();
         if (!websocket::is_upgrade(req)) {
-            co_await refuse(*stream, req.version(), http::status::upgrade_required,
+            co_await refuse(next, req.version(), http::status::upgrade_required,
                             "This is an MCP WebSocket endpoint: connect with a WebSocket client (subprotocol mcp).\n");
             co_return;
         }
         if (auto origin = req.find(http::field::origin);
             origin != req.end() && !detail::origin_allowed(origin->value(), opt.allowed_origins)) {
-            co_await refuse(*stream, req.version(), http::status::forbidden,
+            co_await refuse(next, req.version(), http::status::forbidden,
                             fmt::format("Forbidden: origin {} is not allowed\n", std::string_view(origin->value())));
             co_return;
         }
@@ -313,8 +339,9 @@ struct WebSocketServer::Impl : std::enable_shared_from_this<WebSocketServer::Imp
                 pos = comma + 1;
             }
         }
-        stream->expires_never();
-        auto ws = std::make_unique<PlainWs>(std::move(*stream));
+        beast::get_lowest_layer(next).expires_never();
+        using Ws = websocket::stream<Next>;
+        auto ws = std::make_unique<Ws>(std::move(next));
         ws->set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
         ws->set_option(websocket::stream_base::decorator([offered_mcp](websocket::response_type& res) {
             res.set(http::field::server, "switchboard");
@@ -326,7 +353,7 @@ struct WebSocketServer::Impl : std::enable_shared_from_this<WebSocketServer::Imp
             spdlog::debug("websocket: handshake failed: {}", aec.message());
             co_return;
         }
-        auto channel = std::make_shared<WebSocketChannel<PlainWs>>(std::move(ws), opt.max_message_size, nullptr);
+        auto channel = std::make_shared<WebSocketChannel<Ws>>(std::move(ws), opt.max_message_size, tls);
         std::erase_if(channels, [](const auto& w) { return w.expired(); });
         channels.push_back(channel);
         if (stopped) co_return;
@@ -387,6 +414,13 @@ WebSocketServer::~WebSocketServer() { impl_->stop(); }
 
 boost::system::error_code WebSocketServer::listen() {
     boost::system::error_code ec;
+    const auto& o = impl_->opt;
+    if (!o.tls_cert_file.empty() || !o.tls_key_file.empty()) {
+        auto ctx = std::make_shared<ssl::context>(ssl::context::tls_server);
+        if (ctx->use_certificate_chain_file(o.tls_cert_file, ec)) return ec;
+        if (ctx->use_private_key_file(o.tls_key_file, ssl::context::pem, ec)) return ec;
+        impl_->tls = std::move(ctx);
+    }
     auto address = asio::ip::make_address(impl_->opt.address, ec);
     if (ec) return ec;
     tcp::endpoint ep(address, impl_->opt.port);
@@ -407,7 +441,7 @@ std::uint16_t WebSocketServer::port() const {
 std::string WebSocketServer::url() const {
     const auto& a = impl_->opt.address;
     auto host = a.find(':') != std::string::npos ? "[" + a + "]" : a;
-    return fmt::format("ws://{}:{}/", host, port());
+    return fmt::format("{}://{}:{}/", impl_->tls ? "wss" : "ws", host, port());
 }
 
 awaitable<void> WebSocketServer::run() {

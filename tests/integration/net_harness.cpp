@@ -87,7 +87,7 @@ std::unique_ptr<ListeningServer> start_listening(const std::string& program, con
     }
     ::close(fd);
     s->pid = pid;
-    static const std::regex listening(R"(listening on ((?:http|ws)://127\.0\.0\.1:(\d+)\S*))");
+    static const std::regex listening(R"(listening on ((?:http|wss?)://127\.0\.0\.1:(\d+)\S*))");
     for (int i = 0; i < 1000; ++i) {
         std::smatch m;
         auto text = s->log();

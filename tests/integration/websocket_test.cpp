@@ -137,45 +137,81 @@ TEST(WebSocket, ConnectionRefusedAndNotAWebSocketServer) {
     });
 }
 
-TEST(WebSocket, UntrustedCertificateIsAClearError) {
-    namespace fs = std::filesystem;
-    auto dir = fs::temp_directory_path() / ("switchboard-tls-" + std::to_string(::getpid()));
-    fs::create_directories(dir);
-    std::string out;
-    const auto key = (dir / "key.pem").string(), cert = (dir / "cert.pem").string();
-    ASSERT_EQ(run_command("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost -keyout " + key +
-                              " -out " + cert + " 2>&1",
-                          out),
-              0)
-        << out;
-    const auto port = free_port();
-    pid_t pid = ::fork();
-    if (pid == 0) {
-        int devnull = ::open("/dev/null", O_RDWR);
-        ::dup2(devnull, 0);
-        ::dup2(devnull, 1);
-        ::dup2(devnull, 2);
-        auto p = std::to_string(port);
-        ::execlp("openssl", "openssl", "s_server", "-accept", p.c_str(), "-cert", cert.c_str(), "-key", key.c_str(),
-                 "-quiet", nullptr);
-        ::_exit(127);
+// A self-signed certificate for DNS:localhost only, made with the openssl command.
+class Wss : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dir_ = std::filesystem::temp_directory_path() / ("switchboard-tls-" + std::to_string(::getpid()));
+        std::filesystem::create_directories(dir_);
+        key_ = (dir_ / "key.pem").string();
+        cert_ = (dir_ / "cert.pem").string();
+        std::string out;
+        ASSERT_EQ(run_command("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost "
+                              "-addext subjectAltName=DNS:localhost -keyout " +
+                                  key_ + " -out " + cert_ + " 2>&1",
+                              out),
+                  0)
+            << out;
+        server_ = start_listening(demo_server(), {"--ws", "0", "--tls-cert", cert_, "--tls-key", key_});
+        ASSERT_TRUE(server_);
+        ASSERT_EQ(server_->url.rfind("wss://127.0.0.1:", 0), 0u) << server_->url;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    run([&]() -> awaitable<void> {
+    void TearDown() override {
+        server_.reset();
+        std::filesystem::remove_all(dir_);
+    }
+    std::string url(const std::string& host) const {
+        return "wss://" + host + ":" + std::to_string(server_->port) + "/";
+    }
+    std::filesystem::path dir_;
+    std::string key_, cert_;
+    std::unique_ptr<ListeningServer> server_;
+};
+
+TEST_F(Wss, TrustedCertificateConnects) {
+    run([this]() -> awaitable<void> {
         auto ex = co_await asio::this_coro::executor;
         transport::WebSocketClientOptions wo;
-        wo.connect_timeout = std::chrono::seconds(5);
-        auto r = co_await transport::connect_websocket_channel(ex, "wss://localhost:" + std::to_string(port) + "/", wo);
+        wo.ca_file = cert_;
+        auto channel = co_await transport::connect_websocket_channel(ex, url("localhost"), wo);
+        CO_ASSERT_TRUE(channel.has_value());
+        mcp::ClientOptions co;
+        co.server_name = "secure";
+        auto session = co_await mcp::ClientSession::connect(ex, *channel, co);
+        CO_ASSERT_TRUE(session.has_value());
+        json::object args;
+        args["message"] = "over tls";
+        auto echo = co_await (*session)->call_tool("echo", args);
+        CO_ASSERT_TRUE(echo.has_value());
+        EXPECT_EQ(text_of(*echo), "over tls");
+        co_await (*session)->close();
+    });
+}
+
+TEST_F(Wss, UntrustedCertificateIsAClearError) {
+    run([this]() -> awaitable<void> {
+        auto ex = co_await asio::this_coro::executor;
+        transport::WebSocketClientOptions wo;  // the system store does not know our certificate
+        auto r = co_await transport::connect_websocket_channel(ex, url("localhost"), wo);
         CO_ASSERT_FALSE(r.has_value());
         const auto& msg = r.error().message;
         EXPECT_NE(msg.find("TLS handshake"), std::string::npos) << msg;
         EXPECT_NE(msg.find("certificate verify failed"), std::string::npos) << msg;
         EXPECT_NE(msg.find("self-signed"), std::string::npos) << msg;
     });
-    ::kill(pid, SIGTERM);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    fs::remove_all(dir);
+}
+
+TEST_F(Wss, HostNameMismatchIsAClearError) {
+    run([this]() -> awaitable<void> {
+        auto ex = co_await asio::this_coro::executor;
+        transport::WebSocketClientOptions wo;
+        wo.ca_file = cert_;  // trusted, but issued for localhost, not 127.0.0.1
+        auto r = co_await transport::connect_websocket_channel(ex, url("127.0.0.1"), wo);
+        CO_ASSERT_FALSE(r.has_value());
+        const auto& msg = r.error().message;
+        EXPECT_NE(msg.find("certificate verify failed"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("mismatch"), std::string::npos) << msg;
+    });
 }
 
 TEST(WebSocket, CliToolsAndCallThroughAWsServer) {

@@ -1,8 +1,8 @@
 // MCP over WebSocket (subprotocol `mcp`): one JSON-RPC message per text frame, both sides.
 // - connect_websocket_channel: a client Channel to ws:// or wss:// (TLS with the system CA store or `ca_file`,
 //   host-name verification and SNI).
-// - WebSocketServer: accepts connections on a port; each connection becomes a Channel run by a SessionHandler
-//   (mcp::Server::serve fits).
+// - WebSocketServer: accepts connections on a port (optionally over TLS); each connection becomes a Channel run by a
+//   SessionHandler (mcp::Server::serve fits).
 // The message size limit is enforced per message (a larger one closes the connection with 1009 and is reported);
 // close() sends a close frame.
 //
@@ -46,6 +46,8 @@ struct WebSocketServerOptions {
     /// Origins accepted besides loopback ones; "*" accepts any. No Origin header: accepted.
     std::vector<std::string> allowed_origins;
     std::size_t max_connections = 512;
+    /// Both set (PEM files): serve wss:// (TLS) instead of ws://.
+    std::string tls_cert_file, tls_key_file;
 };
 
 class WebSocketServer {
@@ -57,7 +59,7 @@ public:
 
     boost::system::error_code listen();
     std::uint16_t port() const;
-    /// "ws://ADDRESS:PORT/"
+    /// "ws://ADDRESS:PORT/" (wss:// with TLS)
     std::string url() const;
     /// Accepts connections until stop().
     boost::asio::awaitable<void> run();
