@@ -617,14 +617,16 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         }
         const auto accept = header(req, "Accept");
         const bool any = accept.empty() || contains_ci(accept, "*/*");
-        const bool sse_ok = any || contains_ci(accept, "text/event-stream");
-        if (!sse_ok && !contains_ci(accept, "application/json")) {
+        const bool accepts_sse = any || contains_ci(accept, "text/event-stream");
+        if (!accepts_sse && !contains_ci(accept, "application/json")) {
             auto r = json_reply(http::status::not_acceptable,
                                 error_body(code_transport,
                                            "Not Acceptable: Accept must list application/json and "
                                            "text/event-stream"));
             co_return co_await send(c, version, keep, std::move(r));
         }
+        // HTTP/1.0 has no chunked encoding: such a client gets JSON only.
+        const bool sse_ok = accepts_sse && req.version() >= 11;
         auto parsed = jsonrpc::parse_message(req.body());
         if (!parsed) {
             auto r = json_reply(http::status::bad_request, error_body(parsed.error().code, parsed.error().message));
@@ -691,6 +693,14 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
             co_return co_await send(c, version, keep, std::move(r));
         }
         auto key = json::serialize(msg.id);
+        if (s->active.size() >= opt.max_requests_per_session) {
+            auto r = json_reply(http::status::too_many_requests,
+                                error_body(code_transport,
+                                           fmt::format("Too Many Requests: {} requests of this session are unanswered",
+                                                       s->active.size()),
+                                           msg.id, nullptr));
+            co_return co_await send(c, version, keep, std::move(r));
+        }
         if (s->active.count(key)) {
             auto r = json_reply(
                 http::status::bad_request,

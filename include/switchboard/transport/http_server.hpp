@@ -45,6 +45,7 @@ struct HttpServerOptions {
     std::vector<std::string> modern_versions;
     std::size_t max_connections = 512;
     std::size_t max_sessions = 1024;
+    std::size_t max_requests_per_session = 256;          ///< unanswered at once; more get 429
     std::chrono::seconds session_idle_timeout{30 * 60};  ///< a session with no traffic and no open stream ends
     std::chrono::seconds read_timeout{120};              ///< idle keep-alive connection, or a slow request
     std::chrono::seconds write_timeout{60};              ///< a client that stops reading is dropped
