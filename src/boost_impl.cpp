@@ -3,4 +3,5 @@
 
 #include <boost/asio/impl/src.hpp>
 #include <boost/asio/ssl/impl/src.hpp>
+#include <boost/beast/src.hpp>
 #include <boost/process/v2/src.hpp>

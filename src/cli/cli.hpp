@@ -2,7 +2,7 @@
 #pragma once
 
 #include <switchboard/host/config.hpp>
-#include <switchboard/host/server_connection.hpp>
+#include <switchboard/host/host.hpp>
 
 #include <boost/asio/awaitable.hpp>
 
@@ -16,6 +16,7 @@ namespace switchboard::cli {
 struct GlobalOptions {
     std::optional<std::string> config_file;
     bool json = false;
+    bool watch = false;  ///< status --watch
 };
 
 struct CallArgs {
@@ -23,6 +24,7 @@ struct CallArgs {
     std::string arguments = "{}";
 };
 
+/// Connects through a Host; with g.watch, redraws on every phase change (and each second) until Ctrl-C.
 boost::asio::awaitable<int> status(const host::Config& config, const GlobalOptions& g);
 boost::asio::awaitable<int> tools(const host::Config& config, const GlobalOptions& g);
 boost::asio::awaitable<int> call(const host::Config& config, const GlobalOptions& g, CallArgs args);
@@ -33,16 +35,11 @@ boost::asio::awaitable<int> prompts(const host::Config& config, const GlobalOpti
 boost::asio::awaitable<int> prompt(const host::Config& config, const GlobalOptions& g, std::string server,
                                    std::string name, std::vector<std::string> key_values);
 
-/// The name a tool is exposed under: its own when unique across servers, else "<server>__<tool>".
-struct IndexedTool {
-    std::string name;
-    const host::ServerConnection* server;
-    const mcp::Tool* tool;
-};
-std::vector<IndexedTool> index_tools(const std::vector<host::ServerConnection>& servers);
-
 /// Human-readable rendering of a tool result or resource contents; binary parts as "[image/png, N bytes]".
 std::string render_content(const std::vector<mcp::Content>& content);
 std::string render_contents(const std::vector<mcp::ResourceContents>& contents);
+
+/// The status table (also what `status --watch` redraws).
+std::string render_status(const std::vector<host::ServerStatus>& servers);
 
 }  // namespace switchboard::cli

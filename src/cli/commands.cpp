@@ -1,12 +1,16 @@
 #include "cli.hpp"
 
 #include <fmt/format.h>
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <map>
@@ -16,9 +20,13 @@ namespace switchboard::cli {
 namespace asio = boost::asio;
 namespace json = boost::json;
 using asio::awaitable;
-using host::ServerConnection;
+using host::Host;
+using host::Phase;
+using host::ServerStatus;
 
 namespace {
+
+constexpr auto as_tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 
 void print_json(const json::value& v) { fmt::print("{}\n", json::serialize(v)); }
 
@@ -27,62 +35,86 @@ std::string first_line(const std::string& s, std::size_t max = 80) {
     return line.size() > max ? line.substr(0, max - 1) + "…" : line;
 }
 
-host::ConnectOptions listing(bool tools, bool resources, bool prompts) {
-    host::ConnectOptions o;
-    o.list_tools = tools;
-    o.list_resources = resources;
-    o.list_prompts = prompts;
-    return o;
+std::string phase_name(const ServerStatus& s) {
+    return s.enabled ? std::string(host::to_string(s.phase)) : std::string("disabled");
+}
+
+bool failed(const ServerStatus& s) { return s.enabled && s.phase == Phase::error; }
+
+// "850ms", "12.3s", "4m05s".
+std::string short_duration(std::chrono::milliseconds d) {
+    const auto n = d.count();
+    if (n < 1000) return fmt::format("{}ms", n);
+    if (n < 60'000) return fmt::format("{:.1f}s", static_cast<double>(n) / 1000.0);
+    return fmt::format("{}m{:02}s", n / 60'000, (n / 1000) % 60);
+}
+
+// Starts a host on `config` and waits until every server has connected or failed.
+awaitable<std::shared_ptr<Host>> start_host(host::Config config) {
+    auto ex = co_await asio::this_coro::executor;
+    auto h = Host::create(ex, std::move(config), host::HostOptions{});
+    h->start();
+    co_await h->wait_until_settled();
+    co_return h;
 }
 
 // Reports servers that failed, on stderr, so that listings on stdout stay clean.
-void report_failures(const std::vector<ServerConnection>& servers) {
-    for (const auto& s : servers)
-        if (s.phase == ServerConnection::Phase::error)
-            fmt::print(stderr, "switchboard: server \"{}\" failed: {}\n", s.config->name, s.error);
+void report_failures(const Host& h) {
+    for (const auto& s : h.status())
+        if (failed(s)) fmt::print(stderr, "switchboard: server \"{}\" failed: {}\n", s.name, s.last_error);
 }
 
-bool any_failed(const std::vector<ServerConnection>& servers) {
-    return std::any_of(servers.begin(), servers.end(),
-                       [](const auto& s) { return s.phase == ServerConnection::Phase::error; });
+bool any_failed(const Host& h) {
+    auto st = h.status();
+    return std::any_of(st.begin(), st.end(), failed);
 }
 
-// Connects the one named server (no listings) or explains why not.
-awaitable<std::optional<ServerConnection>> connect_named(const host::Config& config, const std::string& name,
-                                                         host::ConnectOptions options) {
+// The config reduced to the one named server, or nullopt (reported) when there is no such server.
+std::optional<host::Config> only_server(const host::Config& config, const std::string& name) {
     const auto* sc = config.find(name);
     if (!sc) {
         std::vector<std::string> names;
         for (const auto& s : config.servers) names.push_back(s.name);
         fmt::print(stderr, "switchboard: no server \"{}\" in {} (servers: {})\n", name, config.source,
                    fmt::join(names, ", "));
-        co_return std::nullopt;
+        return std::nullopt;
     }
-    auto ex = co_await asio::this_coro::executor;
-    auto s = co_await host::connect_server(ex, *sc, options);
-    if (s.phase != ServerConnection::Phase::connected) {
-        fmt::print(stderr, "switchboard: server \"{}\" failed: {}\n", name, s.error);
-        co_return std::nullopt;
-    }
-    co_return s;
+    host::Config subset;
+    subset.source = config.source;
+    subset.servers.push_back(*sc);
+    return subset;
 }
 
-awaitable<void> close_one(ServerConnection& s) {
-    if (s.session) co_await s.session->close();
+json::value status_json(const std::vector<ServerStatus>& servers) {
+    json::array arr;
+    for (const auto& s : servers) {
+        json::object o;
+        o["name"] = s.name;
+        o["transport"] = host::to_string(s.transport);
+        o["phase"] = phase_name(s);
+        o["enabled"] = s.enabled;
+        o["lazy"] = s.lazy;
+        o["timeInPhaseMs"] = s.time_in_phase.count();
+        json::object per_phase;
+        for (int i = 0; i < host::phase_count; ++i)
+            if (s.time_per_phase[i].count() > 0)
+                per_phase[host::to_string(static_cast<Phase>(i))] = s.time_per_phase[i].count();
+        o["phaseTimesMs"] = std::move(per_phase);
+        o["era"] = s.era ? json::value(mcp::to_string(*s.era)) : json::value(nullptr);
+        o["protocolVersion"] = s.protocol_version.empty() ? json::value(nullptr) : json::value(s.protocol_version);
+        o["tools"] = s.tools;
+        o["resources"] = s.resources;
+        o["prompts"] = s.prompts;
+        o["connectMs"] = s.connect_time.count();
+        o["reconnects"] = s.reconnects;
+        o["error"] = s.last_error.empty() ? json::value(nullptr) : json::value(s.last_error);
+        o["stderrTail"] = s.stderr_tail;
+        arr.push_back(std::move(o));
+    }
+    return arr;
 }
 
 }  // namespace
-
-std::vector<IndexedTool> index_tools(const std::vector<ServerConnection>& servers) {
-    std::map<std::string, int> count;
-    for (const auto& s : servers)
-        for (const auto& t : s.tools) ++count[t.name];
-    std::vector<IndexedTool> out;
-    for (const auto& s : servers)
-        for (const auto& t : s.tools)
-            out.push_back({count[t.name] > 1 ? s.config->name + "__" + t.name : t.name, &s, &t});
-    return out;
-}
 
 std::string render_content(const std::vector<mcp::Content>& content) {
     std::vector<std::string> parts;
@@ -120,64 +152,82 @@ std::string render_contents(const std::vector<mcp::ResourceContents>& contents) 
     return fmt::format("{}", fmt::join(parts, "\n"));
 }
 
+std::string render_status(const std::vector<ServerStatus>& servers) {
+    std::string out = fmt::format("{:<20} {:<9} {:<12} {:>8} {:<11} {:>5} {:>9} {:>7} {:>8}\n", "SERVER", "TRANSPORT",
+                                  "PHASE", "FOR", "PROTOCOL", "TOOLS", "RESOURCES", "PROMPTS", "MS");
+    for (const auto& s : servers) {
+        out +=
+            fmt::format("{:<20} {:<9} {:<12} {:>8} {:<11} {:>5} {:>9} {:>7} {:>8}\n", s.name,
+                        host::to_string(s.transport), phase_name(s), s.enabled ? short_duration(s.time_in_phase) : "-",
+                        s.protocol_version.empty() ? "-" : s.protocol_version, s.tools, s.resources, s.prompts,
+                        s.connect_time.count());
+        if (!s.last_error.empty() && (s.phase == Phase::error || s.phase == Phase::reconnecting))
+            out += fmt::format("  error: {}\n", s.last_error);
+    }
+    return out;
+}
+
 awaitable<int> status(const host::Config& config, const GlobalOptions& g) {
     auto ex = co_await asio::this_coro::executor;
-    auto servers = co_await host::connect_all(ex, config, listing(true, true, true));
-    if (g.json) {
-        json::array arr;
-        for (const auto& s : servers) {
-            json::object o;
-            o["name"] = s.config->name;
-            o["transport"] = host::to_string(s.config->type);
-            o["phase"] = host::to_string(s.phase);
-            o["era"] = s.session ? json::value(mcp::to_string(s.session->era())) : json::value(nullptr);
-            o["protocolVersion"] = s.session ? json::value(s.session->protocol_version()) : json::value(nullptr);
-            o["tools"] = s.tools.size();
-            o["resources"] = s.resources.size();
-            o["prompts"] = s.prompts.size();
-            o["connectMs"] = s.connect_time.count();
-            o["error"] = s.error.empty() ? json::value(nullptr) : json::value(s.error);
-            arr.push_back(std::move(o));
-        }
-        print_json(arr);
-    } else {
-        fmt::print("{:<20} {:<9} {:<10} {:<11} {:>5} {:>9} {:>7} {:>8}\n", "SERVER", "TRANSPORT", "PHASE", "PROTOCOL",
-                   "TOOLS", "RESOURCES", "PROMPTS", "MS");
-        for (const auto& s : servers) {
-            fmt::print("{:<20} {:<9} {:<10} {:<11} {:>5} {:>9} {:>7} {:>8}\n", s.config->name,
-                       host::to_string(s.config->type), host::to_string(s.phase),
-                       s.session ? s.session->protocol_version() : "-", s.tools.size(), s.resources.size(),
-                       s.prompts.size(), s.connect_time.count());
-            if (!s.error.empty()) fmt::print("  error: {}\n", s.error);
-        }
+    if (!g.watch) {
+        auto h = co_await start_host(config);
+        if (g.json)
+            print_json(status_json(h->status()));
+        else
+            fmt::print("{}", render_status(h->status()));
+        const int code = any_failed(*h) ? 1 : 0;
+        co_await h->shutdown();
+        co_return code;
     }
-    co_await host::close_all(servers);
-    co_return any_failed(servers) ? 1 : 0;
+
+    // --watch: redraw on every host event and each second (time in phase), until Ctrl-C.
+    auto h = Host::create(ex, config, host::HostOptions{});
+    asio::steady_timer wake(ex);
+    auto sub = h->events().subscribe([&wake](const host::Event& e) {
+        if (e.kind != host::Event::Kind::log_message && e.kind != host::Event::Kind::progress) wake.cancel();
+    });
+    h->start();
+    asio::signal_set signals(ex, SIGINT, SIGTERM);
+    const bool tty = ::isatty(STDOUT_FILENO) != 0;
+    using namespace asio::experimental::awaitable_operators;
+    for (;;) {
+        if (g.json)
+            print_json(status_json(h->status()));
+        else
+            fmt::print("{}{}(Ctrl-C to quit)\n", tty ? "\033[H\033[2J" : "\n", render_status(h->status()));
+        std::fflush(stdout);
+        wake.expires_after(std::chrono::seconds(1));
+        auto r = co_await (wake.async_wait(as_tuple_awaitable) || signals.async_wait(as_tuple_awaitable));
+        if (r.index() == 1) break;
+    }
+    h->events().unsubscribe(sub);
+    co_await h->shutdown();
+    co_return 0;
 }
 
 awaitable<int> tools(const host::Config& config, const GlobalOptions& g) {
-    auto ex = co_await asio::this_coro::executor;
-    auto servers = co_await host::connect_all(ex, config, listing(true, false, false));
-    report_failures(servers);
-    auto index = index_tools(servers);
+    auto h = co_await start_host(config);
+    report_failures(*h);
+    const auto& index = h->tool_index();
     if (g.json) {
         json::array arr;
-        for (const auto& t : index) {
+        for (const auto& t : index.tools()) {
             json::object o;
             o["name"] = t.name;
-            o["server"] = t.server->config->name;
-            o["tool"] = t.tool->name;
-            o["description"] = t.tool->description;
-            o["inputSchema"] = t.tool->input_schema;
+            o["server"] = t.server;
+            o["tool"] = t.tool.name;
+            o["description"] = t.tool.description;
+            o["inputSchema"] = t.tool.input_schema;
             arr.push_back(std::move(o));
         }
         print_json(arr);
     } else {
-        for (const auto& t : index)
-            fmt::print("{:<28} {:<16} {}\n", t.name, t.server->config->name, first_line(t.tool->description));
+        for (const auto& t : index.tools())
+            fmt::print("{:<28} {:<16} {}\n", t.name, t.server, first_line(t.tool.description));
     }
-    co_await host::close_all(servers);
-    co_return any_failed(servers) ? 1 : 0;
+    const int code = any_failed(*h) ? 1 : 0;
+    co_await h->shutdown();
+    co_return code;
 }
 
 awaitable<int> call(const host::Config& config, const GlobalOptions& g, CallArgs args) {
@@ -190,97 +240,101 @@ awaitable<int> call(const host::Config& config, const GlobalOptions& g, CallArgs
     }
     auto ex = co_await asio::this_coro::executor;
 
-    // "server__tool" names one server: connect only that one.
+    // "server__tool" names one server: start only that one.
     host::Config subset;
     subset.source = config.source;
     if (auto sep = args.name.find("__"); sep != std::string::npos)
         if (const auto* sc = config.find(args.name.substr(0, sep))) subset.servers.push_back(*sc);
     const bool narrowed = !subset.servers.empty();
-    auto servers = co_await host::connect_all(ex, narrowed ? subset : config, listing(true, false, false));
-    auto index = index_tools(servers);
-    std::string bare = narrowed ? args.name.substr(args.name.find("__") + 2) : args.name;
-    auto it = std::find_if(index.begin(), index.end(), [&](const IndexedTool& t) {
-        return t.name == args.name || (narrowed && t.tool->name == bare);
-    });
-    if (it == index.end()) {
-        report_failures(servers);
-        fmt::print(stderr, "switchboard: no tool \"{}\" (`switchboard tools` lists them)\n", args.name);
-        co_await host::close_all(servers);
-        co_return 1;
-    }
-    auto session = it->server->session;
-    mcp::CallOptions opts;
-    opts.timeout = it->server->config->tool_timeout;
+    auto h = co_await start_host(narrowed ? subset : config);
+
+    host::ExecuteOptions opts;
     opts.on_progress = [](const jsonrpc::Progress& p) {
         if (p.total)
             fmt::print(stderr, "progress: {}/{}{}{}\n", p.progress, *p.total, p.message.empty() ? "" : " ", p.message);
         else
             fmt::print(stderr, "progress: {}{}{}\n", p.progress, p.message.empty() ? "" : " ", p.message);
     };
+    host::ToolCall tc;
+    tc.id = "cli";
+    tc.name = args.name;
+    tc.arguments = args.arguments;
 
     // Ctrl-C (or SIGTERM) cancels the call on the server: the losing branch sends notifications/cancelled.
     using namespace asio::experimental::awaitable_operators;
     asio::signal_set signals(ex, SIGINT, SIGTERM);
-    auto outcome = co_await (session->call_tool(it->tool->name, parsed.get_object(), opts) ||
-                             signals.async_wait(asio::use_awaitable));
+    auto outcome = co_await (h->execute_tool(tc, opts) || signals.async_wait(asio::use_awaitable));
     int exit_code = 0;
+    using Status = host::ToolExecutionResult::Status;
     if (outcome.index() == 1) {
         fmt::print(stderr, "switchboard: call cancelled\n");
         exit_code = 130;
     } else {
         auto& r = std::get<0>(outcome);
-        if (!r) {
-            fmt::print(stderr, "switchboard: {} failed: {}\n", args.name, r.error().describe());
+        switch (r.status) {
+        case Status::ok:
+        case Status::tool_error:
+            if (g.json)
+                print_json(r.raw);
+            else
+                fmt::print("{}\n", r.text());
+            exit_code = r.is_error ? 1 : 0;
+            break;
+        case Status::unknown_tool:
+            report_failures(*h);
+            fmt::print(stderr, "switchboard: {} (`switchboard tools` lists them)\n", r.text());
             exit_code = 1;
-        } else if (g.json) {
-            print_json(r->raw);
-            exit_code = r->is_error ? 1 : 0;
-        } else {
-            auto text = render_content(r->content);
-            if (text.empty() && r->structured_content) text = json::serialize(*r->structured_content);
-            fmt::print("{}\n", text);
-            exit_code = r->is_error ? 1 : 0;
+            break;
+        case Status::bad_arguments:
+            fmt::print(stderr, "switchboard: {}\n", r.text());
+            exit_code = 2;
+            break;
+        case Status::failed:
+        case Status::cancelled:
+            fmt::print(stderr, "switchboard: {} failed: {}\n", args.name, r.text());
+            exit_code = 1;
+            break;
         }
     }
-    co_await host::close_all(servers);
+    co_await h->shutdown();
     co_return exit_code;
 }
 
 awaitable<int> resources(const host::Config& config, const GlobalOptions& g) {
-    auto ex = co_await asio::this_coro::executor;
-    auto servers = co_await host::connect_all(ex, config, listing(false, true, false));
-    report_failures(servers);
+    auto h = co_await start_host(config);
+    report_failures(*h);
+    auto res = h->resources();
+    auto templates = h->resource_templates();
     if (g.json) {
         json::array arr;
-        for (const auto& s : servers) {
-            for (const auto& r : s.resources) {
-                json::object o = r.raw;
-                o["server"] = s.config->name;
-                arr.push_back(std::move(o));
-            }
-            for (const auto& t : s.resource_templates) {
-                json::object o = t.raw;
-                o["server"] = s.config->name;
-                arr.push_back(std::move(o));
-            }
+        for (const auto& r : res) {
+            json::object o = r.resource.raw;
+            o["server"] = r.server;
+            arr.push_back(std::move(o));
+        }
+        for (const auto& t : templates) {
+            json::object o = t.resource_template.raw;
+            o["server"] = t.server;
+            arr.push_back(std::move(o));
         }
         print_json(arr);
     } else {
-        for (const auto& s : servers) {
-            for (const auto& r : s.resources)
-                fmt::print("{:<16} {:<40} {:<24} {}\n", s.config->name, r.uri, r.name, r.mime_type);
-            for (const auto& t : s.resource_templates)
-                fmt::print("{:<16} {:<40} {:<24} {} (template)\n", s.config->name, t.uri_template, t.name, t.mime_type);
-        }
+        for (const auto& r : res)
+            fmt::print("{:<16} {:<40} {:<24} {}\n", r.server, r.resource.uri, r.resource.name, r.resource.mime_type);
+        for (const auto& t : templates)
+            fmt::print("{:<16} {:<40} {:<24} {} (template)\n", t.server, t.resource_template.uri_template,
+                       t.resource_template.name, t.resource_template.mime_type);
     }
-    co_await host::close_all(servers);
-    co_return any_failed(servers) ? 1 : 0;
+    const int code = any_failed(*h) ? 1 : 0;
+    co_await h->shutdown();
+    co_return code;
 }
 
 awaitable<int> read(const host::Config& config, const GlobalOptions& g, std::string server, std::string uri) {
-    auto s = co_await connect_named(config, server, listing(false, false, false));
-    if (!s) co_return 1;
-    auto r = co_await s->session->read_resource(uri);
+    auto subset = only_server(config, server);
+    if (!subset) co_return 1;
+    auto h = co_await start_host(std::move(*subset));
+    auto r = co_await h->read_resource(server, uri);
     int exit_code = 0;
     if (!r) {
         fmt::print(stderr, "switchboard: reading {} failed: {}\n", uri, r.error().describe());
@@ -290,34 +344,33 @@ awaitable<int> read(const host::Config& config, const GlobalOptions& g, std::str
     } else {
         fmt::print("{}\n", render_contents(r->contents));
     }
-    co_await close_one(*s);
+    co_await h->shutdown();
     co_return exit_code;
 }
 
 awaitable<int> prompts(const host::Config& config, const GlobalOptions& g) {
-    auto ex = co_await asio::this_coro::executor;
-    auto servers = co_await host::connect_all(ex, config, listing(false, false, true));
-    report_failures(servers);
+    auto h = co_await start_host(config);
+    report_failures(*h);
+    auto all = h->prompts();
     if (g.json) {
         json::array arr;
-        for (const auto& s : servers)
-            for (const auto& p : s.prompts) {
-                json::object o = p.raw;
-                o["server"] = s.config->name;
-                arr.push_back(std::move(o));
-            }
+        for (const auto& p : all) {
+            json::object o = p.prompt.raw;
+            o["server"] = p.server;
+            arr.push_back(std::move(o));
+        }
         print_json(arr);
     } else {
-        for (const auto& s : servers)
-            for (const auto& p : s.prompts) {
-                std::vector<std::string> args;
-                for (const auto& a : p.arguments) args.push_back(a.required ? a.name : "[" + a.name + "]");
-                fmt::print("{:<16} {:<20} {:<30} {}\n", s.config->name, p.name, fmt::join(args, " "),
-                           first_line(p.description, 60));
-            }
+        for (const auto& p : all) {
+            std::vector<std::string> args;
+            for (const auto& a : p.prompt.arguments) args.push_back(a.required ? a.name : "[" + a.name + "]");
+            fmt::print("{:<16} {:<20} {:<30} {}\n", p.server, p.prompt.name, fmt::join(args, " "),
+                       first_line(p.prompt.description, 60));
+        }
     }
-    co_await host::close_all(servers);
-    co_return any_failed(servers) ? 1 : 0;
+    const int code = any_failed(*h) ? 1 : 0;
+    co_await h->shutdown();
+    co_return code;
 }
 
 awaitable<int> prompt(const host::Config& config, const GlobalOptions& g, std::string server, std::string name,
@@ -331,9 +384,10 @@ awaitable<int> prompt(const host::Config& config, const GlobalOptions& g, std::s
         }
         args[kv.substr(0, eq)] = kv.substr(eq + 1);
     }
-    auto s = co_await connect_named(config, server, listing(false, false, false));
-    if (!s) co_return 1;
-    auto r = co_await s->session->get_prompt(name, args);
+    auto subset = only_server(config, server);
+    if (!subset) co_return 1;
+    auto h = co_await start_host(std::move(*subset));
+    auto r = co_await h->get_prompt(server, name, args);
     int exit_code = 0;
     if (!r) {
         fmt::print(stderr, "switchboard: prompt \"{}\" failed: {}\n", name, r.error().describe());
@@ -355,7 +409,7 @@ awaitable<int> prompt(const host::Config& config, const GlobalOptions& g, std::s
             fmt::print("[{}] {}\n", mcp::string_field(*o, "role"), render_content(content));
         }
     }
-    co_await close_one(*s);
+    co_await h->shutdown();
     co_return exit_code;
 }
 

@@ -72,6 +72,7 @@ int main(int argc, char** argv) {
     auto json_flag = [&](CLI::App* sub) { sub->add_flag("--json", g.json, "Machine-readable output"); };
     auto* status_cmd = app.add_subcommand("status", "Connect to every server and show its state");
     json_flag(status_cmd);
+    status_cmd->add_flag("-w,--watch", g.watch, "Keep the servers running and redraw as their phases change (Ctrl-C)");
     auto* tools_cmd = app.add_subcommand("tools", "List the tools of every server");
     json_flag(tools_cmd);
     cli::CallArgs call_args;

@@ -34,6 +34,8 @@ inline constexpr std::string_view greet_styles[] = {"formal", "casual", "pirate"
 boost::json::object text_result(std::string text, bool is_error = false);
 
 void add_demo_tools(mcp::Server& server, DemoState& state);
+/// `--dynamic-tools`: a tool `toggle_extra` that adds or removes the tool `extra` and announces tools/list_changed.
+void add_dynamic_tools(mcp::Server& server);
 void add_demo_resources(mcp::Server& server, DemoState& state);
 void add_demo_prompts(mcp::Server& server, DemoState& state);
 /// Sets the completer for the `greet` prompt and the greeting template.

@@ -198,4 +198,23 @@ void add_demo_tools(mcp::Server& server, DemoState& state) {
                     });
 }
 
+void add_dynamic_tools(mcp::Server& server) {
+    server.add_tool(tool("toggle_extra", "Toggle the extra tool",
+                         "Adds the tool `extra` when absent, removes it when present; announces tools/list_changed.",
+                         json::object{}, {}),
+                    [&server](json::object, const jsonrpc::IncomingRequest&) -> awaitable<Outcome<json::object>> {
+                        if (server.remove_tool("extra")) {
+                            server.notify_tools_list_changed();
+                            co_return text_result("extra removed");
+                        }
+                        server.add_tool(
+                            tool("extra", "Extra", "Returns \"extra\".", json::object{}, {}),
+                            [](json::object, const jsonrpc::IncomingRequest&) -> awaitable<Outcome<json::object>> {
+                                co_return text_result("extra");
+                            });
+                        server.notify_tools_list_changed();
+                        co_return text_result("extra added");
+                    });
+}
+
 }  // namespace switchboard::demo

@@ -39,6 +39,8 @@ int main(int argc, char** argv) {
     app.add_flag("--modern-only", modern_only, "Answer only server/discover and 2026-07-28 requests")
         ->excludes(legacy_flag);
     app.add_option("--name", name, "serverInfo name")->capture_default_str();
+    bool dynamic_tools = false;
+    app.add_flag("--dynamic-tools", dynamic_tools, "Add toggle_extra, which adds/removes a tool (tools/list_changed)");
     app.add_option("--instructions", instructions, "Instructions returned to the client");
     std::optional<std::uint16_t> http_port, ws_port;
     std::string bind = "127.0.0.1";
@@ -70,10 +72,12 @@ int main(int argc, char** argv) {
     options.page_size = page_size;
     options.legacy = !modern_only;
     options.modern = !legacy_only;
+    options.tools_list_changed = dynamic_tools;
 
     mcp::Server server(options);
     demo::DemoState state;
     demo::add_demo_tools(server, state);
+    if (dynamic_tools) demo::add_dynamic_tools(server);
     demo::add_demo_resources(server, state);
     demo::add_demo_prompts(server, state);
     demo::set_demo_completer(server);

@@ -26,6 +26,7 @@ constexpr std::string_view server_keys[] = {"type",
                                             "cwd",
                                             "url",
                                             "headers",
+                                            "caFile",
                                             "enabled",
                                             "disabled",
                                             "lazy",
@@ -350,6 +351,8 @@ void EntryParser::parse_key(std::string_view key, const json::value& value) {
         if (auto s = get_string(key, value)) server_.url = expand(*s, key);
     } else if (key == "headers") {
         if (auto map = get_string_map(key, value, false)) server_.headers = std::move(*map);
+    } else if (key == "caFile") {
+        if (auto s = get_string(key, value)) server_.ca_file = expand(*s, key);
     } else if (key == "enabled") {
         if (auto b = get_bool(key, value)) server_.enabled = *b;
     } else if (key == "disabled") {

@@ -1,7 +1,5 @@
 #include <switchboard/host/server_connection.hpp>
 #include <switchboard/jsonrpc/async_event.hpp>
-#include <switchboard/transport/stdio_process.hpp>
-#include <switchboard/transport/websocket.hpp>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -68,50 +66,25 @@ awaitable<ServerConnection> connect_server(asio::any_io_executor ex, const Serve
         finish(config.invalid);
         co_return sc;
     }
-    if (config.type != TransportKind::stdio && config.type != TransportKind::ws) {
-        finish(fmt::format("the {} transport is not available in this build yet", to_string(config.type)));
+    if (options.on_phase) options.on_phase(Phase::starting);
+    auto channel = co_await open_channel(ex, config, options.max_message_size, options.channel_hooks);
+    if (!channel) {
+        finish(channel.error().message);
         co_return sc;
     }
-
-    std::shared_ptr<jsonrpc::Channel> channel;
-    if (config.type == TransportKind::ws) {
-        transport::WebSocketClientOptions wo;
-        wo.server_name = config.name;
-        wo.headers = config.headers;
-        wo.max_message_size = options.max_message_size;
-        wo.connect_timeout = config.startup_timeout;
-        auto ws = co_await transport::connect_websocket_channel(ex, config.url, std::move(wo));
-        if (!ws) {
-            finish(ws.error().message);
-            co_return sc;
-        }
-        channel = *ws;
-    } else {
-        transport::StdioProcessOptions po;
-        po.name = config.name;
-        po.command = config.command;
-        po.args = config.args;
-        po.env = config.env;
-        po.cwd = config.cwd;
-        po.max_message_size = options.max_message_size;
-        auto spawned = transport::StdioProcessChannel::spawn(ex, po);
-        if (!spawned) {
-            finish(spawned.error().message);
-            co_return sc;
-        }
-        channel = *spawned;
-    }
+    if (options.on_phase) options.on_phase(Phase::initializing);
 
     mcp::ClientOptions co;
     co.server_name = config.name;
-    co.client_info = mcp::Implementation{"switchboard", SWITCHBOARD_VERSION, "Switchboard"};
+    co.client_info = options.client_info;
     co.connect_timeout = config.startup_timeout;
-    co.request_timeout = config.tool_timeout;
+    co.request_timeout = config.startup_timeout;
+    co.known_era = options.known_era;
     co.handlers = options.handlers;
     if (options.on_notification)
         co.on_notification = [cb = options.on_notification, name = config.name](
                                  const std::string& m, const boost::json::value& p) { cb(name, m, p); };
-    auto session = co_await mcp::ClientSession::connect(ex, channel, std::move(co));
+    auto session = co_await mcp::ClientSession::connect(ex, *channel, std::move(co));
     if (!session) {
         finish(session.error().describe());
         co_return sc;
@@ -119,6 +92,7 @@ awaitable<ServerConnection> connect_server(asio::any_io_executor ex, const Serve
     sc.session = *session;
     auto& s = *sc.session;
     std::string error;
+    if (options.on_phase) options.on_phase(Phase::listing);
     if (options.list_tools && s.has_capability("tools")) {
         if (auto r = co_await s.list_tools())
             sc.tools = std::move(*r);

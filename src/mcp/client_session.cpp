@@ -4,6 +4,9 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/json/serialize.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -132,6 +135,7 @@ awaitable<Outcome<bool>> ClientSession::probe(std::chrono::milliseconds timeout)
         if (r && r->is_object()) {
             const auto& o = r->get_object();
             auto versions = string_list(o.if_contains("supportedVersions"));
+            if (versions.empty()) co_return false;  // e.g. `{}` from a legacy server that answers anything: not ours
             auto ours = std::find_if(versions.begin(), versions.end(), [](auto& v) { return is_modern_version(v); });
             if (ours == versions.end()) {
                 if (std::any_of(versions.begin(), versions.end(), [](auto& v) { return is_legacy_version(v); }))
@@ -310,7 +314,13 @@ awaitable<Outcome<json::value>> ClientSession::handle_server_request(std::string
     if (!h || !*h)
         co_return Error{
             code::method_not_found, fmt::format("Method not found: {} (no handler in this client)", method), {}, false};
-    co_return co_await (*h)(std::move(params));
+    if (method != "elicitation/create") co_return co_await (*h)(std::move(params));
+    json::value schema;
+    if (const auto* p = params.if_object())
+        if (const auto* s = p->if_contains("requestedSchema")) schema = *s;
+    auto answer = co_await (*h)(std::move(params));
+    if (!answer) co_return answer;
+    co_return apply_elicitation_defaults(schema, std::move(*answer));
 }
 
 void ClientSession::handle_notification(const std::string& method, const json::value& params) {
@@ -341,6 +351,13 @@ awaitable<Outcome<std::vector<json::value>>> ClientSession::list_all(std::string
         auto r = co_await request(method, std::move(params));
         if (!r) co_return r.error();
         auto& o = r->get_object();
+        if (page == 0) {
+            const auto* ttl = o.if_contains("ttlMs");
+            list_ttl_[method] =
+                ttl && ttl->is_number() && ttl->to_number<double>() >= 0
+                    ? std::optional(std::chrono::milliseconds(static_cast<std::int64_t>(ttl->to_number<double>())))
+                    : std::nullopt;
+        }
         if (auto* list = o.if_contains(key); list && list->is_array())
             for (auto& item : list->get_array()) items.push_back(std::move(item));
         const auto* next = o.if_contains("nextCursor");
@@ -468,6 +485,11 @@ awaitable<Outcome<void>> ClientSession::unsubscribe(std::string uri) {
     co_return co_await reopen_listen();
 }
 
+awaitable<Outcome<void>> ClientSession::listen_for_changes() {
+    if (era_ == Era::legacy || listen_) co_return Outcome<void>{};
+    co_return co_await reopen_listen();
+}
+
 awaitable<Outcome<void>> ClientSession::reopen_listen() {
     if (listen_) {
         listen_->cancel.emit(asio::cancellation_type::terminal);  // sends notifications/cancelled for it
@@ -520,6 +542,9 @@ awaitable<void> ClientSession::close() {
     if (listen_) {
         listen_->cancel.emit(asio::cancellation_type::terminal);
         listen_.reset();
+        // Let the listen request run its cancellation, so that notifications/cancelled is queued (and flushed by
+        // close) before stdin closes; otherwise the server keeps the stream open until its end-of-input grace ends.
+        co_await asio::post(co_await asio::this_coro::executor, asio::use_awaitable);
     }
     co_await connection_->close();
 }

@@ -78,13 +78,14 @@ struct Server::Session : std::enable_shared_from_this<Server::Session> {
     std::shared_ptr<jsonrpc::Connection> conn;
     std::string legacy_version;  // set by initialize
     std::set<std::string> legacy_subscriptions;
+    std::set<std::string> tools_listeners;  // serialized ids of listen streams that asked for toolsListChanged
     std::map<std::string, std::set<std::string>> listens;  // serialized listen id -> resource URIs
 
     Session(Server& s, std::shared_ptr<jsonrpc::Connection> c) : server(s), conn(std::move(c)) {}
 
     json::object capabilities() const {
         json::object caps;
-        if (!server.tools_.empty()) caps["tools"] = json::object{{"listChanged", false}};
+        if (!server.tools_.empty()) caps["tools"] = json::object{{"listChanged", server.options_.tools_list_changed}};
         if (!server.resources_.empty() || !server.templates_.empty())
             caps["resources"] = json::object{{"subscribe", true}, {"listChanged", false}};
         if (!server.prompts_.empty()) caps["prompts"] = json::object{{"listChanged", false}};
@@ -295,6 +296,11 @@ struct Server::Session : std::enable_shared_from_this<Server::Session> {
             }
         }
         const auto key = json::serialize(req.id());
+        if (const auto* n = p.if_contains("notifications"); n && n->is_object() && server.options_.tools_list_changed)
+            if (const auto* t = n->get_object().if_contains("toolsListChanged"); t && t->is_bool() && t->get_bool()) {
+                agreed["toolsListChanged"] = true;
+                tools_listeners.insert(key);
+            }
         listens[key] = std::move(uris);
         conn->notify("notifications/subscriptions/acknowledged",
                      json::object{{"_meta", json::object{{meta::subscription_id, req.id()}}},
@@ -302,7 +308,15 @@ struct Server::Session : std::enable_shared_from_this<Server::Session> {
         asio::steady_timer forever(co_await asio::this_coro::executor, asio::steady_timer::time_point::max());
         co_await forever.async_wait(asio::as_tuple(asio::use_awaitable));  // ends on cancellation
         listens.erase(key);
+        tools_listeners.erase(key);
         co_return json::value(json::object{{"_meta", json::object{{meta::subscription_id, req.id()}}}});
+    }
+
+    void tools_changed() {
+        if (!legacy_version.empty()) conn->notify("notifications/tools/list_changed", json::object{});
+        for (const auto& key : tools_listeners)
+            conn->notify("notifications/tools/list_changed",
+                         json::object{{"_meta", json::object{{meta::subscription_id, json::parse(key)}}}});
     }
 
     void resource_updated(const std::string& uri) {
@@ -381,6 +395,15 @@ awaitable<void> Server::serve(std::shared_ptr<jsonrpc::Channel> channel) {
     for (bool over = false; !over;) over = co_await ended.wait_for(std::chrono::hours(24));
     co_await conn->close();
     std::erase_if(sessions_, [](const auto& w) { return w.expired(); });
+}
+
+bool Server::remove_tool(std::string_view name) {
+    return std::erase_if(tools_, [name](const auto& e) { return e->key == name; }) > 0;
+}
+
+void Server::notify_tools_list_changed() {
+    for (const auto& w : sessions_)
+        if (auto s = w.lock()) s->tools_changed();
 }
 
 void Server::notify_resource_updated(const std::string& uri) {

@@ -158,4 +158,20 @@ CompleteResult CompleteResult::from_json(const json::value& v) {
     return r;
 }
 
+json::value apply_elicitation_defaults(const json::value& requested_schema, json::value result) {
+    auto* r = result.if_object();
+    const auto* schema = requested_schema.if_object();
+    if (!r || !schema || string_field(*r, "action") != "accept") return result;
+    const auto* props = schema->if_contains("properties");
+    if (!props || !props->is_object()) return result;
+    auto* content = r->if_contains("content");
+    if (!content) content = &((*r)["content"] = json::object{});
+    auto* fields = content->if_object();
+    if (!fields) return result;
+    for (const auto& [name, prop] : props->get_object())
+        if (const auto* p = prop.if_object())
+            if (const auto* d = p->if_contains("default"); d && !fields->contains(name)) (*fields)[name] = *d;
+    return result;
+}
+
 }  // namespace switchboard::mcp

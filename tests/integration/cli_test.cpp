@@ -137,5 +137,26 @@ TEST_F(Cli, ConfigErrorsNameFileLineAndColumn) {
     EXPECT_NE(out.find("missing.json"), std::string::npos) << out;
 }
 
+TEST_F(Cli, StatusWatchRedrawsAsPhasesChangeUntilCtrlC) {
+    std::string out;
+    auto cfg = write_config(R"({"mcpServers": {"demo": {"command": ")" + demo_server() + R"("},
+        "slow": {"command": "sh", "args": ["-c", "sleep 0.5; exec )" +
+                            demo_server() + R"("]}}})");
+    auto script = std::string(SWITCHBOARD_CLI) + " --config " + cfg + " status --watch > " +
+                  (dir_ / "out.txt").string() + " 2>&1 & pid=$!; sleep 2; kill -INT $pid; wait $pid; echo exit=$?";
+    std::ofstream(dir_ / "watch.sh") << script << "\n";
+    run_command("bash " + (dir_ / "watch.sh").string(), out);
+    std::ifstream f(dir_ / "out.txt");
+    std::string log((std::istreambuf_iterator<char>(f)), {});
+    EXPECT_NE(out.find("exit=0"), std::string::npos) << out << log;
+    // Redrawn several times: first with "slow" still starting, later connected.
+    std::size_t tables = 0;
+    for (auto pos = log.find("SERVER"); pos != std::string::npos; pos = log.find("SERVER", pos + 1)) ++tables;
+    EXPECT_GE(tables, 3u) << log;
+    auto first_table = log.substr(0, log.find("Ctrl-C"));
+    EXPECT_EQ(first_table.find("slow                 stdio     connected"), std::string::npos) << log;
+    EXPECT_NE(log.rfind("slow                 stdio     connected"), std::string::npos) << log;
+}
+
 }  // namespace
 }  // namespace switchboard::test

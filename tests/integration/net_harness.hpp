@@ -1,8 +1,8 @@
 // Helpers for tests over real sockets: a server process that listens on a port it picked itself (the HTTP client is
-// in tests/support/http_client.hpp).
+// in tests/support/raw_http.hpp).
 #pragma once
 
-#include "http_client.hpp"
+#include "raw_http.hpp"
 
 #include <chrono>
 #include <cstdint>

@@ -5,7 +5,7 @@
 #include <switchboard/transport/http_server.hpp>
 
 #include "coro_test.hpp"
-#include "http_client.hpp"
+#include "raw_http.hpp"
 #include <boost/asio/detached.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>

@@ -37,6 +37,7 @@ struct ServerConfig {
     // http, sse, ws
     std::string url;
     std::map<std::string, std::string> headers;
+    std::string ca_file;  ///< `caFile`: an extra trusted CA (PEM) for https, besides the system store
 
     bool enabled = true;
     bool lazy = false;
@@ -49,6 +50,9 @@ struct ServerConfig {
     /// Non-empty when this entry cannot be started (e.g. a `${VAR}` without default is unset, no command/url).
     /// The other servers of the file are still usable; the host reports this as the server's error.
     std::string invalid;
+
+    /// Hot reload restarts a server whose entry changed in any way.
+    bool operator==(const ServerConfig&) const = default;
 };
 
 struct Config {

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <switchboard/host/config.hpp>
+#include <switchboard/host/events.hpp>
+#include <switchboard/host/transport_factory.hpp>
 #include <switchboard/mcp/client_session.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -26,6 +28,12 @@ struct ConnectOptions {
     mcp::ServerRequestHandlers handlers;
     std::function<void(const std::string& server, const std::string& method, const boost::json::value& params)>
         on_notification;
+    /// Progress through the start: Phase::starting, initializing, listing (not called for the end result).
+    std::function<void(Phase)> on_phase;
+    /// From an earlier connect of the same server: skips the era probe.
+    std::optional<mcp::Era> known_era;
+    ChannelHooks channel_hooks;
+    mcp::Implementation client_info{"switchboard", SWITCHBOARD_VERSION, "Switchboard"};
 };
 
 /// One server after a connection attempt.
@@ -43,7 +51,9 @@ struct ServerConnection {
 
 std::string_view to_string(ServerConnection::Phase phase);
 
-/// Connects one server and lists what it offers (a listing failure is an error of that server).
+/// Connects one server and lists what it offers (a listing failure is an error of that server). The channel comes
+/// from open_channel (transport_factory.hpp); the handshake is bounded by the server's startup timeout, and so is
+/// each listing request (the session's default request timeout is the startup timeout; tool calls pass their own).
 boost::asio::awaitable<ServerConnection> connect_server(boost::asio::any_io_executor ex, const ServerConfig& config,
                                                         const ConnectOptions& options);
 

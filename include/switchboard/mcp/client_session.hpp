@@ -97,6 +97,10 @@ public:
     /// for its acknowledgment. Updates arrive through on_notification as notifications/resources/updated.
     boost::asio::awaitable<Outcome<void>> subscribe(std::string uri);
     boost::asio::awaitable<Outcome<void>> unsubscribe(std::string uri);
+    /// Modern: opens the subscriptions/listen stream for the list changes the server advertises (`listChanged`), so
+    /// that notifications/{tools,prompts,resources}/list_changed arrive through on_notification as they do unasked
+    /// from a legacy server. No-op for legacy servers, when a stream is open, or when nothing is advertised.
+    boost::asio::awaitable<Outcome<void>> listen_for_changes();
     boost::asio::awaitable<Outcome<std::vector<Prompt>>> list_prompts();
     boost::asio::awaitable<Outcome<GetPromptResult>> get_prompt(std::string name,
                                                                 std::map<std::string, std::string> arguments,
@@ -121,6 +125,13 @@ public:
                                                                 CallOptions options);
     boost::asio::awaitable<Outcome<boost::json::value>> request(std::string method, boost::json::object params) {
         return request(std::move(method), std::move(params), CallOptions{});
+    }
+
+    /// The `ttlMs` (2026-07-28 CacheableResult) of the last list of `method` ("resources/list", ...); nullopt when the
+    /// server gave none.
+    std::optional<std::chrono::milliseconds> list_ttl(const std::string& method) const {
+        auto it = list_ttl_.find(method);
+        return it == list_ttl_.end() ? std::nullopt : it->second;
     }
 
     /// Ends the session and closes the channel as its transport prescribes.
@@ -153,6 +164,7 @@ private:
     Implementation server_info_;
     std::string instructions_;
     std::string log_level_;  // modern: sent per request
+    std::map<std::string, std::optional<std::chrono::milliseconds>> list_ttl_;
 
     // Modern subscriptions: one listen stream carrying the whole filter.
     struct Listen;

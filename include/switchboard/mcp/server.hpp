@@ -28,6 +28,9 @@ struct ServerOptions {
     std::size_t page_size = 0;  ///< 0: every list in one page
     bool legacy = true;         ///< answer `initialize`
     bool modern = true;         ///< answer `server/discover` and modern requests
+    /// Advertise `tools.listChanged`; notify_tools_list_changed() then tells legacy sessions and modern listen streams
+    /// that asked for `toolsListChanged`.
+    bool tools_list_changed = false;
 };
 
 class Server {
@@ -49,6 +52,8 @@ public:
     ~Server();
 
     void add_tool(boost::json::object definition, ToolHandler handler);
+    /// Removes a tool by name; false when there is none.
+    bool remove_tool(std::string_view name);
     void add_resource(boost::json::object definition, ResourceReader reader);
     /// `definition.uriTemplate` with simple `{name}` variables (RFC 6570 level 1).
     void add_resource_template(boost::json::object definition, ResourceReader reader);
@@ -61,6 +66,8 @@ public:
     /// Sends notifications/resources/updated to every session subscribed to `uri` (legacy subscribe or a modern
     /// subscriptions/listen that names it).
     void notify_resource_updated(const std::string& uri);
+    /// Sends notifications/tools/list_changed (see ServerOptions::tools_list_changed).
+    void notify_tools_list_changed();
 
     const ServerOptions& options() const { return options_; }
 

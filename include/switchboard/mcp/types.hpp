@@ -122,4 +122,9 @@ std::string string_field(const boost::json::object& o, std::string_view key);
 /// Decoded length of a base64 text, without decoding it.
 std::size_t base64_decoded_size(std::string_view b64);
 
+/// SEP-1034: an accepted elicitation result gets the `default` of every field of `requested_schema` that the answer
+/// left out, so a user who accepts without touching a field sends what the server offered. Other actions and results
+/// without `content` are returned unchanged.
+boost::json::value apply_elicitation_defaults(const boost::json::value& requested_schema, boost::json::value result);
+
 }  // namespace switchboard::mcp

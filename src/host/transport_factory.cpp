@@ -1,0 +1,68 @@
+#include <switchboard/host/transport_factory.hpp>
+#include <switchboard/transport/http_client.hpp>
+#include <switchboard/transport/stdio_process.hpp>
+#include <switchboard/transport/websocket.hpp>
+
+#include <fmt/format.h>
+
+namespace switchboard::host {
+
+namespace asio = boost::asio;
+using asio::awaitable;
+using jsonrpc::Outcome;
+using ChannelPtr = std::shared_ptr<jsonrpc::Channel>;
+
+namespace {
+
+transport::HttpClientOptions http_options(const ServerConfig& config, std::size_t max_message_size) {
+    transport::HttpClientOptions o;
+    o.server_name = config.name;
+    o.headers = config.headers;
+    o.max_message_size = max_message_size;
+    o.ca_file = config.ca_file;
+    o.connect_timeout = std::min<std::chrono::milliseconds>(o.connect_timeout, config.startup_timeout);
+    return o;
+}
+
+}  // namespace
+
+awaitable<Outcome<ChannelPtr>> open_channel(asio::any_io_executor ex, const ServerConfig& config,
+                                            std::size_t max_message_size, const ChannelHooks& hooks) {
+    if (!config.invalid.empty()) co_return jsonrpc::Error::make_local(jsonrpc::code::transport_error, config.invalid);
+    switch (config.type) {
+    case TransportKind::stdio: {
+        transport::StdioProcessOptions po;
+        po.name = config.name;
+        po.command = config.command;
+        po.args = config.args;
+        po.env = config.env;
+        po.cwd = config.cwd;
+        po.max_message_size = max_message_size;
+        po.on_stderr_line = hooks.on_stderr_line;
+        auto channel = transport::StdioProcessChannel::spawn(ex, std::move(po));
+        if (!channel) co_return channel.error();
+        co_return ChannelPtr(*channel);
+    }
+    case TransportKind::http:
+        co_return transport::make_streamable_http_channel(ex, config.url, http_options(config, max_message_size));
+    case TransportKind::sse: {
+        auto channel = co_await transport::connect_sse_channel(ex, config.url, http_options(config, max_message_size));
+        co_return channel;
+    }
+    case TransportKind::ws: {
+        transport::WebSocketClientOptions wo;
+        wo.server_name = config.name;
+        wo.headers = config.headers;
+        wo.max_message_size = max_message_size;
+        wo.ca_file = config.ca_file;
+        wo.connect_timeout = std::min<std::chrono::milliseconds>(wo.connect_timeout, config.startup_timeout);
+        auto channel = co_await transport::connect_websocket_channel(ex, config.url, std::move(wo));
+        co_return channel;
+    }
+    }
+    co_return jsonrpc::Error::make_local(
+        jsonrpc::code::transport_error,
+        fmt::format("the {} transport is not available in this build yet", to_string(config.type)));
+}
+
+}  // namespace switchboard::host

@@ -1,0 +1,268 @@
+// The legacy HTTP+SSE client channel (2024-11-05): one long GET carries everything the server sends; the first
+// `endpoint` event names where to POST; each message the client sends is its own POST, answered 202.
+#include "http_core.hpp"
+
+#include <switchboard/jsonrpc/message.hpp>
+#include <switchboard/transport/sse.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <deque>
+
+namespace switchboard::transport {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using asio::awaitable;
+using http::Exchange;
+using http::Failure;
+using http::Fields;
+using http::Url;
+using jsonrpc::Received;
+namespace bhttp = boost::beast::http;
+
+namespace {
+constexpr auto as_tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+}
+
+class SseChannel final : public jsonrpc::Channel {
+public:
+    struct State;
+    explicit SseChannel(std::shared_ptr<State> s) : s_(std::move(s)) {}
+    ~SseChannel() override;
+
+    awaitable<Received> read() override;
+    awaitable<boost::system::error_code> write(std::string message) override;
+    awaitable<void> close() override;
+    std::size_t max_message_size() const override;
+
+private:
+    std::shared_ptr<State> s_;
+};
+
+struct SseChannel::State : std::enable_shared_from_this<State> {
+    State(asio::any_io_executor e, HttpClientOptions o)
+        : ex(e),
+          opts(std::move(o)),
+          signal(e),
+          client(std::make_shared<http::Client>(e, opts)),
+          parser(opts.max_message_size) {}
+
+    asio::any_io_executor ex;
+    HttpClientOptions opts;
+    asio::steady_timer signal;
+    std::shared_ptr<http::Client> client;
+    Url url, endpoint;
+    std::unique_ptr<Exchange> stream;
+    SseParser parser;
+    std::deque<Received> inbox;
+    bool closed = false;
+    std::string close_reason;
+
+    const std::string& name() const { return opts.server_name; }
+
+    void push(Received r) {
+        if (closed) return;
+        inbox.push_back(std::move(r));
+        signal.cancel();
+    }
+
+    void finish(std::string reason) {
+        if (closed) return;
+        closed = true;
+        close_reason = client->scrub(std::move(reason));
+        client->close();
+        signal.cancel();
+    }
+
+    // Events in the parser; false when the endpoint event was seen and `stop_at_endpoint`.
+    void drain(bool stop_at_endpoint, std::optional<std::string>& endpoint_ref) {
+        SseEvent ev;
+        while (parser.next(ev)) {
+            if (ev.kind == SseEvent::Kind::oversize) {
+                spdlog::warn("[{}] dropped an SSE event of {} bytes, over the {} byte limit", name(), ev.length,
+                             opts.max_message_size);
+                push(Received{Received::Kind::oversize, {}, ev.length, std::string(ev.head), std::string(ev.tail), {}});
+            } else if (ev.type == "endpoint") {
+                endpoint_ref = std::string(ev.data);
+                if (stop_at_endpoint) return;
+            } else if (ev.type == "message") {
+                push(Received{Received::Kind::message, std::string(ev.data), 0, {}, {}, {}});
+            }
+        }
+    }
+
+    awaitable<void> pump() {
+        auto self = shared_from_this();
+        std::optional<std::string> ignored;
+        drain(false, ignored);  // what arrived with the endpoint event
+        for (;;) {
+            auto piece = co_await stream->read_some();
+            if (closed) co_return;
+            if (!piece) {
+                finish(piece.error().message);
+                co_return;
+            }
+            if (piece->empty()) {
+                finish(fmt::format("server \"{}\" ended the SSE stream", name()));
+                co_return;
+            }
+            parser.feed(*piece);
+            drain(false, ignored);
+        }
+    }
+
+    awaitable<boost::system::error_code> write(std::string message) {
+        if (closed) co_return asio::error::make_error_code(asio::error::not_connected);
+        Fields f;
+        f.emplace_back("Content-Type", "application/json");
+        std::string id_json;
+        boost::system::error_code parse_ec;
+        if (auto v = json::parse(message, parse_ec); !parse_ec && v.is_object())
+            if (const auto* id = v.get_object().if_contains("id"); id && v.get_object().contains("method"))
+                id_json = json::serialize(*id);
+        auto r = co_await client->send(endpoint, bhttp::verb::post, std::move(message), std::move(f));
+        std::string problem;
+        if (!r) {
+            if (r.error().kind == Failure::Kind::connect || r.error().kind == Failure::Kind::tls) {
+                finish(r.error().message);
+                co_return boost::system::error_code{};
+            }
+            problem = r.error().message;
+        } else {
+            auto body = co_await (*r)->read_all(64 * 1024);
+            if ((*r)->status() / 100 != 2)
+                problem =
+                    fmt::format("server \"{}\" refused a message: {}{}{}", name(),
+                                http::status_text((*r)->status(), (*r)->reason()), body && !body->empty() ? ": " : "",
+                                body ? jsonrpc::preview(*body, 200) : std::string());
+        }
+        if (!problem.empty()) {
+            problem = client->scrub(std::move(problem));
+            spdlog::warn("[{}] {}", name(), problem);
+            if (!id_json.empty()) {
+                json::object err;
+                err["code"] = jsonrpc::code::transport_error;
+                err["message"] = problem;
+                push(Received{Received::Kind::message,
+                              fmt::format(R"({{"jsonrpc":"2.0","id":{},"error":{}}})", id_json, json::serialize(err)),
+                              0,
+                              {},
+                              {},
+                              {}});
+            }
+        }
+        co_return boost::system::error_code{};
+    }
+
+    awaitable<Received> read() {
+        for (;;) {
+            if (!inbox.empty()) {
+                Received r = std::move(inbox.front());
+                inbox.pop_front();
+                co_return r;
+            }
+            if (closed) co_return Received{Received::Kind::closed, {}, 0, {}, {}, close_reason};
+            signal.expires_at(asio::steady_timer::time_point::max());
+            co_await signal.async_wait(as_tuple_awaitable);
+        }
+    }
+};
+
+SseChannel::~SseChannel() { s_->finish("closed"); }
+
+awaitable<Received> SseChannel::read() {
+    auto s = s_;
+    co_return co_await s->read();
+}
+
+awaitable<boost::system::error_code> SseChannel::write(std::string message) {
+    auto s = s_;
+    co_return co_await s->write(std::move(message));
+}
+
+awaitable<void> SseChannel::close() {
+    s_->finish("closed");
+    co_return;
+}
+
+std::size_t SseChannel::max_message_size() const { return s_->opts.max_message_size; }
+
+awaitable<jsonrpc::Outcome<std::shared_ptr<jsonrpc::Channel>>> connect_sse_channel(asio::any_io_executor ex,
+                                                                                   std::string url_text,
+                                                                                   HttpClientOptions options) {
+    auto st = std::make_shared<SseChannel::State>(ex, std::move(options));
+    const std::string name = st->name();
+    auto error = [&](std::string why) {
+        return jsonrpc::Error::make_local(jsonrpc::code::transport_error, st->client->scrub(std::move(why)));
+    };
+    std::string url_error;
+    auto url = http::parse_url(url_text, url_error);
+    if (!url) co_return error(fmt::format("server \"{}\": {}", name, url_error));
+    st->url = *url;
+
+    // The whole set-up (connect, the stream's header, the endpoint event) within the connect timeout.
+    auto timed_out = std::make_shared<bool>(false);
+    auto limit = std::make_shared<asio::steady_timer>(ex, st->opts.connect_timeout);
+    limit->async_wait([weak = std::weak_ptr<SseChannel::State>(st), timed_out](boost::system::error_code ec) {
+        if (ec) return;
+        *timed_out = true;
+        if (auto s = weak.lock()) s->client->close();
+    });
+    Fields f;
+    f.emplace_back("Accept", "text/event-stream");
+    auto r = co_await st->client->send(*url, bhttp::verb::get, std::string(), std::move(f));
+    const auto wait_text = fmt::format("{} ms", st->opts.connect_timeout.count());
+    if (!r) {
+        limit->cancel();
+        co_return error(*timed_out ? fmt::format("server \"{}\": no answer from {} within {}", name,
+                                                 http::redact_url(*url), wait_text)
+                                   : r.error().message);
+    }
+    st->stream = std::move(*r);
+    auto& x = *st->stream;
+    if (x.status() / 100 != 2 || x.media_type() != "text/event-stream") {
+        limit->cancel();
+        co_return error(fmt::format("server \"{}\": GET {} answered {} ({}), not an SSE stream", name,
+                                    http::redact_url(*url), http::status_text(x.status(), x.reason()),
+                                    x.header("Content-Type").empty() ? "no content type" : x.header("Content-Type")));
+    }
+    std::optional<std::string> endpoint;
+    while (!endpoint) {
+        auto piece = co_await x.read_some();
+        if (!piece || piece->empty()) {
+            limit->cancel();
+            if (*timed_out)
+                co_return error(fmt::format("server \"{}\" sent no endpoint event within {}", name, wait_text));
+            co_return error(piece ? fmt::format("server \"{}\" ended the SSE stream before the endpoint event", name)
+                                  : piece.error().message);
+        }
+        st->parser.feed(*piece);
+        st->drain(true, endpoint);
+    }
+    limit->cancel();
+    auto resolved = http::resolve_reference(*url, *endpoint, url_error);
+    if (!resolved) co_return error(fmt::format("server \"{}\" sent a bad endpoint: {}", name, url_error));
+    if (resolved->origin() != url->origin())
+        co_return error(
+            fmt::format("server \"{}\" sent an endpoint on another origin ({}); refused", name, resolved->origin()));
+    st->endpoint = std::move(*resolved);
+    spdlog::debug("[{}] HTTP+SSE endpoint: {}", name, http::redact_url(st->endpoint));
+    asio::co_spawn(ex, st->pump(), [name](std::exception_ptr e) {
+        if (!e) return;
+        try {
+            std::rethrow_exception(e);
+        } catch (const std::exception& x) {
+            spdlog::error("[{}] SSE transport: internal error: {}", name, x.what());
+        }
+    });
+    co_return std::shared_ptr<jsonrpc::Channel>(std::make_shared<SseChannel>(st));
+}
+
+}  // namespace switchboard::transport

@@ -1,0 +1,582 @@
+// The Host against real processes: parallel start with misbehaving servers, reconnect after SIGKILL, name conflicts
+// in either connect order, 10,000 concurrent calls, shutdown, hot reload, lazy servers, resources and prompts.
+#include "harness.hpp"
+
+#include <switchboard/host/host.hpp>
+
+#include <switchboard/jsonrpc/async_event.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+namespace switchboard::test {
+namespace {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using asio::awaitable;
+using host::Event;
+using host::Host;
+using host::Phase;
+using clock = std::chrono::steady_clock;
+
+// A JSON string literal for the config text.
+std::string q(const std::string& s) { return json::serialize(json::value(s)); }
+
+std::string demo_entry(const std::string& extra_args = "") {
+    return R"({"command": )" + q(demo_server()) + R"(, "args": [)" + extra_args + "]}";
+}
+
+// A stdio entry running `script` under sh.
+std::string sh_entry(const std::string& script, const std::string& extra = "") {
+    return R"({"command": "sh", "args": ["-c", )" + q(script) + "]" + extra + "}";
+}
+
+host::Config config_of(const std::vector<std::pair<std::string, std::string>>& entries) {
+    std::string text = R"({"mcpServers": {)";
+    for (std::size_t i = 0; i < entries.size(); ++i)
+        text += (i ? ", " : "") + q(entries[i].first) + ": " + entries[i].second;
+    text += "}}";
+    return host::parse_config(text, "<test>");
+}
+
+host::HostOptions fast_options() {
+    host::HostOptions o;
+    o.backoff.base = 50ms;
+    o.backoff.max = 400ms;
+    return o;
+}
+
+awaitable<void> sleep_for(clock::duration d) {
+    asio::steady_timer t(co_await asio::this_coro::executor, d);
+    co_await t.async_wait(asio::use_awaitable);
+}
+
+// Waits until `server` is in `phase`, at most `limit`; true when it got there.
+awaitable<bool> wait_phase(std::shared_ptr<Host> h, std::string server, Phase phase, clock::duration limit) {
+    const auto deadline = clock::now() + limit;
+    while (clock::now() < deadline) {
+        auto st = h->status(server);
+        if (st && st->phase == phase) co_return true;
+        co_await sleep_for(10ms);
+    }
+    co_return false;
+}
+
+host::ToolCall tool_call(std::string id, std::string name, std::string arguments) {
+    host::ToolCall c;
+    c.id = std::move(id);
+    c.name = std::move(name);
+    c.arguments = std::move(arguments);
+    return c;
+}
+
+struct TempDir {
+    TempDir() {
+        path = fs::temp_directory_path() / ("switchboard-host-" + std::to_string(::getpid()) + "-" +
+                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::create_directories(path);
+    }
+    ~TempDir() { fs::remove_all(path); }
+    fs::path path;
+};
+
+int read_pid(const fs::path& file) {
+    std::ifstream f(file);
+    int pid = 0;
+    f >> pid;
+    return pid;
+}
+
+TEST(Host, TenServersStartInParallelDespiteHungExitingAndCrashLoopingOnes) {
+    // Seven healthy demo servers (both eras), one that never answers, one that exits at start, one that connects and
+    // is killed a second later, again and again.
+    std::vector<std::pair<std::string, std::string>> entries;
+    for (int i = 0; i < 7; ++i)
+        entries.push_back({"ok" + std::to_string(i), demo_entry(i % 2 ? R"("--legacy-only")" : R"("--modern-only")")});
+    entries.push_back({"hung", sh_entry("sleep 1000", R"(, "startupTimeoutMs": 4000)")});
+    entries.push_back({"exits", sh_entry("echo 'fatal: bad token' >&2; exit 3")});
+    entries.push_back({"crashloop", sh_entry("(sleep 1; kill -9 $$) >/dev/null 2>&1 </dev/null & exec " + demo_server(),
+                                             R"(, "maxReconnectAttempts": 3)")});
+    run(
+        [&]() -> awaitable<void> {
+            auto ex = co_await asio::this_coro::executor;
+            auto h = Host::create(ex, config_of(entries), fast_options());
+            std::map<std::string, std::vector<Phase>> phases;
+            std::map<std::string, clock::time_point> connected_at, error_at;
+            h->events().subscribe([&](const Event& e) {
+                if (e.kind != Event::Kind::phase_changed) return;
+                phases[e.server].push_back(e.phase);
+                if (e.phase == Phase::connected && !connected_at.count(e.server)) connected_at[e.server] = clock::now();
+                if (e.phase == Phase::error) error_at[e.server] = clock::now();
+            });
+            const auto t0 = clock::now();
+            h->start();
+            // Usable at once: a call to a healthy server goes ahead while the hung one is still starting.
+            json::object early;
+            early["message"] = "early";
+            host::ExecuteOptions no_options;
+            auto r = co_await h->call_tool("ok0", "echo", early, no_options);
+            CO_ASSERT_TRUE(r.has_value());
+            EXPECT_EQ(r->content.at(0).text(), "early");
+            EXPECT_EQ(h->status("hung")->phase, Phase::initializing);
+
+            co_await h->wait_until_settled(20s);
+            for (int i = 0; i < 7; ++i) {
+                auto name = "ok" + std::to_string(i);
+                auto st = h->status(name);
+                EXPECT_EQ(st->phase, Phase::connected) << name << ": " << st->last_error;
+                EXPECT_EQ(st->tools, 9u);
+                // Connected well before the hung server's timeout: nobody waited for it.
+                EXPECT_LT(connected_at[name] - t0, 3500ms) << name;
+            }
+            auto hung = h->status("hung");
+            EXPECT_EQ(hung->phase, Phase::error);
+            EXPECT_NE(hung->last_error.find("did not finish starting within 4000 ms"), std::string::npos)
+                << hung->last_error;
+            EXPECT_GE(error_at["hung"] - t0, 3900ms);
+            EXPECT_LT(error_at["hung"] - t0, 5000ms);  // at its timeout, not after closing it
+            auto exits = h->status("exits");
+            EXPECT_EQ(exits->phase, Phase::error);
+            EXPECT_NE(exits->last_error.find("status 3"), std::string::npos) << exits->last_error;
+            EXPECT_NE(exits->stderr_tail.find("fatal: bad token"), std::string::npos) << exits->stderr_tail;
+            EXPECT_EQ(exits->reconnect_attempt, 0);  // a failed first start is final
+
+            // The crash loop stops after the attempt limit.
+            auto gave_up = co_await wait_phase(h, "crashloop", Phase::error, 30s);
+            CO_ASSERT_TRUE(gave_up);
+            auto crash = h->status("crashloop");
+            EXPECT_NE(crash->last_error.find("gave up after 3 reconnect attempts"), std::string::npos)
+                << crash->last_error;
+            EXPECT_EQ(std::count(phases["crashloop"].begin(), phases["crashloop"].end(), Phase::reconnecting), 3);
+            EXPECT_EQ(crash->tools, 0u);
+            EXPECT_FALSE(h->tool_index().exposed_name("crashloop", "echo"));
+            // Every healthy server still answers.
+            for (int i = 0; i < 7; ++i) {
+                auto name = "ok" + std::to_string(i);
+                json::object add;
+                add["a"] = i;
+                add["b"] = 1;
+                auto ok = co_await h->call_tool(name, "add", add, no_options);
+                CO_ASSERT_TRUE(ok.has_value());
+                EXPECT_EQ(ok->content.at(0).text(), std::to_string(i + 1));
+            }
+            co_await h->shutdown();
+            for (const auto& st : h->status()) EXPECT_EQ(st.phase, Phase::disconnected) << st.name;
+        },
+        90s);
+}
+
+class HostEra : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(HostEra, ServerKilledDuringACallFailsItFastThenComesBack) {
+    TempDir dir;
+    const auto pid_file = dir.path / "pid";
+    auto cfg = config_of(
+        {{"demo", sh_entry("echo $$ > " + pid_file.string() + "; exec " + demo_server() + " " + GetParam())}});
+    run(
+        [&]() -> awaitable<void> {
+            auto ex = co_await asio::this_coro::executor;
+            auto h = Host::create(ex, cfg, fast_options());
+            h->start();
+            co_await h->wait_until_settled(20s);
+            CO_ASSERT_EQ(h->status("demo")->phase, Phase::connected);
+            const int pid = read_pid(pid_file);
+            CO_ASSERT_TRUE(pid > 0);
+            auto sub = co_await h->subscribe_resource("demo", "demo://counter");
+            CO_ASSERT_TRUE(sub.has_value());
+            std::vector<std::string> updated;
+            h->events().subscribe([&](const Event& e) {
+                if (e.kind == Event::Kind::resource_updated) updated.push_back(e.uri);
+            });
+
+            // Kill the server while a slow call is running.
+            asio::co_spawn(
+                ex,
+                [pid]() -> awaitable<void> {
+                    co_await sleep_for(300ms);
+                    ::kill(pid, SIGKILL);
+                },
+                asio::detached);
+            const auto t0 = clock::now();
+            auto r = co_await h->execute_tool(tool_call("c1", "slow", R"({"seconds": 20, "steps": 20})"));
+            const auto elapsed = clock::now() - t0;
+            EXPECT_EQ(r.status, host::ToolExecutionResult::Status::failed) << r.text();
+            EXPECT_TRUE(r.is_error);
+            EXPECT_NE(r.text().find("disconnected during the call"), std::string::npos) << r.text();
+            EXPECT_LT(elapsed, 300ms + 1s);
+
+            // It comes back (a new process), with its tools, and later calls succeed.
+            auto back = co_await wait_phase(h, "demo", Phase::connected, 20s);
+            CO_ASSERT_TRUE(back);
+            EXPECT_NE(read_pid(pid_file), pid);
+            EXPECT_EQ(h->status("demo")->reconnects, 1);
+            EXPECT_TRUE(h->tool_index().find("echo"));
+            auto ok = co_await h->execute_tool(tool_call("c2", "echo", R"({"message": "after"})"));
+            EXPECT_EQ(ok.status, host::ToolExecutionResult::Status::ok) << ok.text();
+            EXPECT_EQ(ok.text(), "after");
+            // The subscription was restored on the new process.
+            auto bump = co_await h->execute_tool(tool_call("c3", "bump", "{}"));
+            EXPECT_EQ(bump.text(), "counter = 1");
+            for (int i = 0; i < 200 && updated.empty(); ++i) co_await sleep_for(10ms);
+            EXPECT_EQ(updated, std::vector<std::string>{"demo://counter"});
+            co_await h->shutdown();
+        },
+        60s);
+}
+
+INSTANTIATE_TEST_SUITE_P(Eras, HostEra, ::testing::Values("--modern-only", "--legacy-only"),
+                         [](const auto& info) { return info.param == "--modern-only" ? "Modern" : "Legacy"; });
+
+TEST_P(HostEra, ToolListChangesRebuildTheIndex) {
+    auto cfg = config_of({{"demo", demo_entry(q(GetParam()) + R"(, "--dynamic-tools")")}});
+    run(
+        [&]() -> awaitable<void> {
+            auto ex = co_await asio::this_coro::executor;
+            auto h = Host::create(ex, cfg, fast_options());
+            int tools_changed = 0;
+            h->events().subscribe([&](const Event& e) {
+                if (e.kind == Event::Kind::tools_changed) ++tools_changed;
+            });
+            h->start();
+            co_await h->wait_until_settled(20s);
+            EXPECT_EQ(h->tool_index().size(), 10u);
+            EXPECT_FALSE(h->tool_index().find("extra"));
+            const int before = tools_changed;
+            auto added = co_await h->execute_tool(tool_call("1", "toggle_extra", "{}"));
+            EXPECT_EQ(added.text(), "extra added");
+            for (int i = 0; i < 300 && !h->tool_index().find("extra"); ++i) co_await sleep_for(10ms);
+            CO_ASSERT_TRUE(h->tool_index().find("extra") != nullptr);
+            EXPECT_GT(tools_changed, before);
+            auto extra = co_await h->execute_tool(tool_call("2", "extra", "{}"));
+            EXPECT_EQ(extra.text(), "extra");
+            auto removed = co_await h->execute_tool(tool_call("3", "toggle_extra", "{}"));
+            EXPECT_EQ(removed.text(), "extra removed");
+            for (int i = 0; i < 300 && h->tool_index().find("extra"); ++i) co_await sleep_for(10ms);
+            EXPECT_FALSE(h->tool_index().find("extra"));
+            EXPECT_EQ(h->tool_index().size(), 10u);
+            co_await h->shutdown();
+        },
+        60s);
+}
+
+TEST(Host, SameToolsOnTwoServersArePrefixedInEitherConnectOrder) {
+    for (int order = 0; order < 2; ++order) {
+        // The delayed server connects last.
+        const std::string delayed = "sleep 0.7; exec " + demo_server();
+        auto cfg = config_of({{"a", order == 0 ? sh_entry(delayed) : demo_entry()},
+                              {"b", order == 0 ? demo_entry(R"("--legacy-only")") : sh_entry(delayed)}});
+        run(
+            [&]() -> awaitable<void> {
+                auto ex = co_await asio::this_coro::executor;
+                auto h = Host::create(ex, cfg, fast_options());
+                std::vector<std::string> connect_order;
+                h->events().subscribe([&](const Event& e) {
+                    if (e.kind == Event::Kind::phase_changed && e.phase == Phase::connected)
+                        connect_order.push_back(e.server);
+                });
+                h->start();
+                co_await h->wait_until_settled(20s);
+                EXPECT_EQ(connect_order,
+                          (order == 0 ? std::vector<std::string>{"b", "a"} : std::vector<std::string>{"a", "b"}));
+                const auto& index = h->tool_index();
+                EXPECT_FALSE(index.find("echo"));
+                CO_ASSERT_TRUE(index.find("a__echo") != nullptr);
+                CO_ASSERT_TRUE(index.find("b__echo") != nullptr);
+                EXPECT_EQ(index.find("a__echo")->server, "a");
+                EXPECT_EQ(index.find("b__echo")->server, "b");
+                EXPECT_EQ(index.size(), 18u);
+                auto r = co_await h->execute_tool(tool_call("x", "b__echo", R"({"message": "via b"})"));
+                EXPECT_EQ(r.server, "b");
+                EXPECT_EQ(r.text(), "via b");
+                co_await h->shutdown();
+            },
+            60s);
+    }
+}
+
+constexpr int calls = 10'000;
+
+TEST(Host, TenThousandConcurrentCallsAcrossFiveServersAreEachAnsweredOnce) {
+    std::vector<std::pair<std::string, std::string>> entries;
+    for (int i = 0; i < 5; ++i)
+        entries.push_back({"s" + std::to_string(i), demo_entry(i % 2 ? R"("--legacy-only")" : "")});
+    run(
+        [&]() -> awaitable<void> {
+            auto ex = co_await asio::this_coro::executor;
+            auto h = Host::create(ex, config_of(entries), fast_options());
+            h->start();
+            co_await h->wait_until_settled(20s);
+            std::vector<int> answered(calls, 0);
+            std::vector<int> wrong;
+            int done = 0;
+            auto all_done = std::make_shared<jsonrpc::AsyncEvent>();
+            for (int i = 0; i < calls; ++i) {
+                const auto name = "s" + std::to_string(i % 5) + "__echo";
+                const auto message = "call-" + std::to_string(i);
+                json::object args;
+                args["message"] = message;
+                auto call = tool_call("id-" + std::to_string(i), name, json::serialize(args));
+                asio::co_spawn(
+                    ex,
+                    [h, call, i, message, &answered, &wrong]() -> awaitable<void> {
+                        auto r = co_await h->execute_tool(call);
+                        ++answered[i];
+                        if (r.status != host::ToolExecutionResult::Status::ok || r.text() != message ||
+                            r.tool_call_id != call.id || r.server != "s" + std::to_string(i % 5))
+                            wrong.push_back(i);
+                    },
+                    [&done, all_done](std::exception_ptr) {
+                        if (++done == calls) all_done->set();
+                    });
+            }
+            EXPECT_EQ(h->active_calls(), static_cast<std::size_t>(calls));
+            auto finished = co_await all_done->wait_for(100s);
+            CO_ASSERT_TRUE(finished);
+            EXPECT_TRUE(wrong.empty()) << wrong.size() << " wrong answers, first " << wrong.front();
+            EXPECT_EQ(std::count(answered.begin(), answered.end(), 1), calls);
+            EXPECT_EQ(h->active_calls(), 0u);
+            co_await h->shutdown();
+        },
+        120s);
+}
+
+TEST(Host, ShutdownWaitsForActiveCallsThenCancelsTheRest) {
+    TempDir dir;
+    auto cfg = config_of({{"demo", demo_entry()}});
+    run(
+        [&]() -> awaitable<void> {
+            auto ex = co_await asio::this_coro::executor;
+            auto options = fast_options();
+            options.shutdown_deadline = 1500ms;
+            auto h = Host::create(ex, cfg, options);
+            h->start();
+            co_await h->wait_until_settled(20s);
+            std::optional<host::ToolExecutionResult> quick, slow;
+            asio::co_spawn(
+                ex,
+                [h, &quick]() -> awaitable<void> {
+                    quick = co_await h->execute_tool(tool_call("q", "slow", R"({"seconds": 0.5, "steps": 1})"));
+                },
+                asio::detached);
+            asio::co_spawn(
+                ex,
+                [h, &slow]() -> awaitable<void> {
+                    slow = co_await h->execute_tool(tool_call("s", "slow", R"({"seconds": 30, "steps": 30})"));
+                },
+                asio::detached);
+            co_await sleep_for(100ms);
+            EXPECT_EQ(h->active_calls(), 2u);
+            const auto t0 = clock::now();
+            co_await h->shutdown();
+            const auto took = clock::now() - t0;
+            CO_ASSERT_TRUE(quick.has_value());
+            CO_ASSERT_TRUE(slow.has_value());
+            EXPECT_EQ(quick->status, host::ToolExecutionResult::Status::ok) << quick->text();
+            EXPECT_EQ(slow->status, host::ToolExecutionResult::Status::cancelled) << slow->text();
+            EXPECT_GE(took, 1400ms);
+            // The server itself saw the cancellation (its stderr says so).
+            EXPECT_NE(h->status("demo")->stderr_tail.find("slow: cancelled"), std::string::npos)
+                << h->status("demo")->stderr_tail;
+            EXPECT_LT(took, 6s);
+            EXPECT_TRUE(h->tool_index().empty());
+            // No new calls after shutdown.
+            auto after = co_await h->execute_tool(tool_call("a", "echo", R"({"message": "x"})"));
+            EXPECT_TRUE(after.is_error);
+            EXPECT_NE(after.text().find("shutting down"), std::string::npos);
+        },
+        60s);
+}
+
+TEST(Host, ApplyConnectsAddedClosesRemovedRestartsChangedAndLeavesTheRestRunning) {
+    auto before = config_of({{"keep", demo_entry()}, {"drop", demo_entry()}, {"change", demo_entry()}});
+    auto after =
+        config_of({{"keep", demo_entry()}, {"change", demo_entry(R"("--legacy-only")")}, {"added", demo_entry()}});
+    run(
+        [&]() -> awaitable<void> {
+            auto ex = co_await asio::this_coro::executor;
+            auto h = Host::create(ex, before, fast_options());
+            h->start();
+            co_await h->wait_until_settled(20s);
+            auto keep_session = co_await h->session("keep");
+            CO_ASSERT_TRUE(keep_session.has_value());
+            std::optional<host::ToolExecutionResult> in_flight;
+            asio::co_spawn(
+                ex,
+                [h, &in_flight]() -> awaitable<void> {
+                    in_flight = co_await h->execute_tool(tool_call("k", "keep__slow", R"({"seconds": 1, "steps": 2})"));
+                },
+                asio::detached);
+            co_await sleep_for(100ms);
+            co_await h->apply(after);
+            co_await h->wait_until_settled(20s);
+            EXPECT_FALSE(h->status("drop"));
+            EXPECT_EQ(h->status("added")->phase, Phase::connected);
+            EXPECT_EQ(h->status("change")->phase, Phase::connected);
+            EXPECT_EQ(h->status("change")->era, mcp::Era::legacy);
+            auto keep_again = co_await h->session("keep");
+            EXPECT_EQ(keep_again->get(), keep_session->get());  // untouched
+            for (int i = 0; i < 300 && !in_flight; ++i) co_await sleep_for(10ms);
+            CO_ASSERT_TRUE(in_flight.has_value());
+            EXPECT_EQ(in_flight->status, host::ToolExecutionResult::Status::ok) << in_flight->text();
+            EXPECT_TRUE(h->tool_index().find("added__echo"));
+            EXPECT_FALSE(h->tool_index().find("drop__echo"));
+            co_await h->shutdown();
+        },
+        60s);
+}
+
+TEST(Host, LazyServersStartOnFirstUseAndMalformedArgumentsComeBackAsErrors) {
+    auto cfg = config_of({{"lazy", R"({"command": )" + q(demo_server()) + R"(, "lazy": true})"}});
+    run(
+        [&]() -> awaitable<void> {
+            auto ex = co_await asio::this_coro::executor;
+            auto h = Host::create(ex, cfg, fast_options());
+            h->start();
+            co_await h->wait_until_settled(5s);
+            EXPECT_EQ(h->status("lazy")->phase, Phase::idle);
+            auto r = co_await h->execute_tool(tool_call("1", "lazy__echo", R"({"message": "wake"})"));
+            EXPECT_EQ(r.text(), "wake");
+            EXPECT_EQ(h->status("lazy")->phase, Phase::connected);
+            auto bad = co_await h->execute_tool(tool_call("2", "echo", R"({"message": )"));
+            EXPECT_EQ(bad.status, host::ToolExecutionResult::Status::bad_arguments);
+            EXPECT_NE(bad.text().find("not valid JSON"), std::string::npos) << bad.text();
+            auto unknown = co_await h->execute_tool(tool_call("3", "nope", "{}"));
+            EXPECT_EQ(unknown.status, host::ToolExecutionResult::Status::unknown_tool);
+            EXPECT_NE(unknown.text().find("echo"), std::string::npos) << unknown.text();  // lists what exists
+            co_await h->shutdown();
+        },
+        60s);
+}
+
+TEST_P(HostEra, ResourcesCacheSubscriptionsAttachmentsAndPrompts) {
+    auto cfg = config_of({{"demo", demo_entry(q(GetParam()))}});
+    run(
+        [&]() -> awaitable<void> {
+            auto ex = co_await asio::this_coro::executor;
+            auto h = Host::create(ex, cfg, fast_options());
+            std::vector<std::string> updated;
+            h->events().subscribe([&](const Event& e) {
+                if (e.kind == Event::Kind::resource_updated) updated.push_back(e.uri);
+            });
+            h->start();
+            co_await h->wait_until_settled(20s);
+            EXPECT_EQ(h->resources().size(), 13u);
+            EXPECT_EQ(h->resource_templates().size(), 1u);
+            auto listing = co_await h->list_resources("demo");
+            CO_ASSERT_TRUE(listing.has_value());
+            EXPECT_EQ(listing->resources.size(), 13u);
+
+            // Subscribed: cached until the server says it changed.
+            auto sub = co_await h->subscribe_resource("demo", "demo://counter");
+            CO_ASSERT_TRUE(sub.has_value());
+            auto first = co_await h->read_resource("demo", "demo://counter");
+            CO_ASSERT_TRUE(first.has_value());
+            EXPECT_EQ(h->content_cache().size(), 1u);
+            auto bump = co_await h->execute_tool(tool_call("b", "bump", "{}"));
+            EXPECT_EQ(bump.text(), "counter = 1");
+            for (int i = 0; i < 200 && updated.empty(); ++i) co_await sleep_for(10ms);
+            EXPECT_EQ(updated, std::vector<std::string>{"demo://counter"});
+            EXPECT_EQ(h->content_cache().size(), 0u);  // invalidated
+            auto second = co_await h->read_resource("demo", "demo://counter");
+            CO_ASSERT_TRUE(second.has_value());
+            EXPECT_NE(second->contents.at(0).text, first->contents.at(0).text);
+
+            // Attachments: loaded, turned into parts for the next message, then cleared.
+            auto a = co_await h->attach_resource("demo", "demo://greeting/Ann");
+            auto b = co_await h->attach_resource("demo", "demo://no-such-thing");
+            EXPECT_NE(a, b);
+            EXPECT_FALSE(h->attachments().any_loading());
+            auto parts = h->consume_attachments();
+            CO_ASSERT_EQ(parts.size(), 2u);
+            EXPECT_NE(parts[0].text.find("Hello, Ann!"), std::string::npos) << parts[0].text;
+            EXPECT_NE(parts[1].text.find("could not be read"), std::string::npos) << parts[1].text;
+            EXPECT_TRUE(h->attachments().items().empty());
+
+            // Prompts and completion.
+            auto prompts = h->prompts();
+            EXPECT_EQ(prompts.size(), 3u);
+            EXPECT_EQ(prompts.at(0).server, "demo");
+            std::map<std::string, std::string> args{{"name", "Ann"}};
+            auto p = co_await h->get_prompt("demo", "greet", args);
+            CO_ASSERT_TRUE(p.has_value());
+            EXPECT_FALSE(p->messages.empty());
+            json::object ref;
+            ref["type"] = "ref/prompt";
+            ref["name"] = "greet";
+            std::map<std::string, std::string> no_context;
+            auto c = co_await h->complete("demo", ref, "name", "A", no_context);
+            CO_ASSERT_TRUE(c.has_value());
+            EXPECT_EQ(c->values, std::vector<std::string>{"Alice"});
+            co_await h->shutdown();
+        },
+        60s);
+}
+
+TEST(Host, ListChangesLogMessagesAndProgressFromTheOfficialEverythingServer) {
+    auto cmd = everything_command();
+    ASSERT_FALSE(cmd.empty());
+    json::array args;
+    for (std::size_t i = 1; i < cmd.size(); ++i) args.emplace_back(cmd[i]);
+    auto cfg =
+        config_of({{"everything", R"({"command": )" + q(cmd[0]) + R"(, "args": )" + json::serialize(args) + "}"}});
+    run(
+        [&]() -> awaitable<void> {
+            auto ex = co_await asio::this_coro::executor;
+            auto h = Host::create(ex, cfg, fast_options());
+            int resources_changed = 0, logs = 0, progress = 0;
+            h->events().subscribe([&](const Event& e) {
+                if (e.kind == Event::Kind::resources_changed && e.server == "everything") ++resources_changed;
+                if (e.kind == Event::Kind::log_message) ++logs;
+                if (e.kind == Event::Kind::progress && e.tool_call_id == "long") ++progress;
+            });
+            h->start();
+            co_await h->wait_until_settled(30s);
+            CO_ASSERT_EQ(h->status("everything")->phase, Phase::connected);
+            const auto before = h->resources().size();
+            const int changed_before = resources_changed;
+
+            // The tool registers a session resource: the server sends notifications/resources/list_changed.
+            auto r = co_await h->execute_tool(tool_call(
+                "gz", "gzip-file-as-resource",
+                R"({"name": "hello.gz", "data": "data:text/plain;base64,SGVsbG8=", "outputType": "resourceLink"})"));
+            EXPECT_EQ(r.status, host::ToolExecutionResult::Status::ok) << r.text();
+            EXPECT_NE(r.text().find("Resource link: "), std::string::npos) << r.text();
+            for (int i = 0; i < 300 && h->resources().size() == before; ++i) co_await sleep_for(10ms);
+            EXPECT_EQ(h->resources().size(), before + 1);
+            EXPECT_GT(resources_changed, changed_before);
+            bool found = false;
+            for (const auto& res : h->resources())
+                found = found || res.resource.uri.find("hello.gz") != std::string::npos;
+            EXPECT_TRUE(found);
+
+            // Progress of a tool call is raised as an event with the call's id.
+            auto p = co_await h->execute_tool(
+                tool_call("long", "trigger-long-running-operation", R"({"duration": 1, "steps": 3})"));
+            EXPECT_EQ(p.status, host::ToolExecutionResult::Status::ok) << p.text();
+            EXPECT_EQ(progress, 3);
+
+            // Server log messages are raised as events.
+            auto t = co_await h->execute_tool(tool_call("log", "toggle-simulated-logging", "{}"));
+            EXPECT_EQ(t.status, host::ToolExecutionResult::Status::ok) << t.text();
+            for (int i = 0; i < 600 && logs == 0; ++i) co_await sleep_for(10ms);
+            EXPECT_GT(logs, 0);
+            co_await h->shutdown();
+        },
+        90s);
+}
+
+}  // namespace
+}  // namespace switchboard::test
