@@ -3,9 +3,15 @@
 #include "harness.hpp"
 #include "net_harness.hpp"
 
+#include <switchboard/transport/http_client.hpp>
+
+#include <boost/asio/this_coro.hpp>
+
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 namespace switchboard::test {
@@ -350,6 +356,65 @@ TEST_F(HttpServe, ModernListenStreamCarriesResourceUpdates) {
                   std::string::npos)
             << stream->parser.get().body();
     });
+}
+
+// Our own Streamable HTTP client against our own server, in the era the server pins (or the modern one).
+void own_client_round_trip(const std::vector<std::string>& server_args, const std::string& expected_version) {
+    auto server = start_listening(demo_server(), server_args);
+    ASSERT_TRUE(server);
+    run([&]() -> awaitable<void> {
+        auto ex = co_await boost::asio::this_coro::executor;
+        transport::HttpClientOptions ho;
+        ho.server_name = "own";
+        auto channel = transport::make_streamable_http_channel(ex, server->url, ho);
+        mcp::ClientOptions co;
+        co.server_name = "own";
+        auto s = co_await mcp::ClientSession::connect(ex, channel, co);
+        CO_ASSERT_TRUE(s.has_value());
+        auto session = *s;
+        EXPECT_EQ(session->protocol_version(), expected_version);
+        auto tools = co_await session->list_tools();  // four pages of up to 4
+        CO_ASSERT_TRUE(tools.has_value());
+        EXPECT_EQ(tools->size(), 9u);
+        json::object args;
+        args["message"] = "own client";
+        auto echo = co_await session->call_tool("echo", args);
+        CO_ASSERT_TRUE(echo.has_value());
+        EXPECT_EQ(echo->content.at(0).text(), "own client");
+        int progress = 0;
+        mcp::CallOptions opts;
+        opts.on_progress = [&progress](const jsonrpc::Progress&) { ++progress; };
+        json::object slow_args;
+        slow_args["seconds"] = 0.3;
+        slow_args["steps"] = 3;
+        auto slow = co_await session->call_tool("slow", slow_args, opts);
+        CO_ASSERT_TRUE(slow.has_value());
+        EXPECT_EQ(slow->content.at(0).text(), "done after 3 steps");
+        EXPECT_EQ(progress, 3);
+        co_await session->close();
+    });
+}
+
+TEST(HttpServeOwnClient, ModernRoundTrip) { own_client_round_trip({"--http", "0"}, "2026-07-28"); }
+
+TEST(HttpServeOwnClient, LegacyRoundTripAfterFallback) {
+    own_client_round_trip({"--http", "0", "--legacy-only"}, "2025-11-25");
+}
+
+TEST(HttpServeOwnClient, CliThroughAnHttpServer) {
+    namespace fs = std::filesystem;
+    auto server = start_listening(demo_server(), {"--http", "0"});
+    ASSERT_TRUE(server);
+    auto dir = fs::temp_directory_path() / ("switchboard-http-cli-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    auto cfg = (dir / "config.json").string();
+    std::ofstream(cfg) << R"({"mcpServers": {"remote": {"url": ")" << server->url << R"("}}})";
+    std::string out;
+    int rc = run_command(
+        std::string(SWITCHBOARD_CLI) + " --config " + cfg + " call echo '{\"message\": \"via http\"}' 2>&1", out);
+    EXPECT_EQ(rc, 0) << out;
+    EXPECT_NE(out.find("via http"), std::string::npos) << out;
+    fs::remove_all(dir);
 }
 
 TEST(HttpServeLegacyOnly, ModernProbeGetsANonModern400) {
