@@ -358,6 +358,45 @@ TEST_F(HttpServe, ModernListenStreamCarriesResourceUpdates) {
     });
 }
 
+TEST(HttpServeDynamic, ListChangedReachesTheGetStreamAndAListenStream) {
+    auto server = start_listening(demo_server(), {"--http", "0", "--dynamic-tools"});
+    ASSERT_TRUE(server);
+    const auto port = server->port;
+    run([port]() -> awaitable<void> {
+        auto h = post_headers();
+        auto init = co_await http_exchange(port, "POST", "/mcp", h, init_body);
+        const auto sid = init.headers["mcp-session-id"];
+        CO_ASSERT_EQ(sid.size(), 32u);
+        EXPECT_NE(init.body.find(R"("tools":{"listChanged":true})"), std::string::npos) << init.body;
+        auto sh = session_headers(sid);
+        auto gh = sh;
+        gh[1].second = "text/event-stream";
+        auto stream = co_await http_open(port, "GET", "/mcp", gh, "");
+        CO_ASSERT_EQ(stream->status, 200);
+        CO_ASSERT_TRUE(co_await http_read_until(stream, "data: \n\n", std::chrono::seconds(5)));
+
+        // A 2026-07-28 client listening for tool list changes, statelessly, at the same time.
+        const std::string v = "2026-07-28";
+        auto lh = modern_headers("subscriptions/listen", "", v);
+        std::string listen =
+            R"({"jsonrpc":"2.0","id":"L","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}})";
+        auto modern = co_await http_open(port, "POST", "/mcp", lh, listen);
+        CO_ASSERT_EQ(modern->status, 200);
+        CO_ASSERT_TRUE(co_await http_read_until(modern, "acknowledged", std::chrono::seconds(5)));
+
+        auto toggle = co_await http_exchange(
+            port, "POST", "/mcp", sh,
+            R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"toggle_extra"}})");
+        CO_ASSERT_EQ(toggle.status, 200);
+        const bool legacy_got =
+            co_await http_read_until(stream, "notifications/tools/list_changed", std::chrono::seconds(5));
+        EXPECT_TRUE(legacy_got) << stream->parser.get().body();
+        const bool modern_got =
+            co_await http_read_until(modern, "notifications/tools/list_changed", std::chrono::seconds(5));
+        EXPECT_TRUE(modern_got) << modern->parser.get().body();
+    });
+}
+
 // Our own Streamable HTTP client against our own server, in the era the server pins (or the modern one).
 void own_client_round_trip(const std::vector<std::string>& server_args, const std::string& expected_version) {
     auto server = start_listening(demo_server(), server_args);
