@@ -1,10 +1,13 @@
-// switchboard-demo-server: a small MCP server over stdio with tools, resources, a resource template, prompts and
-// completions, built on switchboard's mcp::Server. Used by tests and for trying the host by hand.
-// stdout carries JSON-RPC only; every log line goes to stderr.
+// switchboard-demo-server: a small MCP server with tools, resources, a resource template, prompts and completions,
+// built on switchboard's mcp::Server. Used by tests and for trying the host by hand. Speaks stdio (default; stdout
+// carries JSON-RPC only), Streamable HTTP (--http PORT) or WebSocket (--ws PORT); every log line goes to stderr.
 #include "demo_server.hpp"
 
 #include <switchboard/mcp/server.hpp>
+#include <switchboard/mcp/version.hpp>
 #include <switchboard/transport/fd_channel.hpp>
+#include <switchboard/transport/http_server.hpp>
+#include <switchboard/transport/websocket.hpp>
 
 #include <fmt/format.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -16,6 +19,7 @@
 #include <csignal>
 #include <cstdio>
 #include <exception>
+#include <optional>
 
 #ifndef SWITCHBOARD_VERSION
 #define SWITCHBOARD_VERSION "0.0.0"
@@ -24,7 +28,7 @@
 int main(int argc, char** argv) {
     using namespace switchboard;
 
-    CLI::App app{"switchboard-demo-server: a demo MCP server over stdio (for tests and manual runs)",
+    CLI::App app{"switchboard-demo-server: a demo MCP server over stdio, HTTP or WebSocket (for tests and manual runs)",
                  "switchboard-demo-server"};
     std::size_t page_size = 4;
     bool legacy_only = false, modern_only = false, verbose = false;
@@ -38,6 +42,18 @@ int main(int argc, char** argv) {
     bool dynamic_tools = false;
     app.add_flag("--dynamic-tools", dynamic_tools, "Add toggle_extra, which adds/removes a tool (tools/list_changed)");
     app.add_option("--instructions", instructions, "Instructions returned to the client");
+    std::optional<std::uint16_t> http_port, ws_port;
+    std::string bind = "127.0.0.1";
+    std::vector<std::string> origins;
+    std::size_t max_message_size = jsonrpc::default_max_message_size;
+    std::string tls_cert, tls_key;
+    app.add_option("--http", http_port, "Serve Streamable HTTP on PORT at /mcp (0: any free port) instead of stdio");
+    app.add_option("--ws", ws_port, "Serve WebSocket (subprotocol mcp) on PORT (0: any free port) instead of stdio");
+    app.add_option("--bind", bind, "Address to listen on with --http/--ws")->capture_default_str();
+    app.add_option("--allow-origin", origins, "Origin accepted besides loopback ones (repeatable; * for any)");
+    app.add_option("--tls-cert", tls_cert, "With --ws: PEM certificate chain; serves wss://");
+    app.add_option("--tls-key", tls_key, "With --ws: PEM private key of --tls-cert");
+    app.add_option("--max-message-size", max_message_size, "Largest message accepted, in bytes")->capture_default_str();
     app.add_flag("-v,--verbose", verbose, "Debug logging on stderr");
     app.set_version_flag("--version", std::string("switchboard-demo-server ") + SWITCHBOARD_VERSION);
     CLI11_PARSE(app, argc, argv);
@@ -68,7 +84,62 @@ int main(int argc, char** argv) {
 
     boost::asio::io_context ctx;
     int exit_code = 0;
-    boost::asio::co_spawn(ctx, server.serve(transport::make_stdio_server_channel(ctx.get_executor())),
+    auto report = [&exit_code](const char* what) {
+        return [&exit_code, what](std::exception_ptr e) {
+            if (!e) return;
+            exit_code = 1;
+            try {
+                std::rethrow_exception(e);
+            } catch (const std::exception& x) {
+                spdlog::error("{} failed: {}", what, x.what());
+            }
+        };
+    };
+
+    if (http_port || ws_port) {
+        auto serve = [&server](std::shared_ptr<jsonrpc::Channel> ch) { return server.serve(std::move(ch)); };
+        std::unique_ptr<transport::HttpServer> http;
+        std::unique_ptr<transport::WebSocketServer> ws;
+        if (http_port) {
+            transport::HttpServerOptions ho;
+            ho.address = bind;
+            ho.port = *http_port;
+            ho.allowed_origins = origins;
+            ho.max_message_size = max_message_size;
+            ho.legacy = options.legacy;
+            ho.modern = options.modern;
+            for (auto v : mcp::legacy_versions) ho.legacy_versions.emplace_back(v);
+            for (auto v : mcp::modern_versions) ho.modern_versions.emplace_back(v);
+            http = std::make_unique<transport::HttpServer>(ctx.get_executor(), serve, ho);
+            if (auto ec = http->listen()) {
+                fmt::print(stderr, "cannot listen on {}:{}: {}\n", bind, *http_port, ec.message());
+                return 1;
+            }
+            boost::asio::co_spawn(ctx, http->run(), report("http server"));
+            fmt::print(stderr, "listening on {}\n", http->url());
+        }
+        if (ws_port) {
+            transport::WebSocketServerOptions wo;
+            wo.address = bind;
+            wo.port = *ws_port;
+            wo.allowed_origins = origins;
+            wo.max_message_size = max_message_size;
+            wo.tls_cert_file = tls_cert;
+            wo.tls_key_file = tls_key;
+            ws = std::make_unique<transport::WebSocketServer>(ctx.get_executor(), serve, wo);
+            if (auto ec = ws->listen()) {
+                fmt::print(stderr, "cannot listen on {}:{}: {}\n", bind, *ws_port, ec.message());
+                return 1;
+            }
+            boost::asio::co_spawn(ctx, ws->run(), report("websocket server"));
+            fmt::print(stderr, "listening on {}\n", ws->url());
+        }
+        std::fflush(stderr);
+        ctx.run();
+        return exit_code;
+    }
+
+    boost::asio::co_spawn(ctx, server.serve(transport::make_stdio_server_channel(ctx.get_executor(), max_message_size)),
                           [&exit_code](std::exception_ptr e) {
                               if (!e) {
                                   spdlog::debug("stdin closed; session ended");

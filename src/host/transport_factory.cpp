@@ -1,6 +1,7 @@
 #include <switchboard/host/transport_factory.hpp>
 #include <switchboard/transport/http_client.hpp>
 #include <switchboard/transport/stdio_process.hpp>
+#include <switchboard/transport/websocket.hpp>
 
 #include <fmt/format.h>
 
@@ -48,7 +49,16 @@ awaitable<Outcome<ChannelPtr>> open_channel(asio::any_io_executor ex, const Serv
         auto channel = co_await transport::connect_sse_channel(ex, config.url, http_options(config, max_message_size));
         co_return channel;
     }
-    case TransportKind::ws: break;
+    case TransportKind::ws: {
+        transport::WebSocketClientOptions wo;
+        wo.server_name = config.name;
+        wo.headers = config.headers;
+        wo.max_message_size = max_message_size;
+        wo.ca_file = config.ca_file;
+        wo.connect_timeout = std::min<std::chrono::milliseconds>(wo.connect_timeout, config.startup_timeout);
+        auto channel = co_await transport::connect_websocket_channel(ex, config.url, std::move(wo));
+        co_return channel;
+    }
     }
     co_return jsonrpc::Error::make_local(
         jsonrpc::code::transport_error,

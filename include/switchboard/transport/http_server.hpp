@@ -1,0 +1,81 @@
+// The server side of MCP's Streamable HTTP transport, both eras on one endpoint:
+// - legacy (2025-03-26 … 2025-11-25): `initialize` creates a session (Mcp-Session-Id); POSTed requests are
+//   answered as application/json, or as an SSE stream (with event ids, resumable through GET + Last-Event-ID) when
+//   notifications come before the result; GET opens the session's server-initiated stream; DELETE ends it.
+// - modern (2026-07-28): stateless; every POST is a session of its own, checked against its Mcp-Method / Mcp-Name /
+//   MCP-Protocol-Version headers; closing the response stream cancels the request.
+// Each session runs on a channel handed to a SessionHandler (mcp::Server::serve fits), so this layer knows HTTP and
+// the transport rules, not the MCP methods.
+//
+// Thread-safety: single owner; everything runs on the executor given at construction (one io_context, coroutines,
+// no thread per connection).
+#pragma once
+
+#include <switchboard/jsonrpc/channel.hpp>
+#include <switchboard/jsonrpc/framing.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace switchboard::transport {
+
+/// Runs one MCP session on `channel` until the channel ends (e.g. mcp::Server::serve).
+using SessionHandler = std::function<boost::asio::awaitable<void>(std::shared_ptr<jsonrpc::Channel> channel)>;
+
+struct HttpServerOptions {
+    std::string address = "127.0.0.1";  ///< loopback unless told otherwise
+    std::uint16_t port = 0;             ///< 0: any free port (read it back with port())
+    std::string path = "/mcp";
+    std::size_t max_message_size = jsonrpc::default_max_message_size;  ///< larger bodies get 413
+    /// Origins accepted besides loopback ones (http[s]://localhost|127.0.0.1|[::1][:port]); "*" accepts any.
+    /// A request without Origin is accepted (not a browser).
+    std::vector<std::string> allowed_origins;
+    bool legacy = true;  ///< sessions and `initialize`
+    bool modern = true;  ///< stateless 2026-07-28 requests
+    /// MCP-Protocol-Version values accepted, per era (fill from mcp/version.hpp).
+    std::vector<std::string> legacy_versions;
+    std::vector<std::string> modern_versions;
+    std::size_t max_connections = 512;
+    std::size_t max_sessions = 1024;
+    std::size_t max_requests_per_session = 256;          ///< unanswered at once; more get 429
+    std::chrono::seconds session_idle_timeout{30 * 60};  ///< a session with no traffic and no open stream ends
+    std::chrono::seconds read_timeout{120};              ///< idle keep-alive connection, or a slow request
+    std::chrono::seconds write_timeout{60};              ///< a client that stops reading is dropped
+    std::chrono::seconds sse_keepalive{15};              ///< comment line on quiet streams
+    std::size_t replay_bytes = 4u * 1024 * 1024;         ///< per stream, kept for Last-Event-ID resumption
+};
+
+class HttpServer {
+public:
+    HttpServer(boost::asio::any_io_executor ex, SessionHandler handler, HttpServerOptions options);
+    ~HttpServer();
+    HttpServer(const HttpServer&) = delete;
+    HttpServer& operator=(const HttpServer&) = delete;
+
+    /// Binds and listens on options.address:options.port.
+    boost::system::error_code listen();
+    /// The bound port (after listen()).
+    std::uint16_t port() const;
+    /// "http://ADDRESS:PORT/PATH"
+    std::string url() const;
+    /// Accepts connections until stop(). listen() first.
+    boost::asio::awaitable<void> run();
+    /// Stops accepting, drops every connection and ends every session.
+    void stop();
+    std::size_t session_count() const;
+
+    struct Impl;
+
+private:
+    std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace switchboard::transport

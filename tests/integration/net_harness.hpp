@@ -1,0 +1,38 @@
+// Helpers for tests over real sockets: a server process that listens on a port it picked itself (the HTTP client is
+// in tests/support/raw_http.hpp).
+#pragma once
+
+#include "raw_http.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <sys/types.h>
+#include <utility>
+#include <vector>
+
+namespace switchboard::test {
+
+/// A child process started with stderr in a file; it printed "listening on URL".
+class ListeningServer {
+public:
+    ~ListeningServer();
+    pid_t pid = -1;
+    std::uint16_t port = 0;
+    std::string url;
+    std::string log_path;
+    /// SIGKILL now and reap.
+    void kill_now();
+    /// Everything the process wrote to stderr so far.
+    std::string log() const;
+};
+
+/// Starts `program args` and waits up to 10 s for its "listening on URL" line (nullptr and a test failure if not).
+std::unique_ptr<ListeningServer> start_listening(const std::string& program, const std::vector<std::string>& args);
+
+/// A port that was free a moment ago (bind to 0, read it, close).
+std::uint16_t free_port();
+
+}  // namespace switchboard::test
