@@ -37,6 +37,11 @@ int main(int argc, char** argv) {
     app.add_option("--name", name, "serverInfo name")->capture_default_str();
     app.add_option("--instructions", instructions, "Instructions returned to the client");
     app.add_flag("-v,--verbose", verbose, "Debug logging on stderr");
+    int extra_tools = 0;
+    bool blob_template = false;
+    app.add_option("--extra-tools", extra_tools, "Also offer N echo-like tools echo_1 ... echo_N (benchmarks)")
+        ->check(CLI::Range(0, 100000));
+    app.add_flag("--blob-template", blob_template, "Also offer demo://blob/{bytes}, binary data (benchmarks)");
     app.set_version_flag("--version", std::string("switchboard-demo-server ") + SWITCHBOARD_VERSION);
     CLI11_PARSE(app, argc, argv);
 
@@ -57,6 +62,8 @@ int main(int argc, char** argv) {
 
     mcp::Server server(options);
     demo::DemoState state;
+    state.extra_tools = extra_tools;
+    state.blob_template = blob_template;
     demo::add_demo_tools(server, state);
     demo::add_demo_resources(server, state);
     demo::add_demo_prompts(server, state);
