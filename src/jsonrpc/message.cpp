@@ -2,6 +2,9 @@
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <boost/json/serializer.hpp>
+
+#include <algorithm>
 
 namespace switchboard::jsonrpc {
 
@@ -62,41 +65,93 @@ Outcome<Message> parse_message(std::string_view text) {
 
 namespace {
 
-std::string finish(json::object& o) { return json::serialize(o); }
+// Messages are written straight into one string in the order {"jsonrpc","id","method"|"result"|"error","params"}, the
+// same bytes as serializing a json::object built that way, without copying params or result into such an object
+// first (a 64 MiB result used to be copied whole before being serialized). One spare byte is reserved for the
+// newline the stdio framing appends.
+void append_json(std::string& out, const json::value& v) {
+    json::serializer sr;
+    sr.reset(&v);
+    std::size_t len = out.size();
+    while (!sr.done()) {
+        if (out.capacity() - len < 64) out.reserve(std::max<std::size_t>(out.capacity() * 2, len + 256));
+        out.resize(out.capacity());
+        len += sr.read(out.data() + len, out.size() - len).size();
+    }
+    out.resize(len);
+}
+
+void append_json(std::string& out, std::string_view s) {
+    json::serializer sr;
+    sr.reset(s);
+    std::size_t len = out.size();
+    while (!sr.done()) {
+        if (out.capacity() - len < 64) out.reserve(std::max<std::size_t>(out.capacity() * 2, len + 256));
+        out.resize(out.capacity());
+        len += sr.read(out.data() + len, out.size() - len).size();
+    }
+    out.resize(len);
+}
+
+std::string start(const Id* id) {
+    std::string out;
+    out.reserve(256);
+    out.append(R"({"jsonrpc":"2.0")");
+    if (id) {
+        out.append(R"(,"id":)");
+        append_json(out, *id);
+    }
+    return out;
+}
+
+void finish(std::string& out) {
+    out.push_back('}');
+    if (out.size() == out.capacity()) out.reserve(out.size() + 1);  // room for the framing's newline
+}
 
 }  // namespace
 
 std::string serialize_request(const Id& id, std::string_view method, const json::value& params) {
-    json::object o;
-    o["jsonrpc"] = "2.0";
-    o["id"] = id;
-    o["method"] = method;
-    if (!params.is_null()) o["params"] = params;
-    return finish(o);
+    std::string out = start(&id);
+    out.append(R"(,"method":)");
+    append_json(out, method);
+    if (!params.is_null()) {
+        out.append(R"(,"params":)");
+        append_json(out, params);
+    }
+    finish(out);
+    return out;
 }
 
 std::string serialize_notification(std::string_view method, const json::value& params) {
-    json::object o;
-    o["jsonrpc"] = "2.0";
-    o["method"] = method;
-    if (!params.is_null()) o["params"] = params;
-    return finish(o);
+    std::string out = start(nullptr);
+    out.append(R"(,"method":)");
+    append_json(out, method);
+    if (!params.is_null()) {
+        out.append(R"(,"params":)");
+        append_json(out, params);
+    }
+    finish(out);
+    return out;
 }
 
 std::string serialize_result(const Id& id, const json::value& result) {
-    json::object o;
-    o["jsonrpc"] = "2.0";
-    o["id"] = id;
-    o["result"] = result.is_null() ? json::value(json::object{}) : result;
-    return finish(o);
+    std::string out = start(&id);
+    out.append(R"(,"result":)");
+    if (result.is_null())
+        out.append("{}");
+    else
+        append_json(out, result);
+    finish(out);
+    return out;
 }
 
 std::string serialize_error(const Id& id, const Error& error) {
-    json::object o;
-    o["jsonrpc"] = "2.0";
-    o["id"] = id;  // null when the request's id could not be read
-    o["error"] = error.to_json();
-    return finish(o);
+    std::string out = start(&id);  // a null id when the request's id could not be read
+    out.append(R"(,"error":)");
+    append_json(out, error.to_json());
+    finish(out);
+    return out;
 }
 
 std::string preview(std::string_view text, std::size_t max) {
