@@ -22,6 +22,7 @@ using asio::awaitable;
 namespace {
 
 constexpr auto as_tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+constexpr std::size_t max_batch = 256;  // messages per channel write
 
 std::string format_duration(std::chrono::milliseconds d) {
     if (d.count() % 1000 == 0) return fmt::format("{} s", d.count() / 1000);
@@ -144,9 +145,23 @@ awaitable<void> Connection::write_loop() {
             co_await outbox_signal_.async_wait(as_tuple_awaitable);
             continue;
         }
-        std::string text = std::move(outbox_.front());
-        outbox_.pop_front();
-        if (auto ec = co_await channel_->write(std::move(text))) {
+        // Everything queued goes out in one channel write: pipelined requests and the replies to a burst of them
+        // cost one system call instead of one each.
+        boost::system::error_code ec;
+        if (outbox_.size() == 1) {
+            std::string text = std::move(outbox_.front());
+            outbox_.pop_front();
+            ec = co_await channel_->write(std::move(text));
+        } else {
+            std::vector<std::string> batch;
+            batch.reserve(std::min<std::size_t>(outbox_.size(), max_batch));
+            while (!outbox_.empty() && batch.size() < max_batch) {
+                batch.push_back(std::move(outbox_.front()));
+                outbox_.pop_front();
+            }
+            ec = co_await channel_->write_batch(std::move(batch));
+        }
+        if (ec) {
             // A peer that died makes writes fail before reads see the end; the reader's reason (exit status,
             // stderr) is the useful one, so give it a moment.
             co_await closed_event_.wait_for(std::chrono::seconds(1));

@@ -58,6 +58,32 @@ awaitable<boost::system::error_code> FdChannel::write(std::string message) {
     co_return ec;
 }
 
+awaitable<boost::system::error_code> FdChannel::write_batch(std::vector<std::string> messages) {
+    if (!writer_.is_open()) co_return asio::error::make_error_code(asio::error::not_connected);
+    // Small batches are joined (one write); large ones are gathered so that big messages are not copied.
+    std::size_t total = 0;
+    for (const auto& m : messages) total += m.size() + 1;
+    if (total <= 256 * 1024) {
+        std::string joined;
+        joined.reserve(total);
+        for (const auto& m : messages) {
+            joined.append(m);
+            joined.push_back('\n');
+        }
+        auto [ec, n] = co_await asio::async_write(writer_, asio::buffer(joined), as_tuple_awaitable);
+        co_return ec;
+    }
+    static constexpr char newline = '\n';
+    std::vector<asio::const_buffer> buffers;
+    buffers.reserve(messages.size() * 2);
+    for (const auto& m : messages) {
+        buffers.push_back(asio::buffer(m));
+        buffers.push_back(asio::buffer(&newline, 1));
+    }
+    auto [ec, n] = co_await asio::async_write(writer_, buffers, as_tuple_awaitable);
+    co_return ec;
+}
+
 void FdChannel::close_write() {
     boost::system::error_code ignored;
     writer_.close(ignored);
