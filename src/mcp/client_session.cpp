@@ -114,11 +114,16 @@ json::object ClientSession::client_capabilities() const {
 }
 
 json::object ClientSession::modern_meta() const {
+    if (!meta_cache_.empty() && meta_cache_version_ == protocol_version_ && meta_cache_level_ == log_level_)
+        return meta_cache_;
     json::object meta;
     meta[meta::protocol_version] = protocol_version_.empty() ? std::string(modern_version) : protocol_version_;
     meta[meta::client_info] = options_.client_info.to_json();
     meta[meta::client_capabilities] = client_capabilities();
     if (!log_level_.empty()) meta[meta::log_level] = log_level_;
+    meta_cache_ = meta;
+    meta_cache_version_ = protocol_version_;
+    meta_cache_level_ = log_level_;
     return meta;
 }
 
@@ -234,8 +239,10 @@ awaitable<Outcome<json::value>> ClientSession::request(std::string method, json:
         json::object p = params;
         if (era_ == Era::modern) {
             auto& m = p["_meta"];
-            if (!m.is_object()) m = json::object{};
-            for (auto& [k, v] : modern_meta()) m.get_object()[k] = v;
+            if (!m.is_object())
+                m = modern_meta();
+            else
+                for (auto& [k, v] : modern_meta()) m.get_object()[k] = v;
         }
         auto r = co_await connection_->request(method, std::move(p), request_options(options));
         if (!r) {
@@ -381,7 +388,7 @@ awaitable<Outcome<CallToolResult>> ClientSession::call_tool(std::string name, js
     json::object params{{"name", std::move(name)}, {"arguments", std::move(arguments)}};
     auto r = co_await request("tools/call", std::move(params), std::move(options));
     if (!r) co_return r.error();
-    co_return CallToolResult::from_json(*r);
+    co_return CallToolResult::from_json(std::move(*r));
 }
 
 awaitable<Outcome<std::vector<Resource>>> ClientSession::list_resources() {
@@ -400,7 +407,7 @@ awaitable<Outcome<ReadResourceResult>> ClientSession::read_resource(std::string 
     json::object params{{"uri", std::move(uri)}};
     auto r = co_await request("resources/read", std::move(params), std::move(options));
     if (!r) co_return r.error();
-    co_return ReadResourceResult::from_json(*r);
+    co_return ReadResourceResult::from_json(std::move(*r));
 }
 
 awaitable<Outcome<std::vector<Prompt>>> ClientSession::list_prompts() {

@@ -153,6 +153,9 @@ private:
     Implementation server_info_;
     std::string instructions_;
     std::string log_level_;  // modern: sent per request
+    // modern_meta() for the version and log level it was built with: every modern request carries it.
+    mutable boost::json::object meta_cache_;
+    mutable std::string meta_cache_version_, meta_cache_level_;
 
     // Modern subscriptions: one listen stream carrying the whole filter.
     struct Listen;
