@@ -1,9 +1,11 @@
 // Section "hotpaths": in-process costs with Google Benchmark (ns/op) and, under valgrind's callgrind, instruction
 // counts per op (stable on a noisy machine). Each op is registered once and used by both modes.
 #include "harness.hpp"
+#include "sync.hpp"
 
 #include <switchboard/jsonrpc/framing.hpp>
 #include <switchboard/jsonrpc/message.hpp>
+#include <switchboard/mcp/client_session.hpp>
 #include <switchboard/mcp/server.hpp>
 #include <switchboard/mcp/version.hpp>
 
@@ -47,6 +49,15 @@ json::value typical_result() {
     json::object meta;
     meta[mcp::meta::server_info] = json::object{{"name", "switchboard-demo"}, {"version", "0.1.0"}};
     return json::object{{"content", std::move(content)}, {"resultType", "complete"}, {"_meta", std::move(meta)}};
+}
+
+awaitable<jsonrpc::Outcome<json::object>> echo_tool(json::object args, const jsonrpc::IncomingRequest&) {
+    const auto* m = args.if_contains("message");
+    json::array content;
+    content.push_back(json::object{{"type", "text"}, {"text", m ? *m : json::value("")}});
+    json::object r;
+    r["content"] = std::move(content);
+    co_return r;
 }
 
 // An in-memory channel: the bench pushes request texts in and counts what the server writes back.
@@ -120,6 +131,76 @@ struct ServerLoop {
     }
 };
 
+// Two in-memory channels joined back to back: what one writes, the other reads.
+class MemChannel : public jsonrpc::Channel {
+public:
+    explicit MemChannel(asio::any_io_executor ex) : signal_(ex) {}
+    std::weak_ptr<MemChannel> peer;
+    awaitable<jsonrpc::Received> read() override {
+        while (in_.empty() && !closed_) {
+            signal_.expires_at(asio::steady_timer::time_point::max());
+            co_await signal_.async_wait(asio::as_tuple(asio::use_awaitable));
+        }
+        if (in_.empty()) co_return jsonrpc::Received{jsonrpc::Received::Kind::closed, {}, 0, {}, {}, "closed"};
+        std::string text = std::move(in_.front());
+        in_.pop_front();
+        co_return jsonrpc::Received{jsonrpc::Received::Kind::message, std::move(text), 0, {}, {}, {}};
+    }
+    awaitable<boost::system::error_code> write(std::string message) override {
+        if (auto p = peer.lock()) p->deliver(std::move(message));
+        co_return boost::system::error_code{};
+    }
+    awaitable<void> close() override {
+        closed_ = true;
+        signal_.cancel();
+        if (auto p = peer.lock()) p->close_read();
+        co_return;
+    }
+    std::size_t max_message_size() const override { return jsonrpc::default_max_message_size; }
+    void deliver(std::string text) {
+        in_.push_back(std::move(text));
+        signal_.cancel();
+    }
+    void close_read() {
+        closed_ = true;
+        signal_.cancel();
+    }
+
+private:
+    asio::steady_timer signal_;
+    std::deque<std::string> in_;
+    bool closed_ = false;
+};
+
+// Both ends of a tools/call in one process: ClientSession -> in-memory channel -> mcp::Server and back; no I/O.
+struct ClientServerLoop {
+    asio::io_context io;
+    mcp::Server server{mcp::ServerOptions{}};
+    std::shared_ptr<mcp::ClientSession> session;
+
+    ClientServerLoop() {
+        json::object def{{"name", "echo"}, {"inputSchema", json::object{{"type", "object"}}}};
+        server.add_tool(std::move(def), echo_tool);
+        auto a = std::make_shared<MemChannel>(io.get_executor());
+        auto b = std::make_shared<MemChannel>(io.get_executor());
+        a->peer = b;
+        b->peer = a;
+        asio::co_spawn(io, server.serve(b), asio::detached);
+        mcp::ClientOptions co;
+        co.server_name = "echo";
+        auto s = run_sync(io, mcp::ClientSession::connect(io.get_executor(), a, co));
+        if (!s) throw std::runtime_error(s.error().message);
+        session = *s;
+    }
+    ~ClientServerLoop() { run_sync(io, session->close()); }
+    void once() {
+        json::object args;
+        args["message"] = "hello";
+        auto r = run_sync(io, session->call_tool("echo", std::move(args)));
+        if (!r) throw std::runtime_error(r.error().message);
+    }
+};
+
 struct HotOp {
     std::string name, description;
     std::function<std::function<void()>()> make;  // sets up state, returns one op
@@ -140,6 +221,10 @@ std::vector<HotOp> hot_ops() {
                            auto s = jsonrpc::serialize_result(42, *result);
                            benchmark::DoNotOptimize(s);
                        });
+                   }});
+    ops.push_back({"client_server_call", "tools/call through ClientSession and mcp::Server in one process, no I/O", [] {
+                       auto loop = std::make_shared<ClientServerLoop>();
+                       return std::function<void()>([loop] { loop->once(); });
                    }});
     ops.push_back(
         {"server_dispatch", "tools/call in process: parse, dispatch (Connection + mcp::Server), serialize", [] {
@@ -225,7 +310,7 @@ std::vector<Row> run(const bench::Context& ctx) {
         Row ir;
         ir.metric = op.description + " (callgrind)";
         ir.unit = "Ir/op";
-        ir.ours = callgrind_ir(ctx, op.name, op.name == "server_dispatch" ? 2000 : 20000);
+        ir.ours = callgrind_ir(ctx, op.name, op.name.find("server") != std::string::npos ? 2000 : 20000);
         if (!ir.ours) ir.note = ctx.valgrind.empty() ? "valgrind not found" : "callgrind run failed";
         rows.push_back(ir);
     }

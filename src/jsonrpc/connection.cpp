@@ -228,7 +228,7 @@ void Connection::dispatch(std::string text) {
         auto inc = std::make_shared<Incoming>();
         incoming_.emplace(key, inc);
         auto self = shared_from_this();
-        asio::co_spawn(executor_, handle_incoming(std::move(m)),
+        asio::co_spawn(executor_, handle_incoming(std::move(m), key),
                        asio::bind_cancellation_slot(inc->signal.slot(), [self, key, inc](std::exception_ptr e) {
                            if (e) {
                                try {
@@ -246,8 +246,7 @@ void Connection::dispatch(std::string text) {
     }
 }
 
-awaitable<void> Connection::handle_incoming(Message m) {
-    auto key = json::serialize(m.id);
+awaitable<void> Connection::handle_incoming(Message m, std::string key) {
     auto inc = incoming_.at(key);
     json::value token;
     if (const auto* p = m.params.if_object())

@@ -385,7 +385,9 @@ awaitable<Outcome<std::vector<Tool>>> ClientSession::list_tools() {
 
 awaitable<Outcome<CallToolResult>> ClientSession::call_tool(std::string name, json::object arguments,
                                                             CallOptions options) {
-    json::object params{{"name", std::move(name)}, {"arguments", std::move(arguments)}};
+    json::object params;  // assigned, not an init-list: the arguments are moved, not copied
+    params["name"] = std::move(name);
+    params["arguments"] = std::move(arguments);
     auto r = co_await request("tools/call", std::move(params), std::move(options));
     if (!r) co_return r.error();
     co_return CallToolResult::from_json(std::move(*r));

@@ -123,7 +123,7 @@ private:
 
     boost::asio::awaitable<void> read_loop();
     boost::asio::awaitable<void> write_loop();
-    boost::asio::awaitable<void> handle_incoming(Message m);
+    boost::asio::awaitable<void> handle_incoming(Message m, std::string key);
     void dispatch(std::string text);
     void handle_response(Message m);
     void handle_oversize(const Received& r);
