@@ -79,6 +79,11 @@ public:
         last = std::move(message);
         co_return boost::system::error_code{};
     }
+    bool try_write(std::string& message) override {
+        ++written;
+        last = std::move(message);
+        return true;
+    }
     awaitable<void> close() override {
         closed_ = true;
         signal_.cancel();
@@ -149,6 +154,10 @@ public:
     awaitable<boost::system::error_code> write(std::string message) override {
         if (auto p = peer.lock()) p->deliver(std::move(message));
         co_return boost::system::error_code{};
+    }
+    bool try_write(std::string& message) override {
+        if (auto p = peer.lock()) p->deliver(std::move(message));
+        return true;
     }
     awaitable<void> close() override {
         closed_ = true;

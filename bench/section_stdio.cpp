@@ -39,6 +39,13 @@ public:
         if (tap) last_written = message;
         return inner_->write(std::move(message));
     }
+    awaitable<boost::system::error_code> write_batch(std::vector<std::string> messages) override {
+        return inner_->write_batch(std::move(messages));
+    }
+    bool try_write(std::string& message) override {
+        if (tap) last_written = message;
+        return inner_->try_write(message);
+    }
     awaitable<void> close() override { return inner_->close(); }
     std::size_t max_message_size() const override { return inner_->max_message_size(); }
 

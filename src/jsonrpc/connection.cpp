@@ -148,6 +148,7 @@ awaitable<void> Connection::write_loop() {
         // Everything queued goes out in one channel write: pipelined requests and the replies to a burst of them
         // cost one system call instead of one each.
         boost::system::error_code ec;
+        writing_ = true;
         if (outbox_.size() == 1) {
             std::string text = std::move(outbox_.front());
             outbox_.pop_front();
@@ -161,6 +162,7 @@ awaitable<void> Connection::write_loop() {
             }
             ec = co_await channel_->write_batch(std::move(batch));
         }
+        writing_ = false;
         if (ec) {
             // A peer that died makes writes fail before reads see the end; the reader's reason (exit status,
             // stderr) is the useful one, so give it a moment.
@@ -173,6 +175,9 @@ awaitable<void> Connection::write_loop() {
 
 void Connection::enqueue(std::string text) {
     if (closed_error_) return;
+    // Nothing queued and no write in flight: write now, without waking the write loop (one event-loop round trip
+    // and its completion less per message). A partial write leaves the rest to the loop.
+    if (started_ && !closing_ && !writing_ && outbox_.empty() && channel_->try_write(text)) return;
     outbox_.push_back(std::move(text));
     outbox_signal_.cancel();
 }

@@ -264,6 +264,8 @@ awaitable<boost::system::error_code> StdioProcessChannel::write_batch(std::vecto
     return state_->lines->write_batch(std::move(messages));
 }
 
+bool StdioProcessChannel::try_write(std::string& message) { return state_->lines->try_write(message); }
+
 awaitable<void> StdioProcessChannel::close() {
     auto s = state_;
     const auto total = s->opts.exit_grace + s->opts.term_grace + std::chrono::seconds(2);

@@ -34,6 +34,11 @@ public:
     virtual boost::asio::awaitable<Received> read() = 0;
     /// `message` carries no trailing newline. An error means the channel is unusable.
     virtual boost::asio::awaitable<boost::system::error_code> write(std::string message) = 0;
+    /// Writes the message at once if that needs no waiting (the connection calls it only when no write is pending
+    /// and nothing is queued), saving a trip through the event loop: true when all of it was written. On a partial
+    /// write the written bytes are removed from `message` and false is returned; write() then sends the rest. The
+    /// default writes nothing.
+    virtual bool try_write(std::string& message) { return false; }
     /// Writes several messages in order. Stream transports override it to send them with one system call; the
     /// default writes them one by one (a message transport such as HTTP sends one request each anyway).
     virtual boost::asio::awaitable<boost::system::error_code> write_batch(std::vector<std::string> messages) {

@@ -152,6 +152,7 @@ private:
     int running_loops_ = 0;
     bool started_ = false;
     bool closing_ = false;
+    bool writing_ = false;  // the write loop is inside a channel write
     std::optional<Error> closed_error_;
     AsyncEvent closed_event_;
     std::string last_protocol_error_;
