@@ -136,7 +136,7 @@ private:
     boost::asio::awaitable<Outcome<void>> initialize(std::chrono::milliseconds timeout);
     void apply_discover_result(const boost::json::object& r);
     boost::json::object client_capabilities() const;
-    boost::json::object modern_meta() const;
+    const boost::json::object& modern_meta() const;
     boost::asio::awaitable<Outcome<boost::json::object>> answer_input_requests(const boost::json::object& requests);
     boost::asio::awaitable<Outcome<boost::json::value>> handle_server_request(std::string method,
                                                                               boost::json::value params);
