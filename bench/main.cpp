@@ -108,6 +108,10 @@ int main(int argc, char** argv) {
         if (!n.empty()) wanted.insert(n);
     }
 
+    // Wall-clock numbers depend on what else runs: the load is recorded with them (ratios are the stable part).
+    std::string loadavg;
+    std::getline(std::ifstream("/proc/loadavg"), loadavg);
+    fmt::print(stderr, "[bench] load average: {}\n", loadavg);
     std::vector<std::pair<const Section*, std::vector<Row>>> results;
     for (const auto& s : sections) {
         if (!wanted.empty() && !wanted.count(s.name)) continue;
@@ -148,6 +152,7 @@ int main(int argc, char** argv) {
         }
     }
 
+    std::fflush(stdout);  // the table before any later message on stderr
     if (!json_out.empty()) {
         utsname u{};
         ::uname(&u);
@@ -157,7 +162,8 @@ int main(int argc, char** argv) {
         doc["quick"] = ctx.quick;
         doc["machine"] = json::object{{"cpus", std::thread::hardware_concurrency()},
                                       {"kernel", std::string(u.release)},
-                                      {"arch", std::string(u.machine)}};
+                                      {"arch", std::string(u.machine)},
+                                      {"loadavg_at_start", loadavg}};
         doc["ratio_convention"] = "> 1 means Switchboard is better than the peer";
         json::array secs;
         for (auto& [s, rows] : results) {
