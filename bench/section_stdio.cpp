@@ -206,20 +206,47 @@ Measured measure_floor(const std::string& request, const std::string& response, 
     return m;
 }
 
+// One contender's numbers; over rounds, the best of each (the machine may be busy with other work in some of them).
+struct Summary {
+    double p50 = 0, p99 = 0, per_s_1 = 0, per_s_pipe = 0;
+    bool valid = false;
+    void keep_best(double r50, double r99, double r1, double rpipe) {
+        if (!valid || r50 < p50) {
+            p50 = r50;
+            p99 = r99;
+        }
+        per_s_1 = std::max(per_s_1, r1);
+        per_s_pipe = std::max(per_s_pipe, rpipe);
+        valid = true;
+    }
+};
+
 std::vector<Row> run(const Context& ctx) {
     const int n = ctx.quick ? 3000 : 20000;
     const int pipelined = ctx.quick ? 20000 : 100000;
+    const int rounds = ctx.quick ? 2 : 3;
     std::vector<Row> rows;
 
-    auto ours = measure_ours(ctx, n, pipelined);
-    auto floor = measure_floor(ours.request, ours.response, n, pipelined);
-    auto ts = run_json({ctx.node, ctx.peers_dir + "/stdio_roundtrip.mjs", "--command", ctx.demo(), "--args",
-                        "--page-size 0", "--calls", std::to_string(ctx.quick ? 2000 : 10000), "--pipelined",
-                        std::to_string(ctx.quick ? 10000 : 40000), "--inflight", std::to_string(inflight)});
-    const std::optional<double> ts_p50 = ts ? number(*ts, "p50_us") : std::nullopt;
-    const std::optional<double> ts_p99 = ts ? number(*ts, "p99_us") : std::nullopt;
-    const std::optional<double> ts_1 = ts ? number(*ts, "calls_per_s_1") : std::nullopt;
-    const std::optional<double> ts_pipe = ts ? number(*ts, "calls_per_s_pipelined") : std::nullopt;
+    Summary us, fl, tss;
+    for (int round = 0; round < rounds; ++round) {  // interleaved, so that a busy moment hits all three alike
+        auto ours = measure_ours(ctx, n, pipelined);
+        us.keep_best(ours.m.seq.percentile(50), ours.m.seq.percentile(99), n / ours.m.seq_seconds,
+                     ours.m.pipelined_per_s);
+        auto floor = measure_floor(ours.request, ours.response, n, pipelined);
+        fl.keep_best(floor.seq.percentile(50), floor.seq.percentile(99), n / floor.seq_seconds, floor.pipelined_per_s);
+        auto ts = run_json({ctx.node, ctx.peers_dir + "/stdio_roundtrip.mjs", "--command", ctx.demo(), "--args",
+                            "--page-size 0", "--calls", std::to_string(ctx.quick ? 2000 : 10000), "--pipelined",
+                            std::to_string(ctx.quick ? 10000 : 40000), "--inflight", std::to_string(inflight)});
+        auto t50 = ts ? number(*ts, "p50_us") : std::nullopt, t99 = ts ? number(*ts, "p99_us") : std::nullopt;
+        auto t1 = ts ? number(*ts, "calls_per_s_1") : std::nullopt;
+        auto tpipe = ts ? number(*ts, "calls_per_s_pipelined") : std::nullopt;
+        if (t50 && t99 && t1 && tpipe) tss.keep_best(*t50, *t99, *t1, *tpipe);
+    }
+    const std::optional<double> ts_p50 = tss.valid ? std::optional<double>(tss.p50) : std::nullopt;
+    const std::optional<double> ts_p99 = tss.valid ? std::optional<double>(tss.p99) : std::nullopt;
+    const std::optional<double> ts_1 = tss.valid ? std::optional<double>(tss.per_s_1) : std::nullopt;
+    const std::optional<double> ts_pipe = tss.valid ? std::optional<double>(tss.per_s_pipe) : std::nullopt;
+    const bool ts_ok = tss.valid;
 
     auto row = [](std::string metric, std::string unit, double v, bool higher) {
         Row r;
@@ -229,7 +256,7 @@ std::vector<Row> run(const Context& ctx) {
         r.higher_is_better = higher;
         return r;
     };
-    const double p50 = ours.m.seq.percentile(50), p99 = ours.m.seq.percentile(99);
+    const double p50 = us.p50, p99 = us.p99;
     {
         Row r = row("tools/call p50 (vs TS SDK)", "µs", p50, false);
         r.peer = ts_p50;
@@ -240,16 +267,16 @@ std::vector<Row> run(const Context& ctx) {
             const bool ok4 = *r.ratio() >= 4.0;
             r.note += fmt::format("; {:.2f}x TS SDK ({})", *r.ratio(), ok4 ? "4x met" : "4x missed");
             if (!ok4) r.status = Status::missed;
-        } else if (!ts) {
+        } else if (!ts_ok) {
             r.note += "; TS SDK peer failed";
         }
         rows.push_back(std::move(r));
     }
     {
         Row r = row("tools/call p50 (vs pipe floor)", "µs", p50, false);
-        r.peer = floor.seq.percentile(50);
+        r.peer = fl.p50;
         r.peer_name = "pipe floor";
-        r.note = fmt::format("{:.1f} µs above the floor", p50 - floor.seq.percentile(50));
+        r.note = fmt::format("{:.1f} µs above the floor; best of {} rounds each", p50 - fl.p50, rounds);
         rows.push_back(std::move(r));
     }
     {
@@ -260,33 +287,33 @@ std::vector<Row> run(const Context& ctx) {
     }
     {
         Row r = row("tools/call p99 (vs pipe floor)", "µs", p99, false);
-        r.peer = floor.seq.percentile(99);
+        r.peer = fl.p99;
         r.peer_name = "pipe floor";
         rows.push_back(std::move(r));
     }
     {
-        Row r = row("calls/s, 1 in flight (vs TS SDK)", "calls/s", n / ours.m.seq_seconds, true);
+        Row r = row("calls/s, 1 in flight (vs TS SDK)", "calls/s", us.per_s_1, true);
         r.peer = ts_1;
         r.peer_name = "TS SDK";
         rows.push_back(std::move(r));
     }
     {
-        Row r = row("calls/s, 1 in flight (vs pipe floor)", "calls/s", n / ours.m.seq_seconds, true);
-        r.peer = n / floor.seq_seconds;
+        Row r = row("calls/s, 1 in flight (vs pipe floor)", "calls/s", us.per_s_1, true);
+        r.peer = fl.per_s_1;
         r.peer_name = "pipe floor";
         rows.push_back(std::move(r));
     }
     {
-        Row r = row("calls/s, 64 in flight (vs TS SDK)", "calls/s", ours.m.pipelined_per_s, true);
+        Row r = row("calls/s, 64 in flight (vs TS SDK)", "calls/s", us.per_s_pipe, true);
         r.peer = ts_pipe;
         r.peer_name = "TS SDK";
         r.target = ">= 100k calls/s";
-        judge(r, ours.m.pipelined_per_s, 100000, false, "100k/s");
+        judge(r, us.per_s_pipe, 100000, false, "100k/s");
         rows.push_back(std::move(r));
     }
     {
-        Row r = row("calls/s, 64 in flight (vs pipe floor)", "calls/s", ours.m.pipelined_per_s, true);
-        r.peer = floor.pipelined_per_s;
+        Row r = row("calls/s, 64 in flight (vs pipe floor)", "calls/s", us.per_s_pipe, true);
+        r.peer = fl.per_s_pipe;
         r.peer_name = "pipe floor";
         rows.push_back(std::move(r));
     }
