@@ -206,8 +206,8 @@ struct Server::Session : std::enable_shared_from_this<Server::Session> {
             auto name = string_field(p, "name");
             const Entry* tool = find(server.tools_, name);
             if (!tool) co_return invalid_params("Unknown tool: " + name);
-            json::object args;
-            if (auto* a = p.if_contains("arguments"); a && a->is_object()) args = std::move(a->get_object());
+            auto* a = p.if_contains("arguments");
+            json::object args = a && a->is_object() ? json::object(std::move(a->get_object())) : json::object();
             auto r = co_await tool->tool(std::move(args), req);
             if (!r) co_return r.error();
             co_return json::value(std::move(*r));

@@ -120,8 +120,7 @@ CallToolResult CallToolResult::from_json(const json::value& v) {
 
 CallToolResult CallToolResult::from_json(json::value&& v) {
     if (!v.is_object()) return from_json(static_cast<const json::value&>(v));
-    CallToolResult r;
-    r.raw = std::move(v.get_object());
+    CallToolResult r{{}, std::nullopt, false, json::object(std::move(v.get_object()))};  // raw keeps v's storage
     const auto& o = r.raw;
     if (const auto* c = o.if_contains("content"); c && c->is_array())
         for (const auto& item : c->get_array()) r.content.push_back(Content::from_json(item));
@@ -152,8 +151,7 @@ ReadResourceResult ReadResourceResult::from_json(const json::value& v) {
 
 ReadResourceResult ReadResourceResult::from_json(json::value&& v) {
     if (!v.is_object()) return from_json(static_cast<const json::value&>(v));
-    ReadResourceResult r;
-    r.raw = std::move(v.get_object());
+    ReadResourceResult r{{}, json::object(std::move(v.get_object()))};  // raw keeps v's storage
     if (const auto* c = r.raw.if_contains("contents"); c && c->is_array())
         for (const auto& item : c->get_array()) r.contents.push_back(ResourceContents::from_json(item));
     return r;
