@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
+
 namespace switchboard::demo {
 
 namespace json = boost::json;
@@ -27,6 +29,32 @@ json::object resource(std::string_view uri, std::string_view name, std::string_v
                       std::string_view mime) {
     return json::object{
         {"uri", uri}, {"name", name}, {"title", title}, {"description", description}, {"mimeType", mime}};
+}
+
+// `bytes` deterministic bytes (i * 7 mod 251), written straight out as base64: the payload is never held twice.
+json::string blob_base64(std::size_t bytes) {
+    static constexpr char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    auto byte = [](std::size_t i) { return static_cast<unsigned char>((i * 7) % 251); };
+    json::string out;
+    out.resize((bytes + 2) / 3 * 4);
+    char* o = out.data();
+    std::size_t i = 0;
+    for (; i + 3 <= bytes; i += 3) {
+        const unsigned v = byte(i) << 16 | byte(i + 1) << 8 | byte(i + 2);
+        *o++ = alphabet[v >> 18];
+        *o++ = alphabet[(v >> 12) & 63];
+        *o++ = alphabet[(v >> 6) & 63];
+        *o++ = alphabet[v & 63];
+    }
+    if (i < bytes) {
+        const bool two = i + 1 < bytes;
+        const unsigned v = byte(i) << 16 | (two ? byte(i + 1) << 8 : 0u);
+        *o++ = alphabet[v >> 18];
+        *o++ = alphabet[(v >> 12) & 63];
+        *o++ = two ? alphabet[(v >> 6) & 63] : '=';
+        *o++ = '=';
+    }
+    return out;
 }
 
 }  // namespace
@@ -70,6 +98,28 @@ void add_demo_resources(mcp::Server& server, DemoState& state) {
             auto it = vars.find("name");
             std::string name = it != vars.end() ? it->second : std::string("world");
             co_return contents(uri, "text/plain", "text", fmt::format("Hello, {}!", name));
+        });
+
+    if (!state.blob_template) return;
+    json::object blob{{"uriTemplate", "demo://blob/{bytes}"},
+                      {"name", "blob"},
+                      {"title", "Blob"},
+                      {"description", "{bytes} bytes of deterministic binary data (up to 256 MiB)"},
+                      {"mimeType", "application/octet-stream"}};
+    server.add_resource_template(
+        std::move(blob), [](const std::string& uri, const mcp::Server::Args& vars) -> awaitable<Outcome<json::object>> {
+            std::size_t bytes = 0;
+            const std::string& text = vars.at("bytes");
+            auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), bytes);
+            if (ec != std::errc() || p != text.data() + text.size() || bytes > (256u << 20))
+                co_return jsonrpc::Error{
+                    jsonrpc::code::invalid_params, "bytes must be an integer up to 268435456", {}, false};
+            json::array list;
+            list.push_back(json::object{{"uri", uri}, {"mimeType", "application/octet-stream"}});
+            list.back().get_object()["blob"] = blob_base64(bytes);
+            json::object r;
+            r["contents"] = std::move(list);
+            co_return r;
         });
 }
 

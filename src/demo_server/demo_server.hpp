@@ -17,6 +17,8 @@ namespace switchboard::demo {
 /// Mutable state shared by the demo handlers.
 struct DemoState {
     std::int64_t counter = 0;
+    int extra_tools = 0;         ///< --extra-tools N: N more echo-like tools (bench: large tool indexes)
+    bool blob_template = false;  ///< --blob-template: demo://blob/{bytes} (bench: large payloads)
 };
 
 /// A valid 1x1 RGBA PNG, base64-encoded.

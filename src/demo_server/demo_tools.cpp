@@ -196,6 +196,17 @@ void add_demo_tools(mcp::Server& server, DemoState& state) {
                         std::_Exit(code);
                         co_return text_result("unreachable");
                     });
+
+    // Bench aid: many small tools, like a real server's catalogue, to size the host's tool index.
+    for (int i = 1; i <= state.extra_tools; ++i)
+        server.add_tool(tool(fmt::format("echo_{}", i), fmt::format("Echo {}", i),
+                             fmt::format("Returns its message unchanged (extra tool {}).", i),
+                             json::object{{"message", prop("string", "The text to send back")}}, {"message"}),
+                        [](json::object args, const jsonrpc::IncomingRequest&) -> awaitable<Outcome<json::object>> {
+                            auto message = string_arg(args, "message");
+                            if (!message) co_return missing("message");
+                            co_return text_result(std::move(*message));
+                        });
 }
 
 void add_dynamic_tools(mcp::Server& server) {

@@ -55,6 +55,11 @@ int main(int argc, char** argv) {
     app.add_option("--tls-key", tls_key, "With --ws: PEM private key of --tls-cert");
     app.add_option("--max-message-size", max_message_size, "Largest message accepted, in bytes")->capture_default_str();
     app.add_flag("-v,--verbose", verbose, "Debug logging on stderr");
+    int extra_tools = 0;
+    bool blob_template = false;
+    app.add_option("--extra-tools", extra_tools, "Also offer N echo-like tools echo_1 ... echo_N (benchmarks)")
+        ->check(CLI::Range(0, 100000));
+    app.add_flag("--blob-template", blob_template, "Also offer demo://blob/{bytes}, binary data (benchmarks)");
     app.set_version_flag("--version", std::string("switchboard-demo-server ") + SWITCHBOARD_VERSION);
     CLI11_PARSE(app, argc, argv);
 
@@ -76,6 +81,8 @@ int main(int argc, char** argv) {
 
     mcp::Server server(options);
     demo::DemoState state;
+    state.extra_tools = extra_tools;
+    state.blob_template = blob_template;
     demo::add_demo_tools(server, state);
     if (dynamic_tools) demo::add_dynamic_tools(server);
     demo::add_demo_resources(server, state);

@@ -22,6 +22,7 @@ using asio::awaitable;
 namespace {
 
 constexpr auto as_tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+constexpr std::size_t max_batch = 256;  // messages per channel write
 
 std::string format_duration(std::chrono::milliseconds d) {
     if (d.count() % 1000 == 0) return fmt::format("{} s", d.count() / 1000);
@@ -144,9 +145,25 @@ awaitable<void> Connection::write_loop() {
             co_await outbox_signal_.async_wait(as_tuple_awaitable);
             continue;
         }
-        std::string text = std::move(outbox_.front());
-        outbox_.pop_front();
-        if (auto ec = co_await channel_->write(std::move(text))) {
+        // Everything queued goes out in one channel write: pipelined requests and the replies to a burst of them
+        // cost one system call instead of one each.
+        boost::system::error_code ec;
+        writing_ = true;
+        if (outbox_.size() == 1) {
+            std::string text = std::move(outbox_.front());
+            outbox_.pop_front();
+            ec = co_await channel_->write(std::move(text));
+        } else {
+            std::vector<std::string> batch;
+            batch.reserve(std::min<std::size_t>(outbox_.size(), max_batch));
+            while (!outbox_.empty() && batch.size() < max_batch) {
+                batch.push_back(std::move(outbox_.front()));
+                outbox_.pop_front();
+            }
+            ec = co_await channel_->write_batch(std::move(batch));
+        }
+        writing_ = false;
+        if (ec) {
             // A peer that died makes writes fail before reads see the end; the reader's reason (exit status,
             // stderr) is the useful one, so give it a moment.
             co_await closed_event_.wait_for(std::chrono::seconds(1));
@@ -158,6 +175,9 @@ awaitable<void> Connection::write_loop() {
 
 void Connection::enqueue(std::string text) {
     if (closed_error_) return;
+    // Nothing queued and no write in flight: write now, without waking the write loop (one event-loop round trip
+    // and its completion less per message). A partial write leaves the rest to the loop.
+    if (started_ && !closing_ && !writing_ && outbox_.empty() && channel_->try_write(text)) return;
     outbox_.push_back(std::move(text));
     outbox_signal_.cancel();
 }
@@ -213,7 +233,7 @@ void Connection::dispatch(std::string text) {
         auto inc = std::make_shared<Incoming>();
         incoming_.emplace(key, inc);
         auto self = shared_from_this();
-        asio::co_spawn(executor_, handle_incoming(std::move(m)),
+        asio::co_spawn(executor_, handle_incoming(std::move(m), key),
                        asio::bind_cancellation_slot(inc->signal.slot(), [self, key, inc](std::exception_ptr e) {
                            if (e) {
                                try {
@@ -231,8 +251,7 @@ void Connection::dispatch(std::string text) {
     }
 }
 
-awaitable<void> Connection::handle_incoming(Message m) {
-    auto key = json::serialize(m.id);
+awaitable<void> Connection::handle_incoming(Message m, std::string key) {
     auto inc = incoming_.at(key);
     json::value token;
     if (const auto* p = m.params.if_object())

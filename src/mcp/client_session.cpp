@@ -7,6 +7,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/serialize.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -116,13 +117,18 @@ json::object ClientSession::client_capabilities() const {
     return caps;
 }
 
-json::object ClientSession::modern_meta() const {
+const json::object& ClientSession::modern_meta() const {
+    if (!meta_cache_.empty() && meta_cache_version_ == protocol_version_ && meta_cache_level_ == log_level_)
+        return meta_cache_;
     json::object meta;
     meta[meta::protocol_version] = protocol_version_.empty() ? std::string(modern_version) : protocol_version_;
     meta[meta::client_info] = options_.client_info.to_json();
     meta[meta::client_capabilities] = client_capabilities();
     if (!log_level_.empty()) meta[meta::log_level] = log_level_;
-    return meta;
+    meta_cache_ = std::move(meta);
+    meta_cache_version_ = protocol_version_;
+    meta_cache_level_ = log_level_;
+    return meta_cache_;
 }
 
 awaitable<Outcome<bool>> ClientSession::probe(std::chrono::milliseconds timeout) {
@@ -237,11 +243,16 @@ jsonrpc::RequestOptions ClientSession::request_options(const CallOptions& o) con
 awaitable<Outcome<json::value>> ClientSession::request(std::string method, json::object params, CallOptions options) {
     bool version_retried = false;
     for (int round = 0;; ++round) {
-        json::object p = params;
+        // The params of one attempt live until they are serialized: a monotonic arena makes building them one
+        // allocation instead of one per key and value (and freeing them free).
+        json::monotonic_resource arena;
+        json::object p(params, json::storage_ptr(&arena));
         if (era_ == Era::modern) {
             auto& m = p["_meta"];
-            if (!m.is_object()) m = json::object{};
-            for (auto& [k, v] : modern_meta()) m.get_object()[k] = v;
+            if (!m.is_object())
+                m = modern_meta();
+            else
+                for (auto& [k, v] : modern_meta()) m.get_object()[k] = v;
         }
         auto r = co_await connection_->request(method, std::move(p), request_options(options));
         if (!r) {
@@ -399,10 +410,12 @@ awaitable<Outcome<std::vector<Tool>>> ClientSession::list_tools() {
 
 awaitable<Outcome<CallToolResult>> ClientSession::call_tool(std::string name, json::object arguments,
                                                             CallOptions options) {
-    json::object params{{"name", std::move(name)}, {"arguments", std::move(arguments)}};
+    json::object params;  // assigned, not an init-list: the arguments are moved, not copied
+    params["name"] = std::move(name);
+    params["arguments"] = std::move(arguments);
     auto r = co_await request("tools/call", std::move(params), std::move(options));
     if (!r) co_return r.error();
-    co_return CallToolResult::from_json(*r);
+    co_return CallToolResult::from_json(std::move(*r));
 }
 
 awaitable<Outcome<std::vector<Resource>>> ClientSession::list_resources() {
@@ -421,7 +434,7 @@ awaitable<Outcome<ReadResourceResult>> ClientSession::read_resource(std::string 
     json::object params{{"uri", std::move(uri)}};
     auto r = co_await request("resources/read", std::move(params), std::move(options));
     if (!r) co_return r.error();
-    co_return ReadResourceResult::from_json(*r);
+    co_return ReadResourceResult::from_json(std::move(*r));
 }
 
 awaitable<Outcome<std::vector<Prompt>>> ClientSession::list_prompts() {

@@ -81,7 +81,10 @@ struct Server::Session : std::enable_shared_from_this<Server::Session> {
     std::set<std::string> tools_listeners;  // serialized ids of listen streams that asked for toolsListChanged
     std::map<std::string, std::set<std::string>> listens;  // serialized listen id -> resource URIs
 
-    Session(Server& s, std::shared_ptr<jsonrpc::Connection> c) : server(s), conn(std::move(c)) {}
+    json::value server_info;  // serverInfo for every modern result's _meta, built once
+
+    Session(Server& s, std::shared_ptr<jsonrpc::Connection> c)
+        : server(s), conn(std::move(c)), server_info(s.options_.info.to_json()) {}
 
     json::object capabilities() const {
         json::object caps;
@@ -134,7 +137,7 @@ struct Server::Session : std::enable_shared_from_this<Server::Session> {
             if (!o.contains("resultType")) o["resultType"] = "complete";
             auto& rm = o["_meta"];
             if (!rm.is_object()) rm = json::object{};
-            rm.get_object()[meta::server_info] = server.options_.info.to_json();
+            rm.get_object()[meta::server_info] = server_info;
         }
         co_return r;
     }
@@ -204,8 +207,8 @@ struct Server::Session : std::enable_shared_from_this<Server::Session> {
             auto name = string_field(p, "name");
             const Entry* tool = find(server.tools_, name);
             if (!tool) co_return invalid_params("Unknown tool: " + name);
-            json::object args;
-            if (const auto* a = p.if_contains("arguments"); a && a->is_object()) args = a->get_object();
+            auto* a = p.if_contains("arguments");
+            json::object args = a && a->is_object() ? json::object(std::move(a->get_object())) : json::object();
             auto r = co_await tool->tool(std::move(args), req);
             if (!r) co_return r.error();
             co_return json::value(std::move(*r));

@@ -118,6 +118,17 @@ CallToolResult CallToolResult::from_json(const json::value& v) {
     return r;
 }
 
+CallToolResult CallToolResult::from_json(json::value&& v) {
+    if (!v.is_object()) return from_json(static_cast<const json::value&>(v));
+    CallToolResult r{{}, std::nullopt, false, json::object(std::move(v.get_object()))};  // raw keeps v's storage
+    const auto& o = r.raw;
+    if (const auto* c = o.if_contains("content"); c && c->is_array())
+        for (const auto& item : c->get_array()) r.content.push_back(Content::from_json(item));
+    if (const auto* s = o.if_contains("structuredContent")) r.structured_content = *s;
+    if (const auto* e = o.if_contains("isError"); e && e->is_bool()) r.is_error = e->get_bool();
+    return r;
+}
+
 ResourceContents ResourceContents::from_json(const json::value& v) {
     const auto& o = as_object(v);
     ResourceContents c;
@@ -135,6 +146,14 @@ ReadResourceResult ReadResourceResult::from_json(const json::value& v) {
     if (const auto* c = o.if_contains("contents"); c && c->is_array())
         for (const auto& item : c->get_array()) r.contents.push_back(ResourceContents::from_json(item));
     r.raw = o;
+    return r;
+}
+
+ReadResourceResult ReadResourceResult::from_json(json::value&& v) {
+    if (!v.is_object()) return from_json(static_cast<const json::value&>(v));
+    ReadResourceResult r{{}, json::object(std::move(v.get_object()))};  // raw keeps v's storage
+    if (const auto* c = r.raw.if_contains("contents"); c && c->is_array())
+        for (const auto& item : c->get_array()) r.contents.push_back(ResourceContents::from_json(item));
     return r;
 }
 

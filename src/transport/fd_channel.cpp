@@ -4,7 +4,10 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
+#include <cerrno>
+
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 namespace switchboard::transport {
@@ -53,9 +56,70 @@ awaitable<Received> FdChannel::read() {
 
 awaitable<boost::system::error_code> FdChannel::write(std::string message) {
     if (!writer_.is_open()) co_return asio::error::make_error_code(asio::error::not_connected);
+    if (write_error_) co_return write_error_;
     message.push_back('\n');
     auto [ec, n] = co_await asio::async_write(writer_, asio::buffer(message), as_tuple_awaitable);
     co_return ec;
+}
+
+awaitable<boost::system::error_code> FdChannel::write_batch(std::vector<std::string> messages) {
+    if (!writer_.is_open()) co_return asio::error::make_error_code(asio::error::not_connected);
+    if (write_error_) co_return write_error_;
+    // Small batches are joined (one write); large ones are gathered so that big messages are not copied.
+    std::size_t total = 0;
+    for (const auto& m : messages) total += m.size() + 1;
+    if (total <= 256 * 1024) {
+        std::string joined;
+        joined.reserve(total);
+        for (const auto& m : messages) {
+            joined.append(m);
+            joined.push_back('\n');
+        }
+        auto [ec, n] = co_await asio::async_write(writer_, asio::buffer(joined), as_tuple_awaitable);
+        co_return ec;
+    }
+    static constexpr char newline = '\n';
+    std::vector<asio::const_buffer> buffers;
+    buffers.reserve(messages.size() * 2);
+    for (const auto& m : messages) {
+        buffers.push_back(asio::buffer(m));
+        buffers.push_back(asio::buffer(&newline, 1));
+    }
+    auto [ec, n] = co_await asio::async_write(writer_, buffers, as_tuple_awaitable);
+    co_return ec;
+}
+
+bool FdChannel::try_write(std::string& message) {
+    if (!writer_.is_open()) return false;
+    boost::system::error_code ec;
+    if (!writer_.native_non_blocking()) writer_.native_non_blocking(true, ec);
+    if (ec) return false;
+    char newline = '\n';
+    iovec iov[2] = {{message.data(), message.size()}, {&newline, 1}};
+    // On a socket (socket pairs in tests, in-process peers) a closed peer must not raise SIGPIPE.
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = 2;
+    ssize_t n = 0;
+    do
+        n = write_is_socket_ ? ::sendmsg(writer_.native_handle(), &msg, MSG_NOSIGNAL)
+                             : ::writev(writer_.native_handle(), iov, 2);
+    while (n < 0 && errno == EINTR);
+    if (n < 0 && errno == ENOTSOCK && write_is_socket_) {
+        write_is_socket_ = false;
+        return try_write(message);
+    }
+    if (n < 0) {
+        // Would block: the asynchronous write takes over. A real error (EPIPE) is kept for it to report, so that it
+        // does not write again (on a socket that would raise SIGPIPE).
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+            write_error_ = boost::system::error_code(errno, boost::system::system_category());
+        return false;
+    }
+    const auto written = static_cast<std::size_t>(n);
+    if (written == message.size() + 1) return true;
+    message.erase(0, std::min(written, message.size()));  // all but the newline written: message is now ""
+    return false;
 }
 
 void FdChannel::close_write() {

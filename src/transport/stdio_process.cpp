@@ -260,6 +260,12 @@ awaitable<boost::system::error_code> StdioProcessChannel::write(std::string mess
     return state_->lines->write(std::move(message));
 }
 
+awaitable<boost::system::error_code> StdioProcessChannel::write_batch(std::vector<std::string> messages) {
+    return state_->lines->write_batch(std::move(messages));
+}
+
+bool StdioProcessChannel::try_write(std::string& message) { return state_->lines->try_write(message); }
+
 awaitable<void> StdioProcessChannel::close() {
     auto s = state_;
     const auto total = s->opts.exit_grace + s->opts.term_grace + std::chrono::seconds(2);

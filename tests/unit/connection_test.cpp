@@ -533,3 +533,74 @@ TEST_F(ConnectionTest, NotificationsReachTheHandler) {
         co_await client->close();
     });
 }
+
+// ---- Writing paths: batches, immediate writes -------------------------------------------------------------------
+
+TEST_F(ConnectionTest, WriteBatchSendsEveryMessageInOrder) {
+    std::vector<std::string> small{"{\"a\":1}", "{\"b\":2}", "{\"c\":3}"};
+    std::vector<std::string> large;  // over the join threshold: gathered, not copied
+    for (char c : std::string("xyz")) large.push_back("\"" + std::string(200 * 1024, c) + "\"");
+    run(ctx, [&]() -> awaitable<void> {
+        auto ex = co_await asio::this_coro::executor;
+        boost::system::error_code ec1, ec2;
+        // The writer runs beside the reader: 600 KiB do not fit in a socket buffer.
+        auto writer = spawn(ex, [&]() -> awaitable<void> {
+            ec1 = co_await client_channel->write_batch(small);
+            ec2 = co_await client_channel->write_batch(large);
+        });
+        std::vector<std::string> all = small;
+        all.insert(all.end(), large.begin(), large.end());
+        for (const auto& want : all) {
+            auto r = co_await server_channel->read();
+            CO_ASSERT_EQ(r.kind, rpc::Received::Kind::message);
+            EXPECT_EQ(r.text.size(), want.size());
+            EXPECT_TRUE(r.text == want);
+        }
+        co_await join(writer);
+        EXPECT_FALSE(ec1);
+        EXPECT_FALSE(ec2);
+    });
+}
+
+TEST_F(ConnectionTest, TryWriteSendsAWholeMessage) {
+    run(ctx, [&]() -> awaitable<void> {
+        std::string m = "{\"now\":true}";
+        CO_ASSERT_TRUE(client_channel->try_write(m));
+        auto r = co_await server_channel->read();
+        CO_ASSERT_EQ(r.kind, rpc::Received::Kind::message);
+        EXPECT_EQ(r.text, "{\"now\":true}");
+    });
+}
+
+TEST_F(ConnectionTest, TryWriteToAClosedPeerFailsAndTheNextWriteReportsIt) {
+    run(ctx, [&]() -> awaitable<void> {
+        co_await server_channel->close();
+        std::string m = "{\"late\":true}";
+        EXPECT_FALSE(client_channel->try_write(m));  // EPIPE, without SIGPIPE killing the test
+        auto ec = co_await client_channel->write("{\"later\":true}");
+        EXPECT_TRUE(ec);
+    });
+}
+
+TEST_F(ConnectionTest, ManyRequestsInFlightAreAllAnswered) {
+    auto client = make_client();
+    auto server = make_server();
+    server->on_request(sleep_handler);
+    server->start();
+    client->start();
+    constexpr int n = 300;
+    std::vector<std::optional<rpc::Outcome<json::value>>> results(n);
+    run(ctx, [&]() -> awaitable<void> {
+        auto ex = co_await asio::this_coro::executor;
+        std::vector<std::shared_ptr<Task>> tasks;
+        for (int i = 0; i < n; ++i)
+            tasks.push_back(spawn(ex, [&, i]() -> awaitable<void> { results[i] = co_await call_sleep(client, 0, i); }));
+        for (auto& t : tasks) co_await join(t);
+        for (int i = 0; i < n; ++i) {
+            CO_ASSERT_TRUE(results[i].has_value());
+            CO_ASSERT_TRUE(results[i]->has_value()) << results[i]->error().message;
+            EXPECT_EQ((*results[i])->as_object().at("v"), json::value(i)) << "request " << i;
+        }
+        co_await client->close();
+    });
+}

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 
 #include <string>
 
@@ -191,4 +192,29 @@ TEST(Preview, DoesNotSplitUtf8Sequence) {
     EXPECT_EQ(rpc::preview(text, 5), "ab\xC3\xA9…");
     EXPECT_EQ(rpc::preview(text, 6), "ab\xC3\xA9…");
     EXPECT_EQ(rpc::preview(text, 7), "ab\xC3\xA9\xE2\x82\xAC…");
+}
+
+// Messages are written field by field; the bytes must be those of serializing the whole object.
+TEST(SerializeMessage, BytesEqualSerializingTheWholeObject) {
+    json::value params = json::parse(R"({"name":"echo","arguments":{"text":"h\"i\n","n":1.5},"list":[1,null,true]})");
+    EXPECT_EQ(
+        rpc::serialize_request(7, "tools/call", params),
+        json::serialize(json::object{{"jsonrpc", "2.0"}, {"id", 7}, {"method", "tools/call"}, {"params", params}}));
+    EXPECT_EQ(rpc::serialize_notification("a/\"b\"", params),
+              json::serialize(json::object{{"jsonrpc", "2.0"}, {"method", "a/\"b\""}, {"params", params}}));
+    EXPECT_EQ(rpc::serialize_result("x", params),
+              json::serialize(json::object{{"jsonrpc", "2.0"}, {"id", "x"}, {"result", params}}));
+    rpc::Error e{rpc::code::invalid_params, "bad", json::parse(R"({"f":"x"})")};
+    EXPECT_EQ(rpc::serialize_error(nullptr, e),
+              json::serialize(json::object{{"jsonrpc", "2.0"}, {"id", nullptr}, {"error", e.to_json()}}));
+}
+
+TEST(SerializeMessage, LargeResultIsComplete) {
+    json::object result;
+    result["blob"] = std::string(1 << 20, 'A');
+    const auto text = rpc::serialize_result(1, result);
+    EXPECT_EQ(text.size(), (1u << 20) + 45);  // {"jsonrpc":"2.0","id":1,"result":{"blob":"…"}}
+    auto m = rpc::parse_message(text);
+    ASSERT_TRUE(m.has_value());
+    EXPECT_EQ(m->result, json::value(result));
 }

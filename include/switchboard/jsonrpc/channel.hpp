@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace switchboard::jsonrpc {
 
@@ -33,6 +34,20 @@ public:
     virtual boost::asio::awaitable<Received> read() = 0;
     /// `message` carries no trailing newline. An error means the channel is unusable.
     virtual boost::asio::awaitable<boost::system::error_code> write(std::string message) = 0;
+    /// Writes the message at once if that needs no waiting (the connection calls it only when no write is pending
+    /// and nothing is queued), saving a trip through the event loop: true when all of it was written. On a partial
+    /// write the written bytes are removed from `message` and false is returned; write() then sends the rest. The
+    /// default writes nothing.
+    virtual bool try_write(std::string& message) { return false; }
+    /// Writes several messages in order. Stream transports override it to send them with one system call; the
+    /// default writes them one by one (a message transport such as HTTP sends one request each anyway).
+    virtual boost::asio::awaitable<boost::system::error_code> write_batch(std::vector<std::string> messages) {
+        for (auto& m : messages) {
+            auto ec = co_await write(std::move(m));
+            if (ec) co_return ec;
+        }
+        co_return boost::system::error_code{};
+    }
     /// Graceful close as the transport defines it (stdio: close stdin, wait, SIGTERM, wait, SIGKILL).
     virtual boost::asio::awaitable<void> close() = 0;
     /// The message size limit this channel enforces.

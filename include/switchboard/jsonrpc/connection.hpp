@@ -123,7 +123,7 @@ private:
 
     boost::asio::awaitable<void> read_loop();
     boost::asio::awaitable<void> write_loop();
-    boost::asio::awaitable<void> handle_incoming(Message m);
+    boost::asio::awaitable<void> handle_incoming(Message m, std::string key);
     void dispatch(std::string text);
     void handle_response(Message m);
     void handle_oversize(const Received& r);
@@ -152,6 +152,7 @@ private:
     int running_loops_ = 0;
     bool started_ = false;
     bool closing_ = false;
+    bool writing_ = false;  // the write loop is inside a channel write
     std::optional<Error> closed_error_;
     AsyncEvent closed_event_;
     std::string last_protocol_error_;

@@ -147,7 +147,7 @@ private:
     boost::asio::awaitable<Outcome<void>> initialize(std::chrono::milliseconds timeout);
     void apply_discover_result(const boost::json::object& r);
     boost::json::object client_capabilities() const;
-    boost::json::object modern_meta() const;
+    const boost::json::object& modern_meta() const;
     boost::asio::awaitable<Outcome<boost::json::object>> answer_input_requests(const boost::json::object& requests);
     boost::asio::awaitable<Outcome<boost::json::value>> handle_server_request(std::string method,
                                                                               boost::json::value params);
@@ -165,6 +165,9 @@ private:
     std::string instructions_;
     std::string log_level_;  // modern: sent per request
     std::map<std::string, std::optional<std::chrono::milliseconds>> list_ttl_;
+    // modern_meta() for the version and log level it was built with: every modern request carries it.
+    mutable boost::json::object meta_cache_;
+    mutable std::string meta_cache_version_, meta_cache_level_;
 
     // Modern subscriptions: one listen stream carrying the whole filter.
     struct Listen;

@@ -85,6 +85,8 @@ struct CallToolResult {
     bool is_error = false;
     boost::json::object raw;
     static CallToolResult from_json(const boost::json::value& v);
+    /// The same, taking the value over as `raw` instead of copying it.
+    static CallToolResult from_json(boost::json::value&& v);
 };
 
 struct ResourceContents {
@@ -100,6 +102,8 @@ struct ReadResourceResult {
     std::vector<ResourceContents> contents;
     boost::json::object raw;
     static ReadResourceResult from_json(const boost::json::value& v);
+    /// The same, taking the value over as `raw` instead of copying it (a large blob is then held twice, not thrice).
+    static ReadResourceResult from_json(boost::json::value&& v);
 };
 
 struct GetPromptResult {

@@ -24,6 +24,8 @@ public:
 
     boost::asio::awaitable<jsonrpc::Received> read() override;
     boost::asio::awaitable<boost::system::error_code> write(std::string message) override;
+    boost::asio::awaitable<boost::system::error_code> write_batch(std::vector<std::string> messages) override;
+    bool try_write(std::string& message) override;
     boost::asio::awaitable<void> close() override;
     std::size_t max_message_size() const override { return framer_.max_message_size(); }
 
@@ -38,6 +40,8 @@ private:
     jsonrpc::LineFramer framer_;
     std::unique_ptr<std::array<char, 64 * 1024>> buffer_;
     bool read_done_ = false;
+    boost::system::error_code write_error_;  // a failed try_write, reported by the next write
+    bool write_is_socket_ = true;  // try_write: sendmsg(MSG_NOSIGNAL) until the descriptor turns out not a socket
     std::string read_end_reason_;
 };
 

@@ -44,6 +44,8 @@ public:
 
     boost::asio::awaitable<jsonrpc::Received> read() override;
     boost::asio::awaitable<boost::system::error_code> write(std::string message) override;
+    boost::asio::awaitable<boost::system::error_code> write_batch(std::vector<std::string> messages) override;
+    bool try_write(std::string& message) override;
     /// The spec's shutdown: close stdin, wait, SIGTERM, wait, SIGKILL.
     boost::asio::awaitable<void> close() override;
     std::size_t max_message_size() const override;

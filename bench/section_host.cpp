@@ -1,0 +1,143 @@
+// Sections "coldstart" (N stdio servers to all connected and indexed) and "memory" (host RSS with 20 servers and
+// about 1,000 tools). Ours goes through host::connect_all today; at merge the Host store takes its place.
+#include "harness.hpp"
+#include "sync.hpp"
+
+#include <switchboard/host/server_connection.hpp>
+
+#include <boost/asio/io_context.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace switchboard::bench {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using clock = std::chrono::steady_clock;
+
+namespace {
+
+host::Config demo_config(const std::string& demo, int servers, int extra_tools) {
+    host::Config cfg;
+    cfg.source = "<bench>";
+    for (int i = 0; i < servers; ++i) {
+        host::ServerConfig s;
+        s.name = fmt::format("demo{}", i);
+        s.command = demo;
+        s.args = {"--page-size", "0"};
+        if (extra_tools > 0) {
+            s.args.push_back("--extra-tools");
+            s.args.push_back(std::to_string(extra_tools));
+        }
+        cfg.servers.push_back(std::move(s));
+    }
+    return cfg;
+}
+
+struct Connected {
+    double ms = 0;
+    std::size_t tools = 0;
+};
+
+// Connects every server (connect + tools/resources/prompts listed), then closes them.
+Connected connect_once(asio::io_context& io, const host::Config& cfg) {
+    const auto t0 = clock::now();
+    auto servers = run_sync(io, host::connect_all(io.get_executor(), cfg, host::ConnectOptions{}));
+    Connected c;
+    c.ms = seconds_since(t0) * 1000;
+    for (auto& s : servers) {
+        if (s.phase != host::ServerConnection::Phase::connected)
+            throw std::runtime_error(fmt::format("{}: {}", s.config->name, s.error));
+        c.tools += s.tools.size();
+    }
+    run_sync(io, host::close_all(servers));
+    return c;
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+std::vector<Row> run_coldstart(const Context& ctx) {
+    const int runs = ctx.quick ? 3 : 7;
+    std::vector<Row> rows;
+    asio::io_context io;
+    connect_once(io, demo_config(ctx.demo(), 1, 0));  // warm the page cache
+    double single = 0;
+    for (int n : {1, 5, 20}) {
+        const auto cfg = demo_config(ctx.demo(), n, 0);
+        std::vector<double> ours, peer;
+        for (int i = 0; i < runs; ++i) ours.push_back(connect_once(io, cfg).ms);
+        for (int i = 0; i < (ctx.quick ? 2 : 3); ++i) {
+            auto ts = run_json({ctx.node, ctx.peers_dir + "/stdio_coldstart.mjs", "--command", ctx.demo(), "--args",
+                                "--page-size 0", "--servers", std::to_string(n)});
+            if (auto ms = ts ? number(*ts, "ms") : std::nullopt) peer.push_back(*ms);
+        }
+        Row r;
+        r.metric = fmt::format("{} server{} connected + indexed (median of {})", n, n == 1 ? "" : "s", runs);
+        r.unit = "ms";
+        r.ours = median(ours);
+        if (!peer.empty()) r.peer = median(peer);
+        r.peer_name = "TS SDK, one after another";
+        if (n == 1) single = *r.ours;
+        if (n == 20) {
+            r.target = fmt::format("<= single + 20 ms = {:.1f} ms", single + 20);
+            judge(r, *r.ours, single + 20, true, "single + 20 ms");
+        }
+        if (peer.empty()) r.note = "TS SDK peer failed";
+        rows.push_back(std::move(r));
+    }
+    return rows;
+}
+
+std::vector<Row> run_memory(const Context& ctx) {
+    std::vector<Row> rows;
+    auto out = run_child(ctx, "memory", {"20", "41"});
+    if (!out) return {failed("host RSS, 20 servers", "child run failed")};
+    Row base;
+    base.metric = "host RSS before connecting";
+    base.unit = "MiB";
+    base.ours = *number(*out, "rss_before_kib") / 1024.0;
+    rows.push_back(base);
+    Row r;
+    r.metric = fmt::format("host RSS, 20 servers, {} tools indexed", *number(*out, "tools"));
+    r.unit = "MiB";
+    r.ours = *number(*out, "rss_after_kib") / 1024.0;
+    r.target = "<= 12 MB (11.44 MiB)";
+    judge(r, *r.ours, 12e6 / (1024.0 * 1024.0), true, "12 MB");
+    r.note += fmt::format("; peak {:.1f} MiB", *number(*out, "peak_kib") / 1024.0);
+    rows.push_back(std::move(r));
+    return rows;
+}
+
+// Child: connect `servers` demo servers with `extra` extra tools each, report RSS.
+json::object memory_child(const std::vector<std::string>& args) {
+    const std::string demo = args.at(0) + "/switchboard-demo-server";
+    const int servers = std::stoi(args.at(1)), extra = std::stoi(args.at(2));
+    json::object out;
+    out["rss_before_kib"] = rss_kib();
+    asio::io_context io;
+    const auto cfg = demo_config(demo, servers, extra);
+    auto conns = run_sync(io, host::connect_all(io.get_executor(), cfg, host::ConnectOptions{}));
+    std::size_t tools = 0;
+    for (auto& s : conns) {
+        if (s.phase != host::ServerConnection::Phase::connected)
+            throw std::runtime_error(fmt::format("{}: {}", s.config->name, s.error));
+        tools += s.tools.size();
+    }
+    out["rss_after_kib"] = rss_kib();
+    out["peak_kib"] = peak_rss_kib();
+    out["tools"] = tools;
+    run_sync(io, host::close_all(conns));
+    return out;
+}
+
+}  // namespace
+
+SWITCHBOARD_BENCH_SECTION(Section{"coldstart", "3. cold start of stdio servers (demo server)", 30, run_coldstart});
+SWITCHBOARD_BENCH_SECTION(Section{"memory", "4. memory: host with 20 servers, ~1,000 tools", 40, run_memory});
+static ChildRegistrar memory_child_registrar("memory", memory_child);
+
+}  // namespace switchboard::bench

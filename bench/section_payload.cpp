@@ -1,0 +1,144 @@
+// Section "payload": a 64 MiB binary resource (demo://blob/{bytes}) read end to end through ClientSession over stdio,
+// decoded and checked, in a fresh child process so that its peak RSS is the read's alone.
+#include "harness.hpp"
+#include "sync.hpp"
+
+#include <switchboard/mcp/client_session.hpp>
+#include <switchboard/transport/stdio_process.hpp>
+
+#include <boost/asio/io_context.hpp>
+#include <fmt/format.h>
+
+namespace switchboard::bench {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr std::size_t payload_bytes = 64u << 20;
+
+// Decodes base64 and checks the demo server's pattern (byte i is i * 7 mod 251); returns the decoded size.
+std::size_t decode_and_check(std::string_view b64) {
+    static const auto table = [] {
+        std::array<int, 256> t{};
+        t.fill(-1);
+        const char* a = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        for (int i = 0; i < 64; ++i) t[static_cast<unsigned char>(a[i])] = i;
+        return t;
+    }();
+    std::vector<unsigned char> out;
+    out.reserve(b64.size() / 4 * 3);
+    unsigned acc = 0;
+    int bits = 0;
+    for (char c : b64) {
+        if (c == '=') break;
+        const int v = table[static_cast<unsigned char>(c)];
+        if (v < 0) throw std::runtime_error("bad base64");
+        acc = (acc << 6) | static_cast<unsigned>(v);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out.push_back(static_cast<unsigned char>((acc >> bits) & 0xFF));
+        }
+    }
+    for (std::size_t i = 0; i < out.size(); i += 4099)
+        if (out[i] != static_cast<unsigned char>((i * 7) % 251)) throw std::runtime_error("payload mismatch");
+    return out.size();
+}
+
+asio::awaitable<json::object> read_blob(asio::any_io_executor ex, std::string demo, std::size_t bytes, bool typed) {
+    transport::StdioProcessOptions po;
+    po.name = "demo";
+    po.command = demo;
+    po.args = {"--page-size", "0", "--blob-template"};
+    po.max_message_size = 256u << 20;  // the base64 of 64 MiB is 85.3 MiB, over the default limit
+    auto ch = transport::StdioProcessChannel::spawn(ex, po);
+    if (!ch) throw std::runtime_error("spawn: " + ch.error().message);
+    const int server_pid = (*ch)->pid();
+    mcp::ClientOptions co;
+    co.server_name = "demo";
+    auto session = co_await mcp::ClientSession::connect(ex, *ch, co);
+    if (!session) throw std::runtime_error("connect: " + session.error().message);
+    json::object out;
+    out["rss_before_kib"] = rss_kib();
+    const auto t0 = clock::now();
+    std::size_t decoded = 0;
+    const auto uri = fmt::format("demo://blob/{}", bytes);
+    if (typed) {  // ReadResourceResult: the blob as std::string, plus `raw` objects
+        auto r = co_await (*session)->read_resource(uri);
+        if (!r) throw std::runtime_error("read: " + r.error().message);
+        if (r->contents.empty() || !r->contents[0].blob) throw std::runtime_error("no blob in the result");
+        out["read_ms"] = seconds_since(t0) * 1000;
+        decoded = decode_and_check(*r->contents[0].blob);
+    } else {  // the result as JSON, as a gateway forwards it
+        json::object params;
+        params["uri"] = uri;
+        auto r = co_await (*session)->request("resources/read", std::move(params));
+        if (!r) throw std::runtime_error("read: " + r.error().message);
+        out["read_ms"] = seconds_since(t0) * 1000;
+        const auto* contents = r->is_object() ? r->get_object().if_contains("contents") : nullptr;
+        const auto* first = contents && contents->is_array() && !contents->get_array().empty()
+                                ? contents->get_array()[0].if_object()
+                                : nullptr;
+        const auto* blob = first ? first->if_contains("blob") : nullptr;
+        if (!blob || !blob->is_string()) throw std::runtime_error("no blob in the result");
+        decoded = decode_and_check(blob->get_string());
+    }
+    out["total_ms"] = seconds_since(t0) * 1000;
+    out["decoded_bytes"] = decoded;
+    out["peak_kib"] = peak_rss_kib();
+    out["server_peak_kib"] = peak_rss_kib(server_pid);
+    co_await (*session)->close();
+    co_return out;
+}
+
+json::object blob_child(const std::vector<std::string>& args) {
+    asio::io_context io;
+    return run_sync(io, read_blob(io.get_executor(), args.at(0) + "/switchboard-demo-server", std::stoull(args.at(1)),
+                                  args.at(2) == "typed"));
+}
+
+std::vector<Row> run(const Context& ctx) {
+    std::vector<Row> rows;
+    for (std::string mode : {"raw", "typed"}) {
+        const std::string how = mode == "raw" ? "ClientSession::request, JSON result" : "ClientSession::read_resource";
+        auto out = run_child(ctx, "blob", {std::to_string(payload_bytes), mode});
+        if (!out || *number(*out, "decoded_bytes") != static_cast<double>(payload_bytes)) {
+            rows.push_back(failed("64 MiB read via " + how, out ? "wrong size" : "child run failed"));
+            continue;
+        }
+        Row t;
+        t.metric = "64 MiB read + decode via " + how;
+        t.unit = "ms";
+        t.ours = number(*out, "total_ms");
+        t.note = fmt::format("read alone {:.0f} ms ({:.0f} MiB/s of payload)", *number(*out, "read_ms"),
+                             64.0 / (*number(*out, "read_ms") / 1000));
+        rows.push_back(std::move(t));
+        Row m;
+        m.metric = "host peak RSS via " + how;
+        m.unit = "MiB";
+        m.ours = *number(*out, "peak_kib") / 1024.0;
+        m.target = "<= 3x payload (192 MiB)";
+        judge(m, *m.ours, 192, true, "3x");
+        m.note += fmt::format("; {:.2f}x the payload", *m.ours / 64.0);
+        rows.push_back(std::move(m));
+        if (mode == "raw") {
+            Row s;
+            s.metric = "demo server peak RSS (serving it)";
+            s.unit = "MiB";
+            s.ours = *number(*out, "server_peak_kib") / 1024.0;
+            s.note = fmt::format("{:.2f}x the payload", *s.ours / 64.0);
+            rows.push_back(std::move(s));
+        }
+    }
+    return rows;
+}
+
+}  // namespace
+
+SWITCHBOARD_BENCH_SECTION(Section{"payload", "5. large payload: 64 MiB binary resource over stdio", 50, run});
+static ChildRegistrar blob_child_registrar("blob", blob_child);
+
+}  // namespace switchboard::bench

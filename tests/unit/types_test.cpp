@@ -1,0 +1,50 @@
+#include <switchboard/mcp/types.hpp>
+
+#include <gtest/gtest.h>
+#include <boost/json/parse.hpp>
+
+namespace json = boost::json;
+namespace mcp = switchboard::mcp;
+
+// The rvalue overloads take the value over instead of copying it; what they produce must not differ.
+TEST(Types, CallToolResultFromMovedValueEqualsFromCopy) {
+    const auto v =
+        json::parse(R"({"content":[{"type":"text","text":"hi"},{"type":"image","mimeType":"image/png","data":"AA=="}],)"
+                    R"("structuredContent":{"a":1},"isError":true,"_meta":{"k":"v"}})");
+    auto a = mcp::CallToolResult::from_json(v);
+    auto b = mcp::CallToolResult::from_json(json::value(v));
+    EXPECT_EQ(a.raw, b.raw);
+    EXPECT_EQ(b.raw, v.as_object());
+    ASSERT_EQ(a.content.size(), b.content.size());
+    for (std::size_t i = 0; i < a.content.size(); ++i) {
+        EXPECT_EQ(a.content[i].type, b.content[i].type);
+        EXPECT_EQ(a.content[i].raw, b.content[i].raw);
+    }
+    EXPECT_EQ(a.structured_content, b.structured_content);
+    EXPECT_TRUE(b.is_error);
+}
+
+TEST(Types, ReadResourceResultFromMovedValueEqualsFromCopy) {
+    const auto v =
+        json::parse(R"({"contents":[{"uri":"demo://a","mimeType":"text/plain","text":"hello"},)"
+                    R"({"uri":"demo://b","mimeType":"application/octet-stream","blob":"AAEC"}],"_meta":{"k":1}})");
+    auto a = mcp::ReadResourceResult::from_json(v);
+    auto b = mcp::ReadResourceResult::from_json(json::value(v));
+    EXPECT_EQ(b.raw, v.as_object());
+    ASSERT_EQ(b.contents.size(), 2u);
+    for (std::size_t i = 0; i < 2; ++i) {
+        EXPECT_EQ(a.contents[i].uri, b.contents[i].uri);
+        EXPECT_EQ(a.contents[i].mime_type, b.contents[i].mime_type);
+        EXPECT_EQ(a.contents[i].text, b.contents[i].text);
+        EXPECT_EQ(a.contents[i].blob, b.contents[i].blob);
+        EXPECT_EQ(a.contents[i].raw, b.contents[i].raw);
+    }
+    EXPECT_EQ(b.contents[1].blob, std::optional<std::string>("AAEC"));
+}
+
+TEST(Types, FromMovedNonObjectIsEmpty) {
+    auto r = mcp::ReadResourceResult::from_json(json::value(42));
+    EXPECT_TRUE(r.contents.empty());
+    auto c = mcp::CallToolResult::from_json(json::value("x"));
+    EXPECT_TRUE(c.content.empty());
+}
