@@ -263,12 +263,16 @@ awaitable<std::string> Host::connect_attempt(std::shared_ptr<Server> s, std::uin
     o.handlers = options_.handlers;
     o.client_info = options_.client_info;
     o.known_era = s->era;
-    o.on_phase = [weak, s, gen](Phase p) {
+    // An attempt abandoned at its deadline keeps running in the background: it must not touch the server's phase
+    // (a later attempt may have connected meanwhile), hence a token per attempt besides the server's generation.
+    auto live = std::make_shared<bool>(true);
+    o.on_phase = [weak, s, gen, live](Phase p) {
         auto h = weak.lock();
-        if (h && s->gen == gen && !h->stopping_) h->set_phase(*s, p);
+        if (h && *live && s->gen == gen && !h->stopping_) h->set_phase(*s, p);
     };
-    o.on_notification = [weak, s, gen](const std::string&, const std::string& method, const json::value& params) {
-        if (auto h = weak.lock()) h->handle_notification(s, gen, method, params);
+    o.on_notification = [weak, s, gen, live](const std::string&, const std::string& method,
+                                             const json::value& params) {
+        if (auto h = weak.lock(); h && *live) h->handle_notification(s, gen, method, params);
     };
     o.channel_hooks.on_stderr_line = [ws = std::weak_ptr<Server>(s),
                                       max = options_.stderr_tail_lines](std::string_view line) {
@@ -298,6 +302,7 @@ awaitable<std::string> Host::connect_attempt(std::shared_ptr<Server> s, std::uin
     const auto limit = s->config.startup_timeout + std::chrono::milliseconds(200);
     const bool finished = co_await attempt->done.wait_for(limit);
     if (!finished || !attempt->result) {
+        *live = false;
         const auto phase = s->phase;
         asio::co_spawn(
             ex_,
@@ -315,7 +320,11 @@ awaitable<std::string> Host::connect_attempt(std::shared_ptr<Server> s, std::uin
         if (sc.session) co_await sc.session->close();
         co_return std::string("stopped");
     }
-    if (sc.phase != ServerConnection::Phase::connected) co_return sc.error.empty() ? "connect failed" : sc.error;
+    if (sc.phase != ServerConnection::Phase::connected) {
+        // A listing that failed leaves the session open: close it, or its process would outlive the attempt.
+        if (sc.session) co_await sc.session->close();
+        co_return sc.error.empty() ? std::string("connect failed") : sc.error;
+    }
 
     auto session = sc.session;
     s->session = session;
@@ -788,7 +797,8 @@ awaitable<Outcome<mcp::ReadResourceResult>> Host::read_resource(std::string serv
     auto s = *ready_server;
     mcp::CallOptions co;
     co.timeout = s->config.tool_timeout;
-    auto r = co_await s->session->read_resource(uri, co);
+    auto session = s->session;  // kept alive across the await: a reconnect may drop s->session meanwhile
+    auto r = co_await session->read_resource(uri, co);
     if (!r) co_return r.error();
     std::optional<std::chrono::milliseconds> ttl;
     if (const auto* t = r->raw.if_contains("ttlMs"); t && t->is_number())
@@ -803,10 +813,11 @@ awaitable<Outcome<void>> Host::subscribe_resource(std::string server, std::strin
     auto ready_server = co_await ready(server);
     if (!ready_server) co_return ready_server.error();
     auto s = *ready_server;
-    if (!s->session->has_capability("resources", "subscribe"))
+    auto session = s->session;  // kept alive across the await
+    if (!session->has_capability("resources", "subscribe"))
         co_return Error::make_local(code::method_not_found,
                                     fmt::format("server \"{}\" does not offer resource subscriptions", server));
-    auto r = co_await s->session->subscribe(uri);
+    auto r = co_await session->subscribe(uri);
     if (!r) co_return r.error();
     s->subscriptions.insert(uri);
     cache_.erase(server, uri);  // cached without notifications; from now on updates invalidate it

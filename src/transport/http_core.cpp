@@ -458,8 +458,9 @@ awaitable<Result<std::unique_ptr<Exchange>>> Client::send_once(const Url& url, b
         }
         if (ec) {
             conn->close();
-            // A kept-alive connection the server closed meanwhile: one more try on a fresh one.
-            if (reused && attempt == 0) continue;
+            // A kept-alive connection the server closed meanwhile: one more try on a fresh one. Only when nothing of
+            // a response arrived and it was no timeout: a request the server may have acted on is never sent twice.
+            if (reused && attempt == 0 && ec != beast::error::timeout && !parser->got_some()) continue;
             if (ec == beast::error::timeout)
                 co_return fail(Failure::Kind::io, fmt::format("server \"{}\" did not answer within {} ({})", name,
                                                               seconds_text(options_.read_timeout), redact_url(url)));
@@ -487,9 +488,9 @@ awaitable<Result<std::unique_ptr<Exchange>>> Client::send_once(const Url& url, b
 
 awaitable<Result<std::unique_ptr<Exchange>>> Client::send(Url url, bhttp::verb method, std::string body, Fields extra,
                                                           std::shared_ptr<Abort> abort) {
-    const std::string first_host = url.host;
+    const std::string first_origin = url.origin();  // secrets go to the origin they were configured for only
     for (int redirects = 0;;) {
-        const bool with_secrets = url.host == first_host;
+        const bool with_secrets = url.origin() == first_origin;
         auto r = co_await send_once(url, method, body, extra, with_secrets, abort);
         if (!r) co_return r;
         auto& ex = *r;
@@ -509,8 +510,9 @@ awaitable<Result<std::unique_ptr<Exchange>>> Client::send(Url url, bhttp::verb m
                            fmt::format("server \"{}\": refused a redirect from https to http ({} -> {})", name,
                                        redact_url(url), redact_url(*next)));
         spdlog::debug("[{}] redirected ({}) to {}", name, ex->status(), redact_url(*next));
-        if (next->host != first_host)
-            spdlog::warn("[{}] redirected to another host ({}); secret headers are not sent there", name, next->host);
+        if (next->origin() != first_origin)
+            spdlog::warn("[{}] redirected to another origin ({}); secret headers are not sent there", name,
+                         next->origin());
         ex.reset();  // its body is not read: the connection is closed
         url = std::move(*next);
         ++redirects;

@@ -39,6 +39,7 @@ constexpr std::size_t error_body_limit = 64 * 1024;
 constexpr int max_resume_attempts = 3;
 constexpr int max_get_failures = 5;
 constexpr std::chrono::milliseconds default_retry{1000};
+constexpr std::chrono::seconds post_message_timeout{30};  // a notification or response POST the server sits on
 constexpr std::string_view protocol_version_key = "io.modelcontextprotocol/protocolVersion";
 
 std::optional<json::value> parse_json(std::string_view text) {
@@ -327,6 +328,7 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
             break;
         }
         if (auto it = inflight.find(id_json); it != inflight.end() && it->second == infl) inflight.erase(it);
+        tools_list_ids.erase(id_json);  // a tools/list that failed leaves no entry behind
     }
 
     // An HTTP error status: the server's JSON-RPC error when the body is one (re-addressed to our request, since
@@ -459,18 +461,32 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
     }
 
     // A notification or a response to the server: POSTed in order; the server answers 202.
+    // Bounded: writes are sent one at a time, so a POST the server never answers must not hold up every later one.
     awaitable<bool> post_message(std::string message, std::string method) {
-        auto r = co_await client->send(*endpoint, bhttp::verb::post, std::move(message), post_fields("", ""));
+        auto self = shared_from_this();
+        auto abort = std::make_shared<http::Abort>();
+        auto limit = std::make_shared<asio::steady_timer>(ex, post_message_timeout);
+        auto timed_out = std::make_shared<bool>(false);
+        limit->async_wait([abort, timed_out](boost::system::error_code ec) {
+            if (ec) return;
+            *timed_out = true;
+            abort->fire();
+        });
+        auto r = co_await client->send(*endpoint, bhttp::verb::post, std::move(message), post_fields("", ""), abort);
         if (!r) {
+            limit->cancel();
             const auto& f = r.error();
             if (f.kind == Failure::Kind::connect || f.kind == Failure::Kind::tls)
                 fail_channel(f.message);
-            else if (f.kind != Failure::Kind::aborted)
-                spdlog::warn("[{}] sending {} failed: {}", name(), method.empty() ? "a response" : method, f.message);
+            else if (f.kind != Failure::Kind::aborted || *timed_out)
+                spdlog::warn("[{}] sending {} failed: {}", name(), method.empty() ? "a response" : method,
+                             *timed_out ? fmt::format("no answer within {} s", post_message_timeout.count())
+                                        : f.message);
             co_return false;
         }
         auto& x = **r;
         auto body = co_await x.read_all(error_body_limit);
+        limit->cancel();
         if (x.status() / 100 != 2) {
             spdlog::warn("[{}] {} was refused: {}{}{}", name(), method.empty() ? "a response" : method,
                          http::status_text(x.status(), x.reason()), body && !body->empty() ? ": " : "",
