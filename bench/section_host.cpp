@@ -1,9 +1,10 @@
 // Sections "coldstart" (N stdio servers to all connected and indexed) and "memory" (host RSS with 20 servers and
-// about 1,000 tools). Ours goes through host::connect_all today; at merge the Host store takes its place.
+// about 1,000 tools), measured on the real host: host::Host created, started, settled (every server connected and the
+// tool index built), then shut down.
 #include "harness.hpp"
 #include "sync.hpp"
 
-#include <switchboard/host/server_connection.hpp>
+#include <switchboard/host/host.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <fmt/format.h>
@@ -40,18 +41,25 @@ struct Connected {
     std::size_t tools = 0;
 };
 
-// Connects every server (connect + tools/resources/prompts listed), then closes them.
+// A started host with every server connected (tools, resources, prompts listed) and the tool index built.
+std::shared_ptr<host::Host> start_host(asio::io_context& io, const host::Config& cfg) {
+    auto h = host::Host::create(io.get_executor(), cfg, host::HostOptions{});
+    h->start();
+    run_sync(io, h->wait_until_settled());
+    for (const auto& st : h->status())
+        if (st.phase != host::Phase::connected)
+            throw std::runtime_error(fmt::format("{}: {} ({})", st.name, to_string(st.phase), st.last_error));
+    return h;
+}
+
+// Starts a host on `cfg` until settled, then shuts it down (not timed).
 Connected connect_once(asio::io_context& io, const host::Config& cfg) {
     const auto t0 = clock::now();
-    auto servers = run_sync(io, host::connect_all(io.get_executor(), cfg, host::ConnectOptions{}));
+    auto h = start_host(io, cfg);
     Connected c;
     c.ms = seconds_since(t0) * 1000;
-    for (auto& s : servers) {
-        if (s.phase != host::ServerConnection::Phase::connected)
-            throw std::runtime_error(fmt::format("{}: {}", s.config->name, s.error));
-        c.tools += s.tools.size();
-    }
-    run_sync(io, host::close_all(servers));
+    c.tools = h->tool_index().size();
+    run_sync(io, h->shutdown());
     return c;
 }
 
@@ -120,17 +128,11 @@ json::object memory_child(const std::vector<std::string>& args) {
     out["rss_before_kib"] = rss_kib();
     asio::io_context io;
     const auto cfg = demo_config(demo, servers, extra);
-    auto conns = run_sync(io, host::connect_all(io.get_executor(), cfg, host::ConnectOptions{}));
-    std::size_t tools = 0;
-    for (auto& s : conns) {
-        if (s.phase != host::ServerConnection::Phase::connected)
-            throw std::runtime_error(fmt::format("{}: {}", s.config->name, s.error));
-        tools += s.tools.size();
-    }
+    auto h = start_host(io, cfg);
     out["rss_after_kib"] = rss_kib();
     out["peak_kib"] = peak_rss_kib();
-    out["tools"] = tools;
-    run_sync(io, host::close_all(conns));
+    out["tools"] = h->tool_index().size();
+    run_sync(io, h->shutdown());
     return out;
 }
 

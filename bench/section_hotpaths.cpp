@@ -3,11 +3,13 @@
 #include "harness.hpp"
 #include "sync.hpp"
 
+#include <switchboard/host/tool_index.hpp>
 #include <switchboard/jsonrpc/framing.hpp>
 #include <switchboard/jsonrpc/message.hpp>
 #include <switchboard/mcp/client_session.hpp>
 #include <switchboard/mcp/server.hpp>
 #include <switchboard/mcp/version.hpp>
+#include <switchboard/transport/sse.hpp>
 
 #include <benchmark/benchmark.h>
 #include <boost/asio/as_tuple.hpp>
@@ -213,7 +215,50 @@ struct ClientServerLoop {
 struct HotOp {
     std::string name, description;
     std::function<std::function<void()>()> make;  // sets up state, returns one op
+    int per = 1;                                  // units per op: rows report ns and Ir per unit (per event, ...)
+    int cg_iterations = 20000;                    // ops under callgrind
 };
+
+// A Streamable HTTP reply stream of a tools/call as the TS SDK server writes it: nine progress notifications, then
+// the result, each event flushed on its own (so each arrives as its own read).
+std::vector<std::string> sse_reply_events() {
+    std::vector<std::string> events;
+    const std::string stream_id = "6f1c2a9e-0d4b-4a7e-9b53-2f8d1c7e4a10";
+    for (int k = 1; k <= 9; ++k)
+        events.push_back(fmt::format(
+            "event: message\nid: {}_{}\ndata: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+            "\"params\":{{\"progressToken\":7,\"progress\":{},\"total\":10,\"message\":\"step {} of 10\"}}}}\n\n",
+            stream_id, k, k, k));
+    events.push_back(fmt::format(
+        "event: message\nid: {}_10\ndata: {{\"jsonrpc\":\"2.0\",\"id\":42,\"result\":{{\"content\":[{{\"type\":"
+        "\"text\",\"text\":\"Long running operation completed. Duration: 10 seconds, Steps: 10.\"}}]}}}}\n\n",
+        stream_id));
+    return events;
+}
+
+// About 1,000 tools from 20 servers: 45 of each server's own plus 5 common names every server has (search, fetch,
+// ...), which the index exposes as `<server>__<tool>`.
+std::vector<host::ServerTools> many_servers_tools() {
+    static const char* common[] = {"search", "fetch", "read_file", "list_items", "get_status"};
+    std::vector<host::ServerTools> servers;
+    for (int s = 0; s < 20; ++s) {
+        host::ServerTools st;
+        st.server = fmt::format("server{:02}", s);
+        auto add = [&](std::string name) {
+            mcp::Tool t;
+            t.name = std::move(name);
+            t.description = "Does " + t.name + " on " + st.server;
+            t.input_schema = json::object{{"type", "object"},
+                                          {"properties", json::object{{"query", json::object{{"type", "string"}}}}}};
+            t.raw = json::object{{"name", t.name}, {"description", t.description}, {"inputSchema", t.input_schema}};
+            st.tools.push_back(std::move(t));
+        };
+        for (const char* c : common) add(c);
+        for (int i = 0; i < 45; ++i) add(fmt::format("s{}_tool_{}", s, i));
+        servers.push_back(std::move(st));
+    }
+    return servers;
+}
 
 std::vector<HotOp> hot_ops() {
     std::vector<HotOp> ops;
@@ -240,6 +285,47 @@ std::vector<HotOp> hot_ops() {
              auto loop = std::make_shared<ServerLoop>();
              return std::function<void()>([loop] { loop->once(); });
          }});
+    ops.push_back({"sse_parse", "SSE event parsing: tools/call reply stream, 9 progress + 1 result (per event)",
+                   [] {
+                       auto parser = std::make_shared<transport::SseParser>(jsonrpc::default_max_message_size);
+                       auto events = std::make_shared<std::vector<std::string>>(sse_reply_events());
+                       return std::function<void()>([parser, events] {
+                           transport::SseEvent ev;
+                           for (const auto& e : *events) {
+                               parser->feed(e);
+                               while (parser->next(ev)) benchmark::DoNotOptimize(ev.data.data());
+                           }
+                       });
+                   },
+                   10});
+    ops.push_back({"tool_index_lookup", "tool index lookup of an exposed name (1,000 tools, 20 servers)", [] {
+                       auto index = std::make_shared<host::ToolIndex>(host::ToolIndex::build(many_servers_tools()));
+                       auto names = std::make_shared<std::vector<std::string>>();
+                       for (const auto& t : index->tools()) names->push_back(t.name);
+                       // A fixed shuffle: no sequential access pattern for the cache to exploit.
+                       std::uint64_t seed = 42;
+                       for (std::size_t i = names->size(); i > 1; --i) {
+                           seed = seed * 6364136223846793005u + 1442695040888963407u;
+                           std::swap((*names)[i - 1], (*names)[(seed >> 33) % i]);
+                       }
+                       auto next = std::make_shared<std::size_t>(0);
+                       return std::function<void()>([index, names, next] {
+                           const auto* t = index->find((*names)[*next]);
+                           if (!t) throw std::runtime_error("tool index lookup failed");
+                           benchmark::DoNotOptimize(t);
+                           if (++*next == names->size()) *next = 0;
+                       });
+                   }});
+    ops.push_back({"tool_index_build", "tool index build (1,000 tools, 20 servers, 100 conflicting names)",
+                   [] {
+                       auto servers = std::make_shared<std::vector<host::ServerTools>>(many_servers_tools());
+                       return std::function<void()>([servers] {
+                           auto index = host::ToolIndex::build(*servers);
+                           if (index.size() != 1000) throw std::runtime_error("tool index size");
+                           benchmark::DoNotOptimize(index);
+                       });
+                   },
+                   1, 20});
     return ops;
 }
 
@@ -314,18 +400,17 @@ std::vector<Row> run(const bench::Context& ctx) {
         Row r;
         r.metric = op.description;
         r.unit = "ns/op";
-        if (auto it = capture.ns.find(op.name); it != capture.ns.end()) r.ours = it->second;
+        if (auto it = capture.ns.find(op.name); it != capture.ns.end()) r.ours = it->second / op.per;
         rows.push_back(r);
         Row ir;
         ir.metric = op.description + " (callgrind)";
         ir.unit = "Ir/op";
-        ir.ours = callgrind_ir(ctx, op.name, op.name.find("server") != std::string::npos ? 2000 : 20000);
+        const int cg = op.name.find("server") != std::string::npos ? 2000 : op.cg_iterations;
+        ir.ours = callgrind_ir(ctx, op.name, cg);
+        if (ir.ours) *ir.ours /= op.per;
         if (!ir.ours) ir.note = ctx.valgrind.empty() ? "valgrind not found" : "callgrind run failed";
         rows.push_back(ir);
     }
-    // Filled in at merge: the incremental SSE parser (transport/sse.hpp) and the Host's tool index.
-    rows.push_back(not_built("SSE event parsing (transport/sse.hpp)", "awaits the Streamable HTTP client merge"));
-    rows.push_back(not_built("tool index lookup (host/host.hpp)", "awaits the Host store merge"));
     return rows;
 }
 

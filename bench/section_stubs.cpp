@@ -6,14 +6,6 @@ namespace switchboard::bench {
 
 namespace {
 
-// 2. Streamable HTTP: ours through transport::make_streamable_http_channel against server-everything in
-// streamableHttp mode, next to the TS SDK client (bench/peers: add streamable_http_roundtrip.mjs).
-std::vector<Row> run_http(const Context&) {
-    const char* why = "awaits the Streamable HTTP client (transport::make_streamable_http_channel)";
-    return {not_built("tools/call p50 (vs TS SDK)", why), not_built("tools/call p99 (vs TS SDK)", why),
-            not_built("calls/s, 1 in flight (vs TS SDK)", why), not_built("calls/s, 50 in flight (vs TS SDK)", why)};
-}
-
 // 7. Gateway: requests/s and latency of Switchboard serving Streamable HTTP to clients.
 std::vector<Row> run_gateway(const Context&) {
     const char* why = "awaits the gateway (Switchboard as a Streamable HTTP server)";
@@ -22,8 +14,6 @@ std::vector<Row> run_gateway(const Context&) {
 
 }  // namespace
 
-SWITCHBOARD_BENCH_SECTION(Section{"http", "2. Streamable HTTP tools/call round trip (server-everything)", 20,
-                                  run_http});
 SWITCHBOARD_BENCH_SECTION(Section{"gateway", "7. gateway over Streamable HTTP", 70, run_gateway});
 
 }  // namespace switchboard::bench
