@@ -64,7 +64,8 @@ TEST(Spawn, ChildGetsItsOwnGroupThePipesTheDirectoryAndTheEnvironment) {
         EXPECT_EQ(seen["cwd"], dir.string());
         EXPECT_EQ(seen["var"], "over-ridden");
         // $$'s descriptors while the loop runs: the three pipes, and the one the glob has open on /proc/$$/fd, if any.
-        const std::string fds = seen["fds"];
+        std::string fds = seen["fds"];
+        fds.erase(0, fds.find_first_not_of(' '));
         EXPECT_EQ(fds.rfind("0 1 2", 0), 0u) << fds;
         EXPECT_EQ((" " + fds + " ").find(" " + std::to_string(leaky) + " "), std::string::npos)
             << "inherited fd " << leaky << ": " << fds;
