@@ -1,5 +1,8 @@
 #include <switchboard/mcp/types.hpp>
 
+#include <algorithm>
+#include <initializer_list>
+
 namespace switchboard::mcp {
 
 namespace json = boost::json;
@@ -10,6 +13,16 @@ const json::object& as_object(const json::value& v) {
     static const json::object empty;
     const auto* o = v.if_object();
     return o ? *o : empty;
+}
+
+// `o` without the members named in `skip`, in the default storage: nothing then keeps the storage `o` was parsed into
+// (a message's arena holding a large blob).
+json::object without(const json::object& o, std::initializer_list<std::string_view> skip) {
+    json::object r;
+    r.reserve(o.size());
+    for (const auto& kv : o)
+        if (std::find(skip.begin(), skip.end(), kv.key()) == skip.end()) r.emplace(kv.key(), kv.value());
+    return r;
 }
 
 }  // namespace
@@ -134,27 +147,56 @@ ResourceContents ResourceContents::from_json(const json::value& v) {
     ResourceContents c;
     c.uri = string_field(o, "uri");
     c.mime_type = string_field(o, "mimeType");
-    if (const auto* t = o.if_contains("text"); t && t->is_string()) c.text = std::string(t->get_string());
-    if (const auto* b = o.if_contains("blob"); b && b->is_string()) c.blob = std::string(b->get_string());
-    c.raw = o;
+    const auto* t = o.if_contains("text");
+    const auto* b = o.if_contains("blob");
+    if (t && t->is_string()) c.text = std::string(t->get_string());
+    if (b && b->is_string()) c.blob = std::string(b->get_string());
+    // Only what the typed fields hold is left out: a `text` that is not a string stays in `raw`.
+    c.raw = without(o, {c.text ? "text" : "", c.blob ? "blob" : ""});
     return c;
+}
+
+json::object ResourceContents::to_json() const {
+    json::object o = raw;
+    if (text) o["text"] = *text;
+    if (blob) o["blob"] = *blob;
+    return o;
 }
 
 ReadResourceResult ReadResourceResult::from_json(const json::value& v) {
     const auto& o = as_object(v);
     ReadResourceResult r;
-    if (const auto* c = o.if_contains("contents"); c && c->is_array())
+    const auto* c = o.if_contains("contents");
+    if (c && c->is_array())
         for (const auto& item : c->get_array()) r.contents.push_back(ResourceContents::from_json(item));
-    r.raw = o;
+    r.raw = without(o, {c && c->is_array() ? "contents" : ""});
     return r;
 }
 
 ReadResourceResult ReadResourceResult::from_json(json::value&& v) {
     if (!v.is_object()) return from_json(static_cast<const json::value&>(v));
-    ReadResourceResult r{{}, json::object(std::move(v.get_object()))};  // raw keeps v's storage
-    if (const auto* c = r.raw.if_contains("contents"); c && c->is_array())
-        for (const auto& item : c->get_array()) r.contents.push_back(ResourceContents::from_json(item));
+    auto& o = v.get_object();
+    ReadResourceResult r;
+    auto* c = o.if_contains("contents");
+    if (c && c->is_array()) {
+        auto& items = c->get_array();
+        r.contents.reserve(items.size());
+        for (auto& item : items) {
+            r.contents.push_back(ResourceContents::from_json(item));
+            item = nullptr;  // frees the item's text or blob, unless its storage is an arena
+        }
+    }
+    r.raw = without(o, {c && c->is_array() ? "contents" : ""});
     return r;
+}
+
+json::object ReadResourceResult::to_json() const {
+    json::object o = raw;
+    json::array items;
+    items.reserve(contents.size());
+    for (const auto& c : contents) items.push_back(c.to_json());
+    o["contents"] = std::move(items);
+    return o;
 }
 
 GetPromptResult GetPromptResult::from_json(const json::value& v) {

@@ -1,6 +1,7 @@
 #include <switchboard/mcp/types.hpp>
 
 #include <gtest/gtest.h>
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
 
 namespace json = boost::json;
@@ -30,7 +31,8 @@ TEST(Types, ReadResourceResultFromMovedValueEqualsFromCopy) {
                     R"({"uri":"demo://b","mimeType":"application/octet-stream","blob":"AAEC"}],"_meta":{"k":1}})");
     auto a = mcp::ReadResourceResult::from_json(v);
     auto b = mcp::ReadResourceResult::from_json(json::value(v));
-    EXPECT_EQ(b.raw, v.as_object());
+    EXPECT_EQ(a.raw, b.raw);
+    EXPECT_EQ(b.to_json(), v.as_object());
     ASSERT_EQ(b.contents.size(), 2u);
     for (std::size_t i = 0; i < 2; ++i) {
         EXPECT_EQ(a.contents[i].uri, b.contents[i].uri);
@@ -40,6 +42,35 @@ TEST(Types, ReadResourceResultFromMovedValueEqualsFromCopy) {
         EXPECT_EQ(a.contents[i].raw, b.contents[i].raw);
     }
     EXPECT_EQ(b.contents[1].blob, std::optional<std::string>("AAEC"));
+}
+
+// The text or blob is held once, in the typed field; `raw` keeps the rest and to_json() puts it back.
+TEST(Types, ResourceContentsRawLeavesOutTheTextOrBlob) {
+    const auto v = json::parse(R"({"contents":[{"uri":"demo://b","mimeType":"application/octet-stream","blob":"AAEC",)"
+                               R"("_meta":{"m":2}},{"uri":"demo://c","text":7}],"_meta":{"k":1},"nextField":true})");
+    for (auto r : {mcp::ReadResourceResult::from_json(v), mcp::ReadResourceResult::from_json(json::value(v))}) {
+        EXPECT_EQ(r.raw, json::parse(R"({"_meta":{"k":1},"nextField":true})").as_object());
+        ASSERT_EQ(r.contents.size(), 2u);
+        EXPECT_EQ(
+            r.contents[0].raw,
+            json::parse(R"({"uri":"demo://b","mimeType":"application/octet-stream","_meta":{"m":2}})").as_object());
+        EXPECT_EQ(r.contents[0].blob, std::optional<std::string>("AAEC"));
+        // A text that is not a string is not taken: it stays in raw.
+        EXPECT_FALSE(r.contents[1].text);
+        EXPECT_EQ(r.contents[1].raw, json::parse(R"({"uri":"demo://c","text":7})").as_object());
+        EXPECT_EQ(r.to_json(), v.as_object());
+    }
+}
+
+// A result parsed into an arena (as messages are) must not keep the arena, which holds the blob's base64 once more.
+TEST(Types, ReadResourceResultKeepsNothingOfTheParsedStorage) {
+    json::monotonic_resource arena;
+    json::value v = json::parse(R"({"contents":[{"uri":"demo://b","blob":"AAEC"}],"_meta":{"k":[1,2]}})", &arena);
+    auto r = mcp::ReadResourceResult::from_json(std::move(v));
+    EXPECT_EQ(r.raw.storage().get(), json::storage_ptr().get());
+    EXPECT_EQ(r.raw.at("_meta").storage().get(), json::storage_ptr().get());
+    ASSERT_EQ(r.contents.size(), 1u);
+    EXPECT_EQ(r.contents[0].raw.storage().get(), json::storage_ptr().get());
 }
 
 TEST(Types, FromMovedNonObjectIsEmpty) {

@@ -1,5 +1,7 @@
 // The MCP protocol model used above the mcp layer: typed views of tools, resources, prompts and results. Each keeps
-// the object it was read from (`raw`), so `_meta` and fields of newer revisions survive a round trip.
+// the object it was read from (`raw`), so `_meta` and fields of newer revisions survive a round trip. Resource
+// contents are the exception: their `raw` leaves out what the typed fields hold (the text or blob, the contents
+// list), so that a large blob is held once, not twice; to_json() puts the object back together.
 //
 // Thread-safety: plain values.
 #pragma once
@@ -94,16 +96,23 @@ struct ResourceContents {
     std::string mime_type;
     std::optional<std::string> text;
     std::optional<std::string> blob;  ///< base64
+    /// The object it was read from without `text` and `blob` (held above, once): uri, mimeType, _meta, newer fields.
     boost::json::object raw;
     static ResourceContents from_json(const boost::json::value& v);
+    /// The object again: `raw` with `text` / `blob` put back.
+    boost::json::object to_json() const;
 };
 
 struct ReadResourceResult {
     std::vector<ResourceContents> contents;
+    /// The result object without `contents` (held above): _meta and fields of newer revisions.
     boost::json::object raw;
     static ReadResourceResult from_json(const boost::json::value& v);
-    /// The same, taking the value over as `raw` instead of copying it (a large blob is then held twice, not thrice).
+    /// The same, freeing each item of `v`'s contents once it is converted, so that a result of several large blobs
+    /// peaks at one blob over its own size. Nothing of the result keeps `v`'s storage (e.g. a parsed message's arena).
     static ReadResourceResult from_json(boost::json::value&& v);
+    /// The object again: `raw` with `contents` put back.
+    boost::json::object to_json() const;
 };
 
 struct GetPromptResult {
