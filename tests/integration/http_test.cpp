@@ -517,7 +517,7 @@ TEST_F(HttpFault, ModernServerGetsHeadersNoSessionAndAListenStreamClosedOnCancel
         // A name that is not plain ASCII goes into Mcp-Name in the spec's Base64 sentinel form.
         json::object args;
         args["message"] = "x";
-        auto accented = co_await s.session->call_tool("\xC3\xA9cho", std::move(args));
+        auto accented = co_await s.session->call_tool("\xC3\xA9" "cho", std::move(args));
         EXPECT_TRUE(accented) << accented.error().describe();
         auto sub = co_await s.session->subscribe("file:///x");
         EXPECT_TRUE(sub) << sub.error().describe();
@@ -542,8 +542,8 @@ TEST_F(HttpFault, ModernServerGetsHeadersNoSessionAndAListenStreamClosedOnCancel
 }
 
 // Not a test: a measurement, run by hand (it asserts nothing about time).
-//   SWITCHBOARD_BENCH_URL=http://127.0.0.1:PORT/mcp build/tests/integration/switchboard_integration_tests \
-//     --gtest_also_run_disabled_tests --gtest_filter=HttpBench.*
+//   SWITCHBOARD_BENCH_URL=http://127.0.0.1:PORT/mcp build/tests/integration/switchboard_integration_tests
+//     --gtest_also_run_disabled_tests --gtest_filter=HttpBench.*   (one command line)
 // Without the variable it starts its own server-everything (streamableHttp). Compare with
 // bench/peers/http_echo_bench.mjs (the TypeScript SDK's client) against the same server.
 TEST(HttpBench, DISABLED_SequentialEchoRoundTrip) {
