@@ -215,15 +215,15 @@ awaitable<int> tools(const host::Config& config, const GlobalOptions& g) {
             json::object o;
             o["name"] = t.name;
             o["server"] = t.server;
-            o["tool"] = t.tool.name;
-            o["description"] = t.tool.description;
-            o["inputSchema"] = t.tool.input_schema;
+            o["tool"] = t.tool->name;
+            o["description"] = t.tool->description;
+            o["inputSchema"] = t.tool->input_schema;
             arr.push_back(std::move(o));
         }
         print_json(arr);
     } else {
         for (const auto& t : index.tools())
-            fmt::print("{:<28} {:<16} {}\n", t.name, t.server, first_line(t.tool.description));
+            fmt::print("{:<28} {:<16} {}\n", t.name, t.server, first_line(t.tool->description));
     }
     const int code = any_failed(*h) ? 1 : 0;
     co_await h->shutdown();

@@ -29,6 +29,12 @@ using clock = std::chrono::steady_clock;
 
 namespace {
 
+// The empty tool list every server starts with (shared: no allocation per server).
+std::shared_ptr<const std::vector<mcp::Tool>> no_tools() {
+    static const auto empty = std::make_shared<const std::vector<mcp::Tool>>();
+    return empty;
+}
+
 constexpr auto as_tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 
 std::chrono::milliseconds ms(clock::duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d); }
@@ -111,7 +117,7 @@ struct Host::Server {
     std::deque<std::string> stderr_lines;
     std::shared_ptr<mcp::ClientSession> session;
     std::optional<mcp::Era> era;
-    std::vector<mcp::Tool> tools;
+    std::shared_ptr<const std::vector<mcp::Tool>> tools = no_tools();  // shared with the tool index
     std::vector<mcp::Prompt> prompts;
     ResourceListing listing;
     std::set<std::string> subscriptions;
@@ -187,7 +193,7 @@ std::optional<ServerStatus> Host::status(std::string_view name) const {
     st.stderr_tail = std::move(tail);
     st.era = s->era;
     if (s->session) st.protocol_version = s->session->protocol_version();
-    st.tools = s->tools.size();
+    st.tools = s->tools->size();
     st.resources = s->listing.resources.size();
     st.resource_templates = s->listing.templates.size();
     st.prompts = s->prompts.size();
@@ -217,7 +223,7 @@ void Host::rebuild_index() {
     std::vector<ServerTools> in;
     for (const auto& [name, s] : servers_) {
         if (s->phase != Phase::connected && s->phase != Phase::reconnecting) continue;
-        in.push_back(ServerTools{name, s->tools, s->config.allowed_tools, s->config.excluded_tools});
+        in.push_back(ServerTools{name, {}, s->config.allowed_tools, s->config.excluded_tools, s->tools});
     }
     index_ = ToolIndex::build(in);
     Event e{Event::Kind::tools_changed, {}, Phase::idle, {}, {}, {}, nullptr};
@@ -329,7 +335,7 @@ awaitable<std::string> Host::connect_attempt(std::shared_ptr<Server> s, std::uin
     auto session = sc.session;
     s->session = session;
     s->era = session->era();
-    s->tools = std::move(sc.tools);
+    s->tools = std::make_shared<const std::vector<mcp::Tool>>(std::move(sc.tools));
     s->prompts = std::move(sc.prompts);
     s->listing = make_listing(*s);
     s->listing.resources = std::move(sc.resources);
@@ -403,7 +409,7 @@ awaitable<void> Host::reconnect_loop(std::shared_ptr<Server> s, std::uint64_t ge
     for (;;) {
         const int limit = s->config.max_reconnect_attempts;
         if (limit > 0 && s->attempt >= limit) {
-            s->tools.clear();
+            s->tools = no_tools();
             s->prompts.clear();
             s->listing = ResourceListing{};
             set_phase(*s, Phase::error,
@@ -434,8 +440,8 @@ awaitable<void> Host::stop_server(std::shared_ptr<Server> s, Phase final_phase) 
     ++s->gen;
     if (s->backoff_timer) s->backoff_timer->cancel();
     auto session = std::move(s->session);
-    const bool had_tools = !s->tools.empty();
-    s->tools.clear();
+    const bool had_tools = !s->tools->empty();
+    s->tools = no_tools();
     s->prompts.clear();
     s->listing = ResourceListing{};
     cache_.erase_server(s->config.name);
@@ -604,7 +610,7 @@ awaitable<void> Host::relist(std::shared_ptr<Server> s, std::uint64_t gen, std::
                          r.error().describe());
             co_return;
         }
-        s->tools = std::move(*r);
+        s->tools = std::make_shared<const std::vector<mcp::Tool>>(std::move(*r));
         rebuild_index();
     } else if (what == "prompts") {
         auto r = co_await session->list_prompts();
@@ -637,7 +643,7 @@ awaitable<ToolExecutionResult> Host::execute_tool(ToolCall call, ExecuteOptions 
     auto resolve = [&] {
         if (const auto* t = index_.find(call.name)) {
             server = t->server;
-            tool = t->tool.name;
+            tool = t->tool->name;
             return true;
         }
         // "<server>__<tool>" names a server explicitly, even when the tool's name is unique.

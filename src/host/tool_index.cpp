@@ -64,7 +64,7 @@ const IndexedTool* ToolIndex::find(std::string_view exposed_name) const {
 
 std::optional<std::string> ToolIndex::exposed_name(std::string_view server, std::string_view tool) const {
     for (const auto& t : tools_)
-        if (t.server == server && t.tool.name == tool) return t.name;
+        if (t.server == server && t.tool->name == tool) return t.name;
     return std::nullopt;
 }
 
@@ -73,15 +73,17 @@ ToolIndex ToolIndex::build(const std::vector<ServerTools>& servers) {
         std::string server;
         const mcp::Tool* tool;
         std::string name;
+        std::shared_ptr<const std::vector<mcp::Tool>> list;
     };
     // Sorted by (server, tool): the result depends on the set of tools, never on the order servers connected in.
     std::vector<Entry> entries;
     std::map<std::string, std::set<std::string>> servers_of;  // bare name -> servers exposing it
     for (const auto& s : servers) {
+        auto list = s.shared ? s.shared : std::make_shared<const std::vector<mcp::Tool>>(s.tools);
         std::set<std::string> seen;  // a server listing a name twice: the first wins
-        for (const auto& t : s.tools) {
+        for (const auto& t : *list) {
             if (!tool_allowed(t.name, s.allowed, s.excluded) || !seen.insert(t.name).second) continue;
-            entries.push_back({s.server, &t, {}});
+            entries.push_back({s.server, &t, {}, list});
             servers_of[t.name].insert(s.server);
         }
     }
@@ -120,7 +122,7 @@ ToolIndex ToolIndex::build(const std::vector<ServerTools>& servers) {
 
     ToolIndex index;
     index.tools_.reserve(entries.size());
-    for (auto& e : entries) index.tools_.push_back({std::move(e.name), e.server, *e.tool});
+    for (auto& e : entries) index.tools_.push_back({std::move(e.name), e.server, e.tool, std::move(e.list)});
     std::sort(index.tools_.begin(), index.tools_.end(),
               [](const IndexedTool& a, const IndexedTool& b) { return a.name < b.name; });
     for (std::size_t i = 0; i < index.tools_.size(); ++i) index.by_name_.emplace(index.tools_[i].name, i);

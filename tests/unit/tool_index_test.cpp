@@ -25,7 +25,7 @@ ServerTools server(std::string name, std::vector<std::string> tools) {
 
 std::vector<std::string> names(const ToolIndex& index) {
     std::vector<std::string> out;
-    for (const auto& t : index.tools()) out.push_back(t.name + "=" + t.server + ":" + t.tool.name);
+    for (const auto& t : index.tools()) out.push_back(t.name + "=" + t.server + ":" + t.tool->name);
     return out;
 }
 
@@ -86,7 +86,7 @@ TEST(ToolIndex, NamesThatCollideAfterSanitizingOrShorteningGetDistinctSuffixes) 
              {"s", "a.b"}, {"s", "a_b"}, {"s", long_a}, {"s", long_b}, {"t", "a__b"}, {"a", "b"}}) {
         auto exposed = index.exposed_name(srv, tl);
         ASSERT_TRUE(exposed) << srv << ":" << tl;
-        EXPECT_EQ(index.find(*exposed)->tool.name, tl);
+        EXPECT_EQ(index.find(*exposed)->tool->name, tl);
     }
     // A prefixed name keeps a readable server and tool part even when shortened.
     auto prefixed =

@@ -12,6 +12,7 @@
 #include <switchboard/mcp/types.hpp>
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,12 +26,16 @@ struct ServerTools {
     std::vector<mcp::Tool> tools;
     std::vector<std::string> allowed;   ///< empty: all (config `allowedTools`)
     std::vector<std::string> excluded;  ///< config `excludedTools`
+    /// When set, used instead of `tools` and shared by the index, not copied (the host keeps its lists this way:
+    /// tool schemas are the bulk of a host's memory).
+    std::shared_ptr<const std::vector<mcp::Tool>> shared;
 };
 
 struct IndexedTool {
-    std::string name;    ///< exposed name
-    std::string server;  ///< server name
-    mcp::Tool tool;      ///< tool.name is the server's own name for it
+    std::string name;                                    ///< exposed name
+    std::string server;                                  ///< server name
+    const mcp::Tool* tool = nullptr;                     ///< tool->name is the server's own name for it
+    std::shared_ptr<const std::vector<mcp::Tool>> list;  ///< keeps `tool` alive
 };
 
 class ToolIndex {
