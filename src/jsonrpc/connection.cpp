@@ -443,8 +443,10 @@ awaitable<void> Connection::close() {
         co_await channel_->close();
         if (!started_) fail_all(Error::make_local(code::connection_closed, with_context("connection closed")));
     }
-    if (started_ && running_loops_ > 0) {
-        loops_done_.expires_after(std::chrono::seconds(15));
+    // A wake-up is not proof the loops ended: another close() re-arming the timer wakes this one too.
+    const auto loops_deadline = clock::now() + std::chrono::seconds(15);
+    while (started_ && running_loops_ > 0 && clock::now() < loops_deadline) {
+        loops_done_.expires_at(loops_deadline);
         co_await loops_done_.async_wait(as_tuple_awaitable);
     }
     if (!closed_error_) fail_all(Error::make_local(code::connection_closed, with_context("connection closed")));
