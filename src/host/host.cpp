@@ -500,7 +500,8 @@ awaitable<void> Host::restart(std::string name) {
     auto s = find(name);
     if (!s || stopping_) co_return;
     co_await stop_server(s, Phase::idle);
-    if (s->config.enabled) launch(s);
+    // A call may have started it meanwhile (idle servers start on first use): never start it twice.
+    if (s->config.enabled && s->phase == Phase::idle) launch(s);
 }
 
 awaitable<void> Host::apply(Config new_config) {
@@ -528,7 +529,8 @@ awaitable<void> Host::apply(Config new_config) {
     std::vector<awaitable<void>> stops;
     for (auto& s : to_stop) stops.push_back(stop_server(s, Phase::disconnected));
     co_await run_all(std::move(stops));
-    for (auto& s : to_launch) launch(s);
+    for (auto& s : to_launch)
+        if (s->phase == Phase::idle) launch(s);  // not when a call started it during the stops
     rebuild_index();
 }
 
