@@ -276,8 +276,7 @@ awaitable<std::string> Host::connect_attempt(std::shared_ptr<Server> s, std::uin
         auto h = weak.lock();
         if (h && *live && s->gen == gen && !h->stopping_) h->set_phase(*s, p);
     };
-    o.on_notification = [weak, s, gen, live](const std::string&, const std::string& method,
-                                             const json::value& params) {
+    o.on_notification = [weak, s, gen, live](const std::string&, const std::string& method, const json::value& params) {
         if (auto h = weak.lock(); h && *live) h->handle_notification(s, gen, method, params);
     };
     o.channel_hooks.on_stderr_line = [ws = std::weak_ptr<Server>(s),

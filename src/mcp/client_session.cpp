@@ -262,9 +262,10 @@ awaitable<Outcome<json::value>> ClientSession::request(std::string method, json:
                 auto supported = string_list(data ? data->if_contains("supported") : nullptr);
                 auto ours =
                     std::find_if(supported.begin(), supported.end(), [](auto& v) { return is_modern_version(v); });
-                // Retry once with the version it lists, even when that is the one just sent (a server may reject a first
-        // request for reasons of its own; the loop runs at most twice).
-        if (ours != supported.end()) {
+                // Retry once with the version it lists, even when that is the one just sent (a server may reject a
+                // first
+                // request for reasons of its own; the loop runs at most twice).
+                if (ours != supported.end()) {
                     spdlog::info("server \"{}\" asked for protocol version {} instead of {}", options_.server_name,
                                  *ours, protocol_version_);
                     protocol_version_ = *ours;

@@ -1,6 +1,7 @@
 #include <switchboard/jsonrpc/message.hpp>
 #include <switchboard/transport/http_server.hpp>
 
+#include "listener.hpp"
 #include "origin.hpp"
 #include "push_channel.hpp"
 
@@ -1001,28 +1002,13 @@ HttpServer::HttpServer(asio::any_io_executor ex, SessionHandler handler, HttpSer
 HttpServer::~HttpServer() { impl_->stop(); }
 
 boost::system::error_code HttpServer::listen() {
-    boost::system::error_code ec;
-    auto address = asio::ip::make_address(impl_->opt.address, ec);
-    if (ec) return ec;
-    tcp::endpoint ep(address, impl_->opt.port);
-    auto& a = impl_->acceptor;
-    if (a.open(ep.protocol(), ec)) return ec;
-    if (a.set_option(tcp::acceptor::reuse_address(true), ec)) return ec;
-    if (a.bind(ep, ec)) return ec;
-    if (a.listen(asio::socket_base::max_listen_connections, ec)) return ec;
-    return {};
+    return open_listener(impl_->acceptor, impl_->opt.address, impl_->opt.port);
 }
 
-std::uint16_t HttpServer::port() const {
-    boost::system::error_code ec;
-    auto ep = impl_->acceptor.local_endpoint(ec);
-    return ec ? 0 : ep.port();
-}
+std::uint16_t HttpServer::port() const { return listening_port(impl_->acceptor); }
 
 std::string HttpServer::url() const {
-    const auto& a = impl_->opt.address;
-    auto host = a.find(':') != std::string::npos ? "[" + a + "]" : a;
-    return fmt::format("http://{}:{}{}", host, port(), impl_->opt.path);
+    return fmt::format("http://{}:{}{}", url_host(impl_->opt.address), port(), impl_->opt.path);
 }
 
 awaitable<void> HttpServer::run() {

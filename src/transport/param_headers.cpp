@@ -37,8 +37,8 @@ std::string base64(std::string_view in) {
 bool is_token(std::string_view s) {
     if (s.empty()) return false;
     return std::all_of(s.begin(), s.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) != 0 || std::string_view("!#$%&'*+-.^_`|~").find(c) !=
-                                                                         std::string_view::npos;
+        return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+               std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
     });
 }
 
@@ -125,12 +125,18 @@ std::vector<std::pair<std::string, std::string>> param_header_fields(const std::
         }
         if (!v || v->is_null()) continue;
         std::string text;
-        if (v->is_string()) text = std::string(v->get_string());
-        else if (v->is_bool()) text = v->get_bool() ? "true" : "false";
-        else if (v->is_int64()) text = std::to_string(v->get_int64());
-        else if (v->is_uint64()) text = std::to_string(v->get_uint64());
-        else if (v->is_double()) text = json::serialize(*v);
-        else continue;  // objects and arrays cannot be mirrored
+        if (v->is_string())
+            text = std::string(v->get_string());
+        else if (v->is_bool())
+            text = v->get_bool() ? "true" : "false";
+        else if (v->is_int64())
+            text = std::to_string(v->get_int64());
+        else if (v->is_uint64())
+            text = std::to_string(v->get_uint64());
+        else if (v->is_double())
+            text = json::serialize(*v);
+        else
+            continue;  // objects and arrays cannot be mirrored
         fields.emplace_back("Mcp-Param-" + h.name, encode_header_value(text));
     }
     return fields;

@@ -197,8 +197,8 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
                         rewritten = json::serialize(o);
             }
         }
-        push(Received{Received::Kind::message, rewritten.empty() ? std::string(text) : std::move(rewritten), 0, {}, {},
-                      {}});
+        push(Received{
+            Received::Kind::message, rewritten.empty() ? std::string(text) : std::move(rewritten), 0, {}, {}, {}});
         return is_reply;
     }
 
@@ -220,8 +220,10 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
                 it = list.erase(it);
                 continue;
             }
-            if (spec.headers.empty()) param_headers.erase(tool);
-            else param_headers[tool] = std::move(spec.headers);
+            if (spec.headers.empty())
+                param_headers.erase(tool);
+            else
+                param_headers[tool] = std::move(spec.headers);
             ++it;
         }
         return list.size() != before;
@@ -369,8 +371,8 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
         int resumes = 0;
         // A stream the server ended on purpose before the reply (2025-11-25 polling: priming event, `retry:`, close)
         // is resumed the same way as one that broke.
-        while (!got && !infl->cancelled && !closed && end.failure.kind != Failure::Kind::aborted &&
-               !last_id.empty() && !modern && resumes < max_resume_attempts) {
+        while (!got && !infl->cancelled && !closed && end.failure.kind != Failure::Kind::aborted && !last_id.empty() &&
+               !modern && resumes < max_resume_attempts) {
             ++resumes;
             spdlog::info("[{}] the reply stream of {} broke; resuming after event \"{}\" in {} ms", name(), method,
                          last_id, retry.count());
@@ -479,9 +481,9 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
             if (f.kind == Failure::Kind::connect || f.kind == Failure::Kind::tls)
                 fail_channel(f.message);
             else if (f.kind != Failure::Kind::aborted || *timed_out)
-                spdlog::warn("[{}] sending {} failed: {}", name(), method.empty() ? "a response" : method,
-                             *timed_out ? fmt::format("no answer within {} s", post_message_timeout.count())
-                                        : f.message);
+                spdlog::warn(
+                    "[{}] sending {} failed: {}", name(), method.empty() ? "a response" : method,
+                    *timed_out ? fmt::format("no answer within {} s", post_message_timeout.count()) : f.message);
             co_return false;
         }
         auto& x = **r;

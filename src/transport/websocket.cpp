@@ -1,5 +1,6 @@
 #include <switchboard/transport/websocket.hpp>
 
+#include "listener.hpp"
 #include "origin.hpp"
 
 #include <fmt/format.h>
@@ -421,27 +422,13 @@ boost::system::error_code WebSocketServer::listen() {
         if (ctx->use_private_key_file(o.tls_key_file, ssl::context::pem, ec)) return ec;
         impl_->tls = std::move(ctx);
     }
-    auto address = asio::ip::make_address(impl_->opt.address, ec);
-    if (ec) return ec;
-    tcp::endpoint ep(address, impl_->opt.port);
-    auto& a = impl_->acceptor;
-    if (a.open(ep.protocol(), ec)) return ec;
-    if (a.set_option(tcp::acceptor::reuse_address(true), ec)) return ec;
-    if (a.bind(ep, ec)) return ec;
-    if (a.listen(asio::socket_base::max_listen_connections, ec)) return ec;
-    return {};
+    return open_listener(impl_->acceptor, impl_->opt.address, impl_->opt.port);
 }
 
-std::uint16_t WebSocketServer::port() const {
-    boost::system::error_code ec;
-    auto ep = impl_->acceptor.local_endpoint(ec);
-    return ec ? 0 : ep.port();
-}
+std::uint16_t WebSocketServer::port() const { return listening_port(impl_->acceptor); }
 
 std::string WebSocketServer::url() const {
-    const auto& a = impl_->opt.address;
-    auto host = a.find(':') != std::string::npos ? "[" + a + "]" : a;
-    return fmt::format("{}://{}:{}/", impl_->tls ? "wss" : "ws", host, port());
+    return fmt::format("{}://{}:{}/", impl_->tls ? "wss" : "ws", url_host(impl_->opt.address), port());
 }
 
 awaitable<void> WebSocketServer::run() {

@@ -136,13 +136,16 @@ asio::awaitable<void> run(Run& r) {
                 args["schema"] = focal->input_schema;
             }
             auto called = co_await session->call_tool(t.name, std::move(args));
-            if (!called) fail("tools/call " + t.name, called.error());
-            else fmt::print("tools/call {}: {}\n", t.name, called->is_error ? "isError" : "ok");
+            if (!called)
+                fail("tools/call " + t.name, called.error());
+            else
+                fmt::print("tools/call {}: {}\n", t.name, called->is_error ? "isError" : "ok");
         }
     }
     if (!list_only && session->has_capability("resources")) {
         auto resources = co_await session->list_resources();
-        if (!resources) fail("resources/list", resources.error());
+        if (!resources)
+            fail("resources/list", resources.error());
         else
             for (const auto& res : *resources) {
                 auto read = co_await session->read_resource(res.uri);
@@ -151,7 +154,8 @@ asio::awaitable<void> run(Run& r) {
     }
     if (!list_only && session->has_capability("prompts")) {
         auto prompts = co_await session->list_prompts();
-        if (!prompts) fail("prompts/list", prompts.error());
+        if (!prompts)
+            fail("prompts/list", prompts.error());
         else
             for (const auto& p : *prompts) {
                 std::map<std::string, std::string> args;

@@ -26,17 +26,17 @@ TEST(ParamHeaders, ReadsAnnotationsAlongPropertiesChains) {
 
 TEST(ParamHeaders, RejectsInvalidAnnotations) {
     const char* invalid[] = {
-        R"({"properties":{"a":{"type":"string","x-mcp-header":""}}})",                                  // empty
-        R"({"properties":{"a":{"type":"string","x-mcp-header":"Has Space"}}})",                         // not a token
-        R"({"properties":{"a":{"type":"string","x-mcp-header":"Na:me"}}})",                             // colon
-        R"({"properties":{"a":{"type":"string","x-mcp-header":"Ünï"}}})",                               // non-ASCII
+        R"({"properties":{"a":{"type":"string","x-mcp-header":""}}})",           // empty
+        R"({"properties":{"a":{"type":"string","x-mcp-header":"Has Space"}}})",  // not a token
+        R"({"properties":{"a":{"type":"string","x-mcp-header":"Na:me"}}})",      // colon
+        R"({"properties":{"a":{"type":"string","x-mcp-header":"Ünï"}}})",        // non-ASCII
         R"({"properties":{"a":{"type":"string","x-mcp-header":"X"},"b":{"type":"string","x-mcp-header":"x"}}})",
-        R"({"properties":{"a":{"type":"number","x-mcp-header":"N"}}})",                                 // number
-        R"({"properties":{"a":{"type":"object","x-mcp-header":"O"}}})",                                 // object
-        R"({"properties":{"a":{"type":"null","x-mcp-header":"Z"}}})",                                   // null
-        R"({"properties":{"a":{"type":"array","items":{"type":"string","x-mcp-header":"I"}}}})",         // via items
-        R"({"properties":{"a":{"oneOf":[{"type":"string","x-mcp-header":"One"}]}}})",                   // via oneOf
-        R"({"$defs":{"d":{"type":"string","x-mcp-header":"Def"}}})",                                    // via $defs
+        R"({"properties":{"a":{"type":"number","x-mcp-header":"N"}}})",                           // number
+        R"({"properties":{"a":{"type":"object","x-mcp-header":"O"}}})",                           // object
+        R"({"properties":{"a":{"type":"null","x-mcp-header":"Z"}}})",                             // null
+        R"({"properties":{"a":{"type":"array","items":{"type":"string","x-mcp-header":"I"}}}})",  // via items
+        R"({"properties":{"a":{"oneOf":[{"type":"string","x-mcp-header":"One"}]}}})",             // via oneOf
+        R"({"$defs":{"d":{"type":"string","x-mcp-header":"Def"}}})",                              // via $defs
     };
     for (const char* schema : invalid) {
         auto s = spec_of(schema);
