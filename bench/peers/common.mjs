@@ -28,3 +28,33 @@ export function percentile(sorted, p) {
   const i = Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length));
   return sorted[i];
 }
+
+// The measurement both round-trip peers print: `call` 200 times to warm up, `calls` times one after another
+// (latencies), then `pipelined` calls with `inflight` at once; closes `client` and prints one JSON line.
+export async function measure(client, call, a, defaults) {
+  for (let i = 0; i < 200; i++) await call();  // warm-up (JIT, keep-alive connections)
+  const n = Number(a.calls || 2000);
+  const lat = new Float64Array(n);
+  const t0 = process.hrtime.bigint();
+  for (let i = 0; i < n; i++) {
+    const s = process.hrtime.bigint();
+    await call();
+    lat[i] = Number(process.hrtime.bigint() - s) / 1000;
+  }
+  const seqSeconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  const sorted = Array.from(lat).sort((x, y) => x - y);
+
+  const m = Number(a.pipelined || defaults.pipelined);
+  const k = Number(a.inflight || defaults.inflight);
+  let issued = 0;
+  const t1 = process.hrtime.bigint();
+  await Promise.all(Array.from({ length: k }, async () => {
+    while (issued < m) { issued++; await call(); }
+  }));
+  const pipeSeconds = Number(process.hrtime.bigint() - t1) / 1e9;
+  await client.close();
+  console.log(JSON.stringify({
+    p50_us: percentile(sorted, 50), p99_us: percentile(sorted, 99),
+    calls_per_s_1: n / seqSeconds, calls_per_s_pipelined: m / pipeSeconds,
+  }));
+}

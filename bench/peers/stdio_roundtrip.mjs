@@ -1,7 +1,7 @@
 // TS SDK client against a stdio server: tools/call echo round trips, sequential (p50/p99) and with N in flight.
 //   node stdio_roundtrip.mjs --command CMD [--args "a b"] --calls N --pipelined M --inflight K
 // Prints one JSON object on stdout.
-import { sdk, args, percentile } from './common.mjs';
+import { sdk, args, measure } from './common.mjs';
 
 const a = args();
 const { Client } = await sdk('client/index.js');
@@ -12,28 +12,4 @@ const client = new Client({ name: 'bench', version: '0' });
 await client.connect(transport);
 const call = () => client.callTool({ name: 'echo', arguments: { message: 'hello' } });
 
-for (let i = 0; i < 200; i++) await call();  // warm-up (JIT)
-const n = Number(a.calls || 2000);
-const lat = new Float64Array(n);
-const t0 = process.hrtime.bigint();
-for (let i = 0; i < n; i++) {
-  const s = process.hrtime.bigint();
-  await call();
-  lat[i] = Number(process.hrtime.bigint() - s) / 1000;
-}
-const seqSeconds = Number(process.hrtime.bigint() - t0) / 1e9;
-const sorted = Array.from(lat).sort((x, y) => x - y);
-
-const m = Number(a.pipelined || 20000);
-const k = Number(a.inflight || 64);
-let issued = 0;
-const t1 = process.hrtime.bigint();
-await Promise.all(Array.from({ length: k }, async () => {
-  while (issued < m) { issued++; await call(); }
-}));
-const pipeSeconds = Number(process.hrtime.bigint() - t1) / 1e9;
-await client.close();
-console.log(JSON.stringify({
-  p50_us: percentile(sorted, 50), p99_us: percentile(sorted, 99),
-  calls_per_s_1: n / seqSeconds, calls_per_s_pipelined: m / pipeSeconds,
-}));
+await measure(client, call, a, { pipelined: 20000, inflight: 64 });
