@@ -6,13 +6,11 @@
 
 #include <switchboard/jsonrpc/channel.hpp>
 
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/error.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
+#include "message_queue.hpp"
 
-#include <deque>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/error.hpp>
+
 #include <functional>
 #include <string>
 
@@ -23,39 +21,15 @@ public:
     using Sink = std::function<void(std::string message)>;
 
     PushChannel(boost::asio::any_io_executor ex, std::size_t max_message_size, Sink sink)
-        : signal_(ex), max_(max_message_size), sink_(std::move(sink)) {}
+        : queue_(ex), max_(max_message_size), sink_(std::move(sink)) {}
 
     /// Delivers one incoming message to the session.
-    void push(std::string text) {
-        if (ended_) return;
-        inbox_.push_back(std::move(text));
-        signal_.cancel();
-    }
+    void push(std::string text) { queue_.push_message(std::move(text)); }
     /// Ends the incoming side: the session's read returns `closed` with `reason` once the inbox is drained.
-    void end(std::string reason) {
-        if (ended_) return;
-        ended_ = true;
-        reason_ = std::move(reason);
-        signal_.cancel();
-    }
-    bool ended() const { return ended_; }
+    void end(std::string reason) { queue_.end(std::move(reason)); }
+    bool ended() const { return queue_.ended(); }
 
-    boost::asio::awaitable<jsonrpc::Received> read() override {
-        while (inbox_.empty() && !ended_) {
-            signal_.expires_at(boost::asio::steady_timer::time_point::max());
-            co_await signal_.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
-        }
-        jsonrpc::Received r;
-        if (!inbox_.empty()) {
-            r.kind = jsonrpc::Received::Kind::message;
-            r.text = std::move(inbox_.front());
-            inbox_.pop_front();
-        } else {
-            r.kind = jsonrpc::Received::Kind::closed;
-            r.reason = reason_;
-        }
-        co_return r;
-    }
+    boost::asio::awaitable<jsonrpc::Received> read() override { return queue_.read(); }
 
     boost::asio::awaitable<boost::system::error_code> write(std::string message) override {
         if (!sink_) co_return boost::asio::error::broken_pipe;
@@ -72,12 +46,9 @@ public:
     std::size_t max_message_size() const override { return max_; }
 
 private:
-    boost::asio::steady_timer signal_;
+    MessageQueue queue_;
     std::size_t max_;
     Sink sink_;
-    std::deque<std::string> inbox_;
-    bool ended_ = false;
-    std::string reason_;
 };
 
 }  // namespace switchboard::transport::detail

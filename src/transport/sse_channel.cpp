@@ -1,6 +1,7 @@
 // The legacy HTTP+SSE client channel (2024-11-05): one long GET carries everything the server sends; the first
 // `endpoint` event names where to POST; each message the client sends is its own POST, answered 202.
 #include "http_core.hpp"
+#include "message_queue.hpp"
 
 #include <switchboard/jsonrpc/message.hpp>
 #include <switchboard/transport/sse.hpp>
@@ -50,35 +51,28 @@ struct SseChannel::State : std::enable_shared_from_this<State> {
     State(asio::any_io_executor e, HttpClientOptions o)
         : ex(e),
           opts(std::move(o)),
-          signal(e),
+          inbox(e),
           client(std::make_shared<http::Client>(e, opts)),
           parser(opts.max_message_size) {}
 
     asio::any_io_executor ex;
     HttpClientOptions opts;
-    asio::steady_timer signal;
+    detail::MessageQueue inbox;  // what read() hands out; ended when `closed` is set
     std::shared_ptr<http::Client> client;
     Url url, endpoint;
     std::unique_ptr<Exchange> stream;
     SseParser parser;
-    std::deque<Received> inbox;
     bool closed = false;
-    std::string close_reason;
 
     const std::string& name() const { return opts.server_name; }
 
-    void push(Received r) {
-        if (closed) return;
-        inbox.push_back(std::move(r));
-        signal.cancel();
-    }
+    void push(Received r) { inbox.push(std::move(r)); }
 
     void finish(std::string reason) {
         if (closed) return;
         closed = true;
-        close_reason = client->scrub(std::move(reason));
+        inbox.end(client->scrub(std::move(reason)));
         client->close();
-        signal.cancel();
     }
 
     // Events in the parser; false when the endpoint event was seen and `stop_at_endpoint`.
@@ -160,26 +154,13 @@ struct SseChannel::State : std::enable_shared_from_this<State> {
         }
         co_return boost::system::error_code{};
     }
-
-    awaitable<Received> read() {
-        for (;;) {
-            if (!inbox.empty()) {
-                Received r = std::move(inbox.front());
-                inbox.pop_front();
-                co_return r;
-            }
-            if (closed) co_return Received{Received::Kind::closed, {}, 0, {}, {}, close_reason};
-            signal.expires_at(asio::steady_timer::time_point::max());
-            co_await signal.async_wait(as_tuple_awaitable);
-        }
-    }
 };
 
 SseChannel::~SseChannel() { s_->finish("closed"); }
 
 awaitable<Received> SseChannel::read() {
     auto s = s_;
-    co_return co_await s->read();
+    co_return co_await s->inbox.read();
 }
 
 awaitable<boost::system::error_code> SseChannel::write(std::string message) {

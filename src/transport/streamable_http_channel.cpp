@@ -2,6 +2,7 @@
 // headers and the session's state; requests are POSTed in their own coroutines so that a slow call never delays the
 // others; every message received (JSON bodies, SSE events of POST replies, the GET stream) is queued for read().
 #include "http_core.hpp"
+#include "message_queue.hpp"
 
 #include <switchboard/jsonrpc/async_event.hpp>
 #include <switchboard/jsonrpc/message.hpp>
@@ -90,7 +91,7 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
     };
 
     State(asio::any_io_executor e, std::string url_text, HttpClientOptions o)
-        : ex(e), opts(std::move(o)), signal(e), client(std::make_shared<http::Client>(e, opts)) {
+        : ex(e), opts(std::move(o)), inbox(e), client(std::make_shared<http::Client>(e, opts)) {
         endpoint = http::parse_url(url_text, url_error);
     }
 
@@ -98,12 +99,10 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
     HttpClientOptions opts;
     std::optional<Url> endpoint;
     std::string url_error;
-    asio::steady_timer signal;
+    detail::MessageQueue inbox;  // what read() hands out; ended when `closed` is set
     std::shared_ptr<http::Client> client;
 
-    std::deque<Received> inbox;
     bool closed = false;
-    std::string close_reason;
 
     // What passed through: the era, the negotiated version, the session and how to renew it.
     bool modern = false;
@@ -124,13 +123,7 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
 
     const std::string& name() const { return opts.server_name; }
 
-    void wake() { signal.cancel(); }
-
-    void push(Received r) {
-        if (closed) return;
-        inbox.push_back(std::move(r));
-        wake();
-    }
+    void push(Received r) { inbox.push(std::move(r)); }
 
     void push_error(const std::string& id_json, int code, std::string message) {
         push(Received{
@@ -141,9 +134,8 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
         if (closed) return;
         spdlog::warn("[{}] {}", name(), reason);
         closed = true;
-        close_reason = client->scrub(std::move(reason));
+        inbox.end(client->scrub(std::move(reason)));
         client->close();
-        wake();
     }
 
     void spawn(awaitable<void> task) {
@@ -603,19 +595,6 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
         co_return boost::system::error_code{};
     }
 
-    awaitable<Received> read() {
-        for (;;) {
-            if (!inbox.empty()) {
-                Received r = std::move(inbox.front());
-                inbox.pop_front();
-                co_return r;
-            }
-            if (closed) co_return Received{Received::Kind::closed, {}, 0, {}, {}, close_reason};
-            signal.expires_at(asio::steady_timer::time_point::max());
-            co_await signal.async_wait(as_tuple_awaitable);
-        }
-    }
-
     awaitable<void> close() {
         if (closed) co_return;
         auto self = shared_from_this();
@@ -633,21 +612,20 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
             limit->cancel();
         }
         closed = true;
-        close_reason = "closed";
+        inbox.end("closed");
         client->close();
-        wake();
     }
 };
 
 StreamableHttpChannel::~StreamableHttpChannel() {
     s_->closed = true;
+    s_->inbox.end({});
     s_->client->close();
-    s_->wake();
 }
 
 awaitable<Received> StreamableHttpChannel::read() {
     auto s = s_;
-    co_return co_await s->read();
+    co_return co_await s->inbox.read();
 }
 
 awaitable<boost::system::error_code> StreamableHttpChannel::write(std::string message) {
