@@ -417,7 +417,7 @@ awaitable<void> Host::reconnect_loop(std::shared_ptr<Server> s, std::uint64_t ge
             rebuild_index();
             co_return;
         }
-        const auto delay = backoff_delay(options_.backoff, s->attempt);
+        const auto delay = core::backoff_delay(options_.backoff, s->attempt);
         ++s->attempt;
         set_phase(*s, Phase::reconnecting, s->last_error);
         auto timer = std::make_shared<asio::steady_timer>(ex_, delay);

@@ -1,10 +1,12 @@
 // The byte-bounded LRU content cache, listing freshness, and reconnect backoff.
-#include <switchboard/host/backoff.hpp>
+#include <switchboard/core/backoff.hpp>
 #include <switchboard/host/resource_cache.hpp>
 
 #include <gtest/gtest.h>
 
 namespace switchboard::host {
+using core::BackoffPolicy;
+using core::backoff_delay;
 namespace {
 
 using namespace std::chrono_literals;

@@ -20,7 +20,7 @@
 #pragma once
 
 #include <switchboard/host/attachments.hpp>
-#include <switchboard/host/backoff.hpp>
+#include <switchboard/core/backoff.hpp>
 #include <switchboard/host/config.hpp>
 #include <switchboard/host/events.hpp>
 #include <switchboard/host/resource_cache.hpp>
@@ -46,7 +46,7 @@ using jsonrpc::Outcome;
 struct HostOptions {
     std::size_t max_message_size = 64u * 1024 * 1024;
     std::chrono::milliseconds shutdown_deadline{5000};  ///< how long shutdown() waits for active calls
-    BackoffPolicy backoff;
+    core::BackoffPolicy backoff;
     std::size_t content_cache_bytes = 64u * 1024 * 1024;
     std::chrono::milliseconds listing_ttl{60'000};  ///< resource listings, when the server gives no ttlMs
     std::chrono::milliseconds content_ttl{60'000};  ///< read contents of unsubscribed resources, without ttlMs

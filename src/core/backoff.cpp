@@ -1,9 +1,9 @@
-#include <switchboard/host/backoff.hpp>
+#include <switchboard/core/backoff.hpp>
 
 #include <algorithm>
 #include <random>
 
-namespace switchboard::host {
+namespace switchboard::core {
 
 std::chrono::milliseconds backoff_delay(const BackoffPolicy& policy, int attempt, double unit_random) {
     const auto cap = std::max<long long>(policy.max.count(), 0);
@@ -22,4 +22,4 @@ std::chrono::milliseconds backoff_delay(const BackoffPolicy& policy, int attempt
     return backoff_delay(policy, attempt, std::uniform_real_distribution<double>(0.0, 1.0)(rng));
 }
 
-}  // namespace switchboard::host
+}  // namespace switchboard::core

@@ -6,7 +6,7 @@
 
 #include <chrono>
 
-namespace switchboard::host {
+namespace switchboard::core {
 
 struct BackoffPolicy {
     std::chrono::milliseconds base{1000};
@@ -23,4 +23,4 @@ std::chrono::milliseconds backoff_delay(const BackoffPolicy& policy, int attempt
 /// Same, with a random jitter.
 std::chrono::milliseconds backoff_delay(const BackoffPolicy& policy, int attempt);
 
-}  // namespace switchboard::host
+}  // namespace switchboard::core

@@ -1,0 +1,47 @@
+// A task group: the owner of background coroutines. Every coroutine an object starts and does not await belongs to
+// one, so that the object can stop them (cancel) and wait for them (join) before it goes away: no detached spawn
+// outlives its owner's shutdown.
+//
+// cancel() delivers terminal cancellation to every task: the operation it is suspended in completes with
+// operation_aborted, and its next co_await of an Asio operation throws (Asio's throw_if_cancelled), which ends it.
+// An exception that ends a task (other than that cancellation) is logged with the task's name.
+//
+// Thread-safety: single owner; all calls on the executor given to the constructor. The group may be destroyed with
+// tasks still running: they are cancelled and finish on their own.
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace switchboard::core {
+
+class TaskGroup {
+public:
+    explicit TaskGroup(boost::asio::any_io_executor ex);
+    ~TaskGroup();
+    TaskGroup(const TaskGroup&) = delete;
+    TaskGroup& operator=(const TaskGroup&) = delete;
+
+    /// Starts `task` (posted: it begins running after the caller's current step). After cancel() the group accepts
+    /// no new tasks: `task` is dropped unstarted and false is returned.
+    bool spawn(boost::asio::awaitable<void> task, std::string name);
+    /// Cancels every running task and refuses new ones.
+    void cancel();
+    /// Returns when no task is running (at once when none is).
+    boost::asio::awaitable<void> join();
+    /// cancel(), then join().
+    boost::asio::awaitable<void> shutdown();
+
+    std::size_t size() const;
+    bool closed() const;
+
+private:
+    struct State;
+    std::shared_ptr<State> state_;
+};
+
+}  // namespace switchboard::core

@@ -1,0 +1,30 @@
+// Small text helpers used across layers: sizes for messages, ASCII case folding, shortening for previews.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace switchboard::core {
+
+/// "512 bytes", "4.0 KiB", "64 MiB" (whole MiB without a decimal), "1.5 MiB".
+std::string size_text(std::size_t bytes);
+
+/// ASCII lower case; other bytes unchanged (header names, URL schemes, MIME types).
+std::string ascii_lower(std::string_view text);
+
+/// Case-insensitive ASCII comparison.
+bool iequals(std::string_view a, std::string_view b);
+
+/// Whether `haystack` contains `needle`, ignoring ASCII case.
+bool icontains(std::string_view haystack, std::string_view needle);
+
+/// At most `max` bytes of `text` (cut on a UTF-8 boundary) with "…" appended when cut.
+std::string shorten(std::string_view text, std::size_t max);
+
+/// The first line of `text`, shortened to `max` bytes.
+std::string first_line(std::string_view text, std::size_t max = 80);
+
+}  // namespace switchboard::core

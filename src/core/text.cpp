@@ -1,0 +1,48 @@
+#include <switchboard/core/text.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace switchboard::core {
+
+namespace {
+char lower_char(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+}  // namespace
+
+std::string size_text(std::size_t bytes) {
+    constexpr std::size_t kib = 1024, mib = 1024 * 1024;
+    if (bytes >= mib && bytes % mib == 0) return fmt::format("{} MiB", bytes / mib);
+    if (bytes >= mib) return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / mib);
+    if (bytes >= kib) return fmt::format("{:.1f} KiB", static_cast<double>(bytes) / kib);
+    return fmt::format("{} bytes", bytes);
+}
+
+std::string ascii_lower(std::string_view text) {
+    std::string out(text);
+    for (auto& c : out) c = lower_char(c);
+    return out;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+    return a.size() == b.size() &&
+           std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return lower_char(x) == lower_char(y); });
+}
+
+bool icontains(std::string_view haystack, std::string_view needle) {
+    return std::search(haystack.begin(), haystack.end(), needle.begin(), needle.end(), [](char x, char y) {
+               return lower_char(x) == lower_char(y);
+           }) != haystack.end();
+}
+
+std::string shorten(std::string_view text, std::size_t max) {
+    if (text.size() <= max) return std::string(text);
+    std::size_t cut = max;
+    // Back up to the start of a UTF-8 sequence: continuation bytes are 10xxxxxx.
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+    return std::string(text.substr(0, cut)) + "…";
+}
+
+std::string first_line(std::string_view text, std::size_t max) { return shorten(text.substr(0, text.find('\n')), max); }
+
+}  // namespace switchboard::core

@@ -1,0 +1,138 @@
+// The base library: task group (cancel, join, exceptions), one-shot event, text helpers.
+#include <switchboard/core/as_tuple.hpp>
+#include <switchboard/core/one_shot_event.hpp>
+#include <switchboard/core/scope_exit.hpp>
+#include <switchboard/core/spawn.hpp>
+#include <switchboard/core/task_group.hpp>
+#include <switchboard/core/text.hpp>
+
+#include "coro_test.hpp"
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+
+namespace switchboard::core {
+namespace {
+
+namespace asio = boost::asio;
+using asio::awaitable;
+using namespace std::chrono_literals;
+
+awaitable<void> sleep_for(std::chrono::milliseconds d) {
+    asio::steady_timer t(co_await asio::this_coro::executor, d);
+    co_await t.async_wait(as_tuple_awaitable);
+}
+
+TEST(TaskGroup, JoinWaitsForEveryTask) {
+    asio::io_context ctx;
+    test::run(ctx, [&]() -> awaitable<void> {
+        TaskGroup group(co_await asio::this_coro::executor);
+        int finished = 0;
+        for (int i = 1; i <= 3; ++i)
+            group.spawn(
+                [&finished, i]() -> awaitable<void> {
+                    co_await sleep_for(std::chrono::milliseconds(10 * i));
+                    ++finished;
+                }(),
+                "sleeper");
+        EXPECT_EQ(group.size(), 3u);
+        co_await group.join();
+        EXPECT_EQ(finished, 3);
+        EXPECT_EQ(group.size(), 0u);
+        co_await group.join();  // nothing running: returns at once
+    });
+}
+
+TEST(TaskGroup, CancelStopsLongTasksAndRefusesNewOnes) {
+    asio::io_context ctx;
+    test::run(ctx, [&]() -> awaitable<void> {
+        TaskGroup group(co_await asio::this_coro::executor);
+        bool reached_end = false, cleaned_up = false;
+        group.spawn(
+            [&]() -> awaitable<void> {
+                ScopeExit guard([&] { cleaned_up = true; });
+                co_await sleep_for(1h);
+                co_await sleep_for(1h);  // throws: the task was cancelled
+                reached_end = true;
+            }(),
+            "long");
+        co_await sleep_for(10ms);
+        const auto t0 = std::chrono::steady_clock::now();
+        co_await group.shutdown();
+        EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s);
+        EXPECT_FALSE(reached_end);
+        EXPECT_TRUE(cleaned_up);
+        EXPECT_TRUE(group.closed());
+        EXPECT_FALSE(group.spawn([]() -> awaitable<void> { co_return; }(), "late"));
+    });
+}
+
+TEST(TaskGroup, AnExceptionEndsOnlyItsTask) {
+    asio::io_context ctx;
+    test::run(ctx, [&]() -> awaitable<void> {
+        TaskGroup group(co_await asio::this_coro::executor);
+        bool other_done = false;
+        group.spawn([]() -> awaitable<void> { throw std::runtime_error("boom"); co_return; }(), "thrower");
+        group.spawn(
+            [&]() -> awaitable<void> {
+                co_await sleep_for(20ms);
+                other_done = true;
+            }(),
+            "other");
+        co_await group.join();
+        EXPECT_TRUE(other_done);
+    });
+}
+
+TEST(OneShotEvent, WakesEveryWaiterAndHonoursDeadlines) {
+    asio::io_context ctx;
+    test::run(ctx, [&]() -> awaitable<void> {
+        OneShotEvent ev;
+        EXPECT_FALSE(co_await ev.wait_for(5ms));
+        int woken = 0;
+        auto ex = co_await asio::this_coro::executor;
+        for (int i = 0; i < 3; ++i)
+            spawn_logged(
+                ex,
+                [&]() -> awaitable<void> {
+                    co_await ev.wait();
+                    ++woken;
+                }(),
+                "waiter");
+        co_await sleep_for(5ms);
+        EXPECT_EQ(woken, 0);
+        ev.set();
+        co_await sleep_for(5ms);
+        EXPECT_EQ(woken, 3);
+        EXPECT_TRUE(co_await ev.wait_for(1h));
+    });
+}
+
+TEST(RunAll, RunsConcurrently) {
+    asio::io_context ctx;
+    test::run(ctx, [&]() -> awaitable<void> {
+        std::vector<awaitable<void>> tasks;
+        for (int i = 0; i < 5; ++i) tasks.push_back(sleep_for(100ms));
+        const auto t0 = std::chrono::steady_clock::now();
+        co_await run_all(std::move(tasks));
+        const auto took = std::chrono::steady_clock::now() - t0;
+        EXPECT_GE(took, 100ms);
+        EXPECT_LT(took, 450ms);  // not 5 × 100 ms one after another
+    });
+}
+
+TEST(Text, Helpers) {
+    EXPECT_EQ(size_text(512), "512 bytes");
+    EXPECT_EQ(size_text(4096), "4.0 KiB");
+    EXPECT_EQ(size_text(64u * 1024 * 1024), "64 MiB");
+    EXPECT_EQ(size_text(1536u * 1024), "1.5 MiB");
+    EXPECT_EQ(ascii_lower("Content-Type: ÄB"), "content-type: Äb");
+    EXPECT_TRUE(iequals("MCP-Session-Id", "mcp-session-id"));
+    EXPECT_FALSE(iequals("a", "ab"));
+    EXPECT_TRUE(icontains("Bearer-TOKEN-x", "token"));
+    EXPECT_EQ(shorten("héllo", 2), "h…");  // never cuts inside "é"
+    EXPECT_EQ(first_line("one\ntwo"), "one");
+}
+
+}  // namespace
+}  // namespace switchboard::core
