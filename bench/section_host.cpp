@@ -1,10 +1,11 @@
 // Sections "coldstart" (N stdio servers to all connected and indexed) and "memory" (host RSS with 20 servers and
-// about 1,000 tools), measured on the real host: host::Host created, started, settled (every server connected and the
+// about 1,000 tools), measured on the real host: a host::ServerPool and its main context created, started, settled (every server connected and the
 // tool index built), then shut down.
 #include "harness.hpp"
 #include "sync.hpp"
 
-#include <switchboard/host/host.hpp>
+#include <switchboard/host/context.hpp>
+#include <switchboard/host/pool.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <fmt/format.h>
@@ -41,14 +42,28 @@ struct Connected {
     std::size_t tools = 0;
 };
 
-// A started host with every server connected (tools, resources, prompts listed) and the tool index built.
-std::shared_ptr<host::Host> start_host(asio::io_context& io, const host::Config& cfg) {
-    auto h = host::Host::create(io.get_executor(), cfg, host::HostOptions{});
-    h->start();
-    run_sync(io, h->wait_until_settled());
-    for (const auto& st : h->status())
+struct StartedHost {
+    std::shared_ptr<host::ServerPool> pool;
+    std::shared_ptr<host::Context> main;
+    std::size_t tools() { return main->tools().size(); }
+    void shutdown(asio::io_context& io) {
+        main.reset();
+        run_sync(io, pool->shutdown());
+    }
+};
+
+// A started pool with every server connected (tools, resources, prompts listed) and the main context's tool index
+// built.
+StartedHost start_host(asio::io_context& io, const host::Config& cfg) {
+    StartedHost h;
+    h.pool = host::ServerPool::create(io.get_executor(), cfg, host::PoolOptions{});
+    h.main = host::Context::create(h.pool, host::ContextOptions{});
+    h.pool->start();
+    run_sync(io, h.pool->wait_until_settled());
+    for (const auto& st : h.pool->status())
         if (st.phase != host::Phase::connected)
             throw std::runtime_error(fmt::format("{}: {} ({})", st.name, to_string(st.phase), st.last_error));
+    h.main->tools();
     return h;
 }
 
@@ -58,8 +73,8 @@ Connected connect_once(asio::io_context& io, const host::Config& cfg) {
     auto h = start_host(io, cfg);
     Connected c;
     c.ms = seconds_since(t0) * 1000;
-    c.tools = h->tool_index().size();
-    run_sync(io, h->shutdown());
+    c.tools = h.tools();
+    h.shutdown(io);
     return c;
 }
 
@@ -131,8 +146,8 @@ json::object memory_child(const std::vector<std::string>& args) {
     auto h = start_host(io, cfg);
     out["rss_after_kib"] = rss_kib();
     out["peak_kib"] = peak_rss_kib();
-    out["tools"] = h->tool_index().size();
-    run_sync(io, h->shutdown());
+    out["tools"] = h.tools();
+    h.shutdown(io);
     return out;
 }
 

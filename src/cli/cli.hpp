@@ -1,12 +1,18 @@
-// The command-line front end: one function per command, each a coroutine returning the process exit status.
+// The command-line front end: one file per command, each a coroutine returning the process exit status. Every
+// one-shot command runs inside with_host(): start the pool and its main context, wait for the servers, print, shut
+// down.
 #pragma once
 
 #include <switchboard/host/config.hpp>
-#include <switchboard/host/host.hpp>
+#include <switchboard/host/context.hpp>
+#include <switchboard/host/pool.hpp>
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/json/value.hpp>
 
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,27 +25,42 @@ struct GlobalOptions {
     bool watch = false;  ///< status --watch
 };
 
-struct CallArgs {
-    std::string name;
-    std::string arguments = "{}";
+/// The pool and its main context, as a command sees them.
+struct Host {
+    std::shared_ptr<host::ServerPool> pool;
+    std::shared_ptr<host::Context> main;
 };
 
-/// Connects through a Host; with g.watch, redraws on every phase change (and each second) until Ctrl-C.
+/// Starts a pool on `config` (its main context sees every server the pool starts), waits until each has connected
+/// or failed, runs `body`, shuts the pool down and returns what `body` returned.
+boost::asio::awaitable<int> with_host(host::Config config, std::function<boost::asio::awaitable<int>(Host&)> body);
+
+/// The config reduced to the one named server, or nullopt (reported on stderr) when there is no such server.
+std::optional<host::Config> only_server(const host::Config& config, const std::string& name);
+
+/// Servers that failed, reported on stderr (listings on stdout stay clean); whether any did.
+void report_failures(const host::ServerPool& pool);
+bool any_failed(const host::ServerPool& pool);
+
+// Commands.
 boost::asio::awaitable<int> status(const host::Config& config, const GlobalOptions& g);
 boost::asio::awaitable<int> tools(const host::Config& config, const GlobalOptions& g);
-boost::asio::awaitable<int> call(const host::Config& config, const GlobalOptions& g, CallArgs args);
+boost::asio::awaitable<int> call(const host::Config& config, const GlobalOptions& g, std::string name,
+                                 boost::json::object arguments);
 boost::asio::awaitable<int> resources(const host::Config& config, const GlobalOptions& g);
 boost::asio::awaitable<int> read(const host::Config& config, const GlobalOptions& g, std::string server,
                                  std::string uri);
 boost::asio::awaitable<int> prompts(const host::Config& config, const GlobalOptions& g);
 boost::asio::awaitable<int> prompt(const host::Config& config, const GlobalOptions& g, std::string server,
-                                   std::string name, std::vector<std::string> key_values);
+                                   std::string name, std::map<std::string, std::string> arguments);
 
+// Rendering (render.cpp).
 /// Human-readable rendering of a tool result or resource contents; binary parts as "[image/png, N bytes]".
 std::string render_content(const std::vector<mcp::Content>& content);
 std::string render_contents(const std::vector<mcp::ResourceContents>& contents);
-
 /// The status table (also what `status --watch` redraws).
 std::string render_status(const std::vector<host::ServerStatus>& servers);
+boost::json::value status_json(const std::vector<host::ServerStatus>& servers);
+void print_json(const boost::json::value& v);
 
 }  // namespace switchboard::cli

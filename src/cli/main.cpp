@@ -1,12 +1,15 @@
 // switchboard: the command-line front end.
 #include "cli.hpp"
 
+#include <switchboard/core/spawn.hpp>
+
 #include <fmt/format.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/json/parse.hpp>
 
 #include <filesystem>
 #include <iostream>
@@ -20,11 +23,7 @@ int run(const std::function<boost::asio::awaitable<int>()>& command) {
     int status = 1;
     boost::asio::co_spawn(ctx, command(), [&](std::exception_ptr e, int s) {
         if (e) {
-            try {
-                std::rethrow_exception(e);
-            } catch (const std::exception& x) {
-                fmt::print(stderr, "switchboard: internal error: {}\n", x.what());
-            }
+            core::log_exception(e, "switchboard");
             status = 70;
             return;
         }
@@ -55,6 +54,32 @@ std::optional<host::Config> load_config(const cli::GlobalOptions& g) {
     }
 }
 
+// The arguments of `call`, parsed once here: a JSON object, or nullopt (reported).
+std::optional<boost::json::object> parse_call_arguments(const std::string& text) {
+    boost::json::error_code ec;
+    auto parsed = boost::json::parse(text, ec);
+    if (ec || !parsed.is_object()) {
+        fmt::print(stderr, "switchboard: the arguments must be a JSON object, e.g. '{{\"message\": \"hi\"}}'{}\n",
+                   ec ? " (" + ec.message() + ")" : "");
+        return std::nullopt;
+    }
+    return std::move(parsed.get_object());
+}
+
+// `key=value` words as a map, or nullopt (reported).
+std::optional<std::map<std::string, std::string>> parse_key_values(const std::vector<std::string>& words) {
+    std::map<std::string, std::string> out;
+    for (const auto& kv : words) {
+        auto eq = kv.find('=');
+        if (eq == std::string::npos || eq == 0) {
+            fmt::print(stderr, "switchboard: prompt arguments are key=value, got \"{}\"\n", kv);
+            return std::nullopt;
+        }
+        out[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -75,10 +100,10 @@ int main(int argc, char** argv) {
     status_cmd->add_flag("-w,--watch", g.watch, "Keep the servers running and redraw as their phases change (Ctrl-C)");
     auto* tools_cmd = app.add_subcommand("tools", "List the tools of every server");
     json_flag(tools_cmd);
-    cli::CallArgs call_args;
+    std::string tool_name, tool_arguments = "{}";
     auto* call_cmd = app.add_subcommand("call", "Call a tool: switchboard call NAME '{\"arg\": 1}'");
-    call_cmd->add_option("name", call_args.name, "Tool name as listed by `tools` (or server__tool)")->required();
-    call_cmd->add_option("arguments", call_args.arguments, "Arguments as a JSON object");
+    call_cmd->add_option("name", tool_name, "Tool name as listed by `tools` (or server__tool)")->required();
+    call_cmd->add_option("arguments", tool_arguments, "Arguments as a JSON object");
     json_flag(call_cmd);
     auto* resources_cmd = app.add_subcommand("resources", "List resources and resource templates");
     json_flag(resources_cmd);
@@ -104,15 +129,21 @@ int main(int argc, char** argv) {
     spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
     if (!config_file.empty()) g.config_file = config_file;
 
+    std::optional<boost::json::object> call_arguments;
+    std::optional<std::map<std::string, std::string>> prompt_arguments;
+    if (call_cmd->parsed() && !(call_arguments = parse_call_arguments(tool_arguments))) return 2;
+    if (prompt_cmd->parsed() && !(prompt_arguments = parse_key_values(key_values))) return 2;
+
     auto config = load_config(g);
     if (!config) return 2;
     const auto& c = *config;
     if (status_cmd->parsed()) return run([&] { return cli::status(c, g); });
     if (tools_cmd->parsed()) return run([&] { return cli::tools(c, g); });
-    if (call_cmd->parsed()) return run([&] { return cli::call(c, g, call_args); });
+    if (call_cmd->parsed()) return run([&] { return cli::call(c, g, tool_name, std::move(*call_arguments)); });
     if (resources_cmd->parsed()) return run([&] { return cli::resources(c, g); });
     if (read_cmd->parsed()) return run([&] { return cli::read(c, g, server, uri); });
     if (prompts_cmd->parsed()) return run([&] { return cli::prompts(c, g); });
-    if (prompt_cmd->parsed()) return run([&] { return cli::prompt(c, g, server, prompt_name, key_values); });
+    if (prompt_cmd->parsed())
+        return run([&] { return cli::prompt(c, g, server, prompt_name, std::move(*prompt_arguments)); });
     return 2;
 }

@@ -35,6 +35,27 @@ bool icontains(std::string_view haystack, std::string_view needle) {
            }) != haystack.end();
 }
 
+bool glob_match(std::string_view pattern, std::string_view text) {
+    // Greedy with one backtrack point (the last `*`): enough for globs, linear in practice, never exponential.
+    std::size_t p = 0, t = 0, star = std::string_view::npos, resume = 0;
+    while (t < text.size()) {
+        if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
+            ++p;
+            ++t;
+        } else if (p < pattern.size() && pattern[p] == '*') {
+            star = p++;
+            resume = t;
+        } else if (star != std::string_view::npos) {
+            p = star + 1;
+            t = ++resume;
+        } else {
+            return false;
+        }
+    }
+    while (p < pattern.size() && pattern[p] == '*') ++p;
+    return p == pattern.size();
+}
+
 std::string shorten(std::string_view text, std::size_t max) {
     if (text.size() <= max) return std::string(text);
     std::size_t cut = max;

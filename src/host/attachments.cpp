@@ -54,26 +54,12 @@ bool AttachmentList::any_loading() const {
     return std::any_of(items_.begin(), items_.end(), [](const Attachment& a) { return a.loading; });
 }
 
-std::vector<MessagePart> AttachmentList::to_message_parts() const {
-    std::vector<MessagePart> out;
-    for (const auto& a : items_) {
-        if (a.loading) continue;
-        if (a.content) {
-            auto parts = format_resource_contents(a.content->contents);
-            out.insert(out.end(), parts.begin(), parts.end());
-        } else {
-            out.push_back(MessagePart::make_text(
-                fmt::format("Resource {} (server \"{}\") could not be read: {}", a.uri, a.server, a.error)));
-        }
-    }
-    return out;
-}
-
-std::vector<MessagePart> AttachmentList::consume() {
-    auto parts = to_message_parts();
-    items_.erase(std::remove_if(items_.begin(), items_.end(), [](const Attachment& a) { return !a.loading; }),
-                 items_.end());
-    return parts;
+std::vector<Attachment> AttachmentList::consume() {
+    std::vector<Attachment> taken;
+    std::vector<Attachment> kept;
+    for (auto& a : items_) (a.loading ? kept : taken).push_back(std::move(a));
+    items_ = std::move(kept);
+    return taken;
 }
 
 }  // namespace switchboard::host

@@ -30,6 +30,7 @@ constexpr std::string_view server_keys[] = {"type",
                                             "enabled",
                                             "disabled",
                                             "lazy",
+                                            "keepWarmSeconds",
                                             "startupTimeoutMs",
                                             "toolTimeoutMs",
                                             "maxReconnectAttempts",
@@ -359,6 +360,13 @@ void EntryParser::parse_key(std::string_view key, const json::value& value) {
         if (auto b = get_bool(key, value)) disabled_ = *b;
     } else if (key == "lazy") {
         if (auto b = get_bool(key, value)) server_.lazy = *b;
+    } else if (key == "keepWarmSeconds") {
+        // How long a lazy server outlives its last lease; fractions allowed (tests use them).
+        if (value.is_number() && value.to_number<double>() >= 0 && value.to_number<double>() <= 86400.0) {
+            server_.keep_warm = std::chrono::milliseconds(static_cast<std::int64_t>(value.to_number<double>() * 1000));
+        } else {
+            fail("\"keepWarmSeconds\" must be a number of seconds from 0 to 86400");
+        }
     } else if (key == "startupTimeoutMs") {
         get_millis(key, value, server_.startup_timeout);
     } else if (key == "toolTimeoutMs") {

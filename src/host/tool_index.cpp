@@ -82,7 +82,9 @@ ToolIndex ToolIndex::build(const std::vector<ServerTools>& servers) {
         auto list = s.shared ? s.shared : std::make_shared<const std::vector<mcp::Tool>>(s.tools);
         std::set<std::string> seen;  // a server listing a name twice: the first wins
         for (const auto& t : *list) {
-            if (!tool_allowed(t.name, s.allowed, s.excluded) || !seen.insert(t.name).second) continue;
+            if (!tool_allowed(t.name, s.allowed, s.excluded) || (s.keep && !s.keep(t.name)) ||
+                !seen.insert(t.name).second)
+                continue;
             entries.push_back({s.server, &t, {}, list});
             servers_of[t.name].insert(s.server);
         }

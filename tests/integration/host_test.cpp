@@ -1,10 +1,13 @@
-// The Host against real processes: parallel start with misbehaving servers, reconnect after SIGKILL, name conflicts
+// The server pool and its main context against real processes: parallel start with misbehaving servers, reconnect after SIGKILL, name conflicts
 // in either connect order, 10,000 concurrent calls, shutdown, hot reload, lazy servers, resources and prompts.
-#include "harness.hpp"
+#include "host_harness.hpp"
 
-#include <switchboard/host/host.hpp>
+#include <switchboard/host/context.hpp>
+#include <switchboard/host/pool.hpp>
+#include <switchboard/core/one_shot_event.hpp>
+#include <switchboard/llm/tool_result.hpp>
 
-#include <switchboard/jsonrpc/async_event.hpp>
+#include <fmt/format.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -28,70 +31,62 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using asio::awaitable;
 using host::Event;
-using host::Host;
 using host::Phase;
 using clock = std::chrono::steady_clock;
 
-// A JSON string literal for the config text.
-std::string q(const std::string& s) { return json::serialize(json::value(s)); }
-
-std::string demo_entry(const std::string& extra_args = "") {
-    return R"({"command": )" + q(demo_server()) + R"(, "args": [)" + extra_args + "]}";
-}
-
-// A stdio entry running `script` under sh.
-std::string sh_entry(const std::string& script, const std::string& extra = "") {
-    return R"({"command": "sh", "args": ["-c", )" + q(script) + "]" + extra + "}";
-}
-
-host::Config config_of(const std::vector<std::pair<std::string, std::string>>& entries) {
-    std::string text = R"({"mcpServers": {)";
-    for (std::size_t i = 0; i < entries.size(); ++i)
-        text += (i ? ", " : "") + q(entries[i].first) + ": " + entries[i].second;
-    text += "}}";
-    return host::parse_config(text, "<test>");
-}
-
-host::HostOptions fast_options() {
-    host::HostOptions o;
-    o.backoff.base = 50ms;
-    o.backoff.max = 400ms;
-    return o;
-}
-
-awaitable<void> sleep_for(clock::duration d) {
-    asio::steady_timer t(co_await asio::this_coro::executor, d);
-    co_await t.async_wait(asio::use_awaitable);
-}
-
-// Waits until `server` is in `phase`, at most `limit`; true when it got there.
-awaitable<bool> wait_phase(std::shared_ptr<Host> h, std::string server, Phase phase, clock::duration limit) {
-    const auto deadline = clock::now() + limit;
-    while (clock::now() < deadline) {
-        auto st = h->status(server);
-        if (st && st->phase == phase) co_return true;
-        co_await sleep_for(10ms);
+// The pool and its main context as one object, with the OpenAI-style execution the agent layer will do (parse the
+// model's argument text, resolve, call, format) so the assertions read as a model would see the results.
+class Host {
+public:
+    static std::shared_ptr<Host> create(asio::any_io_executor ex, host::Config config, host::PoolOptions options) {
+        auto h = std::make_shared<Host>();
+        h->pool = host::ServerPool::create(std::move(ex), std::move(config), std::move(options));
+        host::ContextOptions main;
+        main.calls_to_unseen_servers = true;  // `lazy__tool` leases a lazy server for the call, as the CLI does
+        h->main = host::Context::create(h->pool, main);
+        return h;
     }
-    co_return false;
-}
+    std::shared_ptr<host::ServerPool> pool;
+    std::shared_ptr<host::Context> main;
 
-host::ToolCall tool_call(std::string id, std::string name, std::string arguments) {
-    host::ToolCall c;
+    void start() { pool->start(); }
+    awaitable<void> wait_until_settled(std::chrono::milliseconds max) { return pool->wait_until_settled(max); }
+    std::vector<host::ServerStatus> status() const { return pool->status(); }
+    std::optional<host::ServerStatus> status(std::string_view s) const { return pool->status(s); }
+    host::EventBus& events() { return pool->events(); }
+    const host::ToolIndex& tool_index() { return main->tools(); }
+    std::size_t active_calls() const { return pool->active_calls(); }
+    awaitable<void> shutdown() { return pool->shutdown(); }
+    awaitable<void> apply(host::Config c) { return pool->apply(std::move(c)); }
+
+    awaitable<llm::ToolExecutionResult> execute_tool(llm::ToolCall call) {
+        using Status = llm::ToolExecutionResult::Status;
+        auto resolved = co_await main->resolve_tool(call.name);
+        if (!resolved) co_return llm::error_result(call, {}, resolved.error().message, Status::unknown_tool);
+        std::string parse_error;
+        auto args = llm::parse_tool_arguments(call.arguments, parse_error);
+        if (!args)
+            co_return llm::error_result(call, resolved->server,
+                                        fmt::format("tool \"{}\" was not called: {}", call.name, parse_error),
+                                        Status::bad_arguments);
+        host::ToolCallOptions options;
+        options.call_id = call.id;
+        auto r = co_await main->call_tool(call.name, std::move(*args), std::move(options));
+        if (!r)
+            co_return llm::error_result(call, resolved->server, r.error().describe(),
+                                        r.error().code == jsonrpc::code::cancelled ? Status::cancelled
+                                                                                   : Status::failed);
+        co_return llm::format_tool_result(call, resolved->server, *r);
+    }
+};
+
+llm::ToolCall tool_call(std::string id, std::string name, std::string arguments) {
+    llm::ToolCall c;
     c.id = std::move(id);
     c.name = std::move(name);
     c.arguments = std::move(arguments);
     return c;
 }
-
-struct TempDir {
-    TempDir() {
-        path = fs::temp_directory_path() / ("switchboard-host-" + std::to_string(::getpid()) + "-" +
-                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::create_directories(path);
-    }
-    ~TempDir() { fs::remove_all(path); }
-    fs::path path;
-};
 
 int read_pid(const fs::path& file) {
     std::ifstream f(file);
@@ -127,8 +122,8 @@ TEST(Host, TenServersStartInParallelDespiteHungExitingAndCrashLoopingOnes) {
             // Usable at once: a call to a healthy server goes ahead while the hung one is still starting.
             json::object early;
             early["message"] = "early";
-            host::ExecuteOptions no_options;
-            auto r = co_await h->call_tool("ok0", "echo", early, no_options);
+            host::ToolCallOptions no_options;
+            auto r = co_await h->pool->call_tool("ok0", "echo", early, no_options);
             CO_ASSERT_TRUE(r.has_value());
             EXPECT_EQ(r->content.at(0).text(), "early");
             EXPECT_EQ(h->status("hung")->phase, Phase::initializing);
@@ -155,7 +150,7 @@ TEST(Host, TenServersStartInParallelDespiteHungExitingAndCrashLoopingOnes) {
             EXPECT_EQ(exits->reconnect_attempt, 0);  // a failed first start is final
 
             // The crash loop stops after the attempt limit.
-            auto gave_up = co_await wait_phase(h, "crashloop", Phase::error, 30s);
+            auto gave_up = co_await wait_phase(h->pool, "crashloop", Phase::error, 30s);
             CO_ASSERT_TRUE(gave_up);
             auto crash = h->status("crashloop");
             EXPECT_NE(crash->last_error.find("gave up after 3 reconnect attempts"), std::string::npos)
@@ -169,7 +164,7 @@ TEST(Host, TenServersStartInParallelDespiteHungExitingAndCrashLoopingOnes) {
                 json::object add;
                 add["a"] = i;
                 add["b"] = 1;
-                auto ok = co_await h->call_tool(name, "add", add, no_options);
+                auto ok = co_await h->pool->call_tool(name, "add", add, no_options);
                 CO_ASSERT_TRUE(ok.has_value());
                 EXPECT_EQ(ok->content.at(0).text(), std::to_string(i + 1));
             }
@@ -195,7 +190,7 @@ TEST_P(HostEra, ServerKilledDuringACallFailsItFastThenComesBack) {
             CO_ASSERT_EQ(h->status("demo")->phase, Phase::connected);
             const int pid = read_pid(pid_file);
             CO_ASSERT_TRUE(pid > 0);
-            auto sub = co_await h->subscribe_resource("demo", "demo://counter");
+            auto sub = co_await h->pool->subscribe_resource("demo", "demo://counter");
             CO_ASSERT_TRUE(sub.has_value());
             std::vector<std::string> updated;
             h->events().subscribe([&](const Event& e) {
@@ -213,19 +208,19 @@ TEST_P(HostEra, ServerKilledDuringACallFailsItFastThenComesBack) {
             const auto t0 = clock::now();
             auto r = co_await h->execute_tool(tool_call("c1", "slow", R"({"seconds": 20, "steps": 20})"));
             const auto elapsed = clock::now() - t0;
-            EXPECT_EQ(r.status, host::ToolExecutionResult::Status::failed) << r.text();
+            EXPECT_EQ(r.status, llm::ToolExecutionResult::Status::failed) << r.text();
             EXPECT_TRUE(r.is_error);
             EXPECT_NE(r.text().find("disconnected during the call"), std::string::npos) << r.text();
             EXPECT_LT(elapsed, 300ms + 1s);
 
             // It comes back (a new process), with its tools, and later calls succeed.
-            auto back = co_await wait_phase(h, "demo", Phase::connected, 20s);
+            auto back = co_await wait_phase(h->pool, "demo", Phase::connected, 20s);
             CO_ASSERT_TRUE(back);
             EXPECT_NE(read_pid(pid_file), pid);
             EXPECT_EQ(h->status("demo")->reconnects, 1);
             EXPECT_TRUE(h->tool_index().find("echo"));
             auto ok = co_await h->execute_tool(tool_call("c2", "echo", R"({"message": "after"})"));
-            EXPECT_EQ(ok.status, host::ToolExecutionResult::Status::ok) << ok.text();
+            EXPECT_EQ(ok.status, llm::ToolExecutionResult::Status::ok) << ok.text();
             EXPECT_EQ(ok.text(), "after");
             // The subscription was restored on the new process.
             auto bump = co_await h->execute_tool(tool_call("c3", "bump", "{}"));
@@ -322,7 +317,7 @@ TEST(Host, TenThousandConcurrentCallsAcrossFiveServersAreEachAnsweredOnce) {
             std::vector<int> answered(calls, 0);
             std::vector<int> wrong;
             int done = 0;
-            auto all_done = std::make_shared<jsonrpc::AsyncEvent>();
+            auto all_done = std::make_shared<core::OneShotEvent>();
             for (int i = 0; i < calls; ++i) {
                 const auto name = "s" + std::to_string(i % 5) + "__echo";
                 const auto message = "call-" + std::to_string(i);
@@ -334,7 +329,7 @@ TEST(Host, TenThousandConcurrentCallsAcrossFiveServersAreEachAnsweredOnce) {
                     [h, call, i, message, &answered, &wrong]() -> awaitable<void> {
                         auto r = co_await h->execute_tool(call);
                         ++answered[i];
-                        if (r.status != host::ToolExecutionResult::Status::ok || r.text() != message ||
+                        if (r.status != llm::ToolExecutionResult::Status::ok || r.text() != message ||
                             r.tool_call_id != call.id || r.server != "s" + std::to_string(i % 5))
                             wrong.push_back(i);
                     },
@@ -364,7 +359,7 @@ TEST(Host, ShutdownWaitsForActiveCallsThenCancelsTheRest) {
             auto h = Host::create(ex, cfg, options);
             h->start();
             co_await h->wait_until_settled(20s);
-            std::optional<host::ToolExecutionResult> quick, slow;
+            std::optional<llm::ToolExecutionResult> quick, slow;
             asio::co_spawn(
                 ex,
                 [h, &quick]() -> awaitable<void> {
@@ -384,8 +379,8 @@ TEST(Host, ShutdownWaitsForActiveCallsThenCancelsTheRest) {
             const auto took = clock::now() - t0;
             CO_ASSERT_TRUE(quick.has_value());
             CO_ASSERT_TRUE(slow.has_value());
-            EXPECT_EQ(quick->status, host::ToolExecutionResult::Status::ok) << quick->text();
-            EXPECT_EQ(slow->status, host::ToolExecutionResult::Status::cancelled) << slow->text();
+            EXPECT_EQ(quick->status, llm::ToolExecutionResult::Status::ok) << quick->text();
+            EXPECT_EQ(slow->status, llm::ToolExecutionResult::Status::cancelled) << slow->text();
             EXPECT_GE(took, 1400ms);
             // The server itself saw the cancellation (its stderr says so).
             EXPECT_NE(h->status("demo")->stderr_tail.find("slow: cancelled"), std::string::npos)
@@ -410,9 +405,9 @@ TEST(Host, ApplyConnectsAddedClosesRemovedRestartsChangedAndLeavesTheRestRunning
             auto h = Host::create(ex, before, fast_options());
             h->start();
             co_await h->wait_until_settled(20s);
-            auto keep_session = co_await h->session("keep");
+            auto keep_session = co_await h->pool->session("keep");
             CO_ASSERT_TRUE(keep_session.has_value());
-            std::optional<host::ToolExecutionResult> in_flight;
+            std::optional<llm::ToolExecutionResult> in_flight;
             asio::co_spawn(
                 ex,
                 [h, &in_flight]() -> awaitable<void> {
@@ -426,11 +421,11 @@ TEST(Host, ApplyConnectsAddedClosesRemovedRestartsChangedAndLeavesTheRestRunning
             EXPECT_EQ(h->status("added")->phase, Phase::connected);
             EXPECT_EQ(h->status("change")->phase, Phase::connected);
             EXPECT_EQ(h->status("change")->era, mcp::Era::legacy);
-            auto keep_again = co_await h->session("keep");
+            auto keep_again = co_await h->pool->session("keep");
             EXPECT_EQ(keep_again->get(), keep_session->get());  // untouched
             for (int i = 0; i < 300 && !in_flight; ++i) co_await sleep_for(10ms);
             CO_ASSERT_TRUE(in_flight.has_value());
-            EXPECT_EQ(in_flight->status, host::ToolExecutionResult::Status::ok) << in_flight->text();
+            EXPECT_EQ(in_flight->status, llm::ToolExecutionResult::Status::ok) << in_flight->text();
             EXPECT_TRUE(h->tool_index().find("added__echo"));
             EXPECT_FALSE(h->tool_index().find("drop__echo"));
             co_await h->shutdown();
@@ -438,7 +433,7 @@ TEST(Host, ApplyConnectsAddedClosesRemovedRestartsChangedAndLeavesTheRestRunning
         60s);
 }
 
-TEST(Host, LazyServersStartOnFirstUseAndMalformedArgumentsComeBackAsErrors) {
+TEST(Host, LazyServersStartForACallAndStopAfterItAndMalformedArgumentsComeBackAsErrors) {
     auto cfg = config_of({{"lazy", R"({"command": )" + q(demo_server()) + R"(, "lazy": true})"}});
     run(
         [&]() -> awaitable<void> {
@@ -446,16 +441,19 @@ TEST(Host, LazyServersStartOnFirstUseAndMalformedArgumentsComeBackAsErrors) {
             auto h = Host::create(ex, cfg, fast_options());
             h->start();
             co_await h->wait_until_settled(5s);
-            EXPECT_EQ(h->status("lazy")->phase, Phase::idle);
+            EXPECT_EQ(h->status("lazy")->phase, Phase::dormant);
+            EXPECT_TRUE(h->tool_index().empty());  // the main context never lists a lazy server's tools
             auto r = co_await h->execute_tool(tool_call("1", "lazy__echo", R"({"message": "wake"})"));
             EXPECT_EQ(r.text(), "wake");
-            EXPECT_EQ(h->status("lazy")->phase, Phase::connected);
-            auto bad = co_await h->execute_tool(tool_call("2", "echo", R"({"message": )"));
-            EXPECT_EQ(bad.status, host::ToolExecutionResult::Status::bad_arguments);
+            // Leased for the call only (keepWarmSeconds 0): stopped again after it.
+            EXPECT_TRUE(co_await wait_phase(h->pool, "lazy", Phase::dormant, 5s)) << h->status("lazy")->lifecycle();
+            EXPECT_EQ(h->status("lazy")->lifecycle(), "dormant");
+            auto bad = co_await h->execute_tool(tool_call("2", "lazy__echo", R"({"message": )"));
+            EXPECT_EQ(bad.status, llm::ToolExecutionResult::Status::bad_arguments);
             EXPECT_NE(bad.text().find("not valid JSON"), std::string::npos) << bad.text();
             auto unknown = co_await h->execute_tool(tool_call("3", "nope", "{}"));
-            EXPECT_EQ(unknown.status, host::ToolExecutionResult::Status::unknown_tool);
-            EXPECT_NE(unknown.text().find("echo"), std::string::npos) << unknown.text();  // lists what exists
+            EXPECT_EQ(unknown.status, llm::ToolExecutionResult::Status::unknown_tool);
+            EXPECT_NE(unknown.text().find("no tool \"nope\""), std::string::npos) << unknown.text();
             co_await h->shutdown();
         },
         60s);
@@ -473,51 +471,53 @@ TEST_P(HostEra, ResourcesCacheSubscriptionsAttachmentsAndPrompts) {
             });
             h->start();
             co_await h->wait_until_settled(20s);
-            EXPECT_EQ(h->resources().size(), 13u);
-            EXPECT_EQ(h->resource_templates().size(), 1u);
-            auto listing = co_await h->list_resources("demo");
+            EXPECT_EQ(h->main->resources().size(), 13u);
+            EXPECT_EQ(h->main->resource_templates().size(), 1u);
+            auto listing = co_await h->pool->list_resources("demo");
             CO_ASSERT_TRUE(listing.has_value());
             EXPECT_EQ(listing->resources.size(), 13u);
 
             // Subscribed: cached until the server says it changed.
-            auto sub = co_await h->subscribe_resource("demo", "demo://counter");
+            auto sub = co_await h->pool->subscribe_resource("demo", "demo://counter");
             CO_ASSERT_TRUE(sub.has_value());
-            auto first = co_await h->read_resource("demo", "demo://counter");
+            auto first = co_await h->pool->read_resource("demo", "demo://counter");
             CO_ASSERT_TRUE(first.has_value());
-            EXPECT_EQ(h->content_cache().size(), 1u);
+            EXPECT_EQ(h->pool->content_cache().size(), 1u);
             auto bump = co_await h->execute_tool(tool_call("b", "bump", "{}"));
             EXPECT_EQ(bump.text(), "counter = 1");
             for (int i = 0; i < 200 && updated.empty(); ++i) co_await sleep_for(10ms);
             EXPECT_EQ(updated, std::vector<std::string>{"demo://counter"});
-            EXPECT_EQ(h->content_cache().size(), 0u);  // invalidated
-            auto second = co_await h->read_resource("demo", "demo://counter");
+            EXPECT_EQ(h->pool->content_cache().size(), 0u);  // invalidated
+            auto second = co_await h->pool->read_resource("demo", "demo://counter");
             CO_ASSERT_TRUE(second.has_value());
             EXPECT_NE(second->contents.at(0).text, first->contents.at(0).text);
 
-            // Attachments: loaded, turned into parts for the next message, then cleared.
-            auto a = co_await h->attach_resource("demo", "demo://greeting/Ann");
-            auto b = co_await h->attach_resource("demo", "demo://no-such-thing");
+            // Attachments: loaded, taken by the next message, then cleared.
+            auto a = co_await h->main->attach_resource("demo", "demo://greeting/Ann");
+            auto b = co_await h->main->attach_resource("demo", "demo://no-such-thing");
             EXPECT_NE(a, b);
-            EXPECT_FALSE(h->attachments().any_loading());
-            auto parts = h->consume_attachments();
-            CO_ASSERT_EQ(parts.size(), 2u);
-            EXPECT_NE(parts[0].text.find("Hello, Ann!"), std::string::npos) << parts[0].text;
-            EXPECT_NE(parts[1].text.find("could not be read"), std::string::npos) << parts[1].text;
-            EXPECT_TRUE(h->attachments().items().empty());
+            EXPECT_FALSE(h->main->attachments().any_loading());
+            auto taken = h->main->consume_attachments();
+            CO_ASSERT_EQ(taken.size(), 2u);
+            CO_ASSERT_TRUE(taken[0].content.has_value());
+            EXPECT_EQ(taken[0].content->contents.at(0).text.value_or(""), "Hello, Ann!");
+            EXPECT_FALSE(taken[1].content.has_value());
+            EXPECT_FALSE(taken[1].error.empty());
+            EXPECT_TRUE(h->main->attachments().items().empty());
 
             // Prompts and completion.
-            auto prompts = h->prompts();
+            auto prompts = h->main->prompts();
             EXPECT_EQ(prompts.size(), 3u);
             EXPECT_EQ(prompts.at(0).server, "demo");
             std::map<std::string, std::string> args{{"name", "Ann"}};
-            auto p = co_await h->get_prompt("demo", "greet", args);
+            auto p = co_await h->pool->get_prompt("demo", "greet", args);
             CO_ASSERT_TRUE(p.has_value());
             EXPECT_FALSE(p->messages.empty());
             json::object ref;
             ref["type"] = "ref/prompt";
             ref["name"] = "greet";
             std::map<std::string, std::string> no_context;
-            auto c = co_await h->complete("demo", ref, "name", "A", no_context);
+            auto c = co_await h->pool->complete("demo", ref, "name", "A", no_context);
             CO_ASSERT_TRUE(c.has_value());
             EXPECT_EQ(c->values, std::vector<std::string>{"Alice"});
             co_await h->shutdown();
@@ -540,37 +540,37 @@ TEST(Host, ListChangesLogMessagesAndProgressFromTheOfficialEverythingServer) {
             h->events().subscribe([&](const Event& e) {
                 if (e.kind == Event::Kind::resources_changed && e.server == "everything") ++resources_changed;
                 if (e.kind == Event::Kind::log_message) ++logs;
-                if (e.kind == Event::Kind::progress && e.tool_call_id == "long") ++progress;
+                if (e.kind == Event::Kind::progress && e.call_id == "long") ++progress;
             });
             h->start();
             co_await h->wait_until_settled(30s);
             CO_ASSERT_EQ(h->status("everything")->phase, Phase::connected);
-            const auto before = h->resources().size();
+            const auto before = h->main->resources().size();
             const int changed_before = resources_changed;
 
             // The tool registers a session resource: the server sends notifications/resources/list_changed.
             auto r = co_await h->execute_tool(tool_call(
                 "gz", "gzip-file-as-resource",
                 R"({"name": "hello.gz", "data": "data:text/plain;base64,SGVsbG8=", "outputType": "resourceLink"})"));
-            EXPECT_EQ(r.status, host::ToolExecutionResult::Status::ok) << r.text();
+            EXPECT_EQ(r.status, llm::ToolExecutionResult::Status::ok) << r.text();
             EXPECT_NE(r.text().find("Resource link: "), std::string::npos) << r.text();
-            for (int i = 0; i < 300 && h->resources().size() == before; ++i) co_await sleep_for(10ms);
-            EXPECT_EQ(h->resources().size(), before + 1);
+            for (int i = 0; i < 300 && h->main->resources().size() == before; ++i) co_await sleep_for(10ms);
+            EXPECT_EQ(h->main->resources().size(), before + 1);
             EXPECT_GT(resources_changed, changed_before);
             bool found = false;
-            for (const auto& res : h->resources())
+            for (const auto& res : h->main->resources())
                 found = found || res.resource.uri.find("hello.gz") != std::string::npos;
             EXPECT_TRUE(found);
 
             // Progress of a tool call is raised as an event with the call's id.
             auto p = co_await h->execute_tool(
                 tool_call("long", "trigger-long-running-operation", R"({"duration": 1, "steps": 3})"));
-            EXPECT_EQ(p.status, host::ToolExecutionResult::Status::ok) << p.text();
+            EXPECT_EQ(p.status, llm::ToolExecutionResult::Status::ok) << p.text();
             EXPECT_EQ(progress, 3);
 
             // Server log messages are raised as events.
             auto t = co_await h->execute_tool(tool_call("log", "toggle-simulated-logging", "{}"));
-            EXPECT_EQ(t.status, host::ToolExecutionResult::Status::ok) << t.text();
+            EXPECT_EQ(t.status, llm::ToolExecutionResult::Status::ok) << t.text();
             for (int i = 0; i < 600 && logs == 0; ++i) co_await sleep_for(10ms);
             EXPECT_GT(logs, 0);
             co_await h->shutdown();

@@ -33,7 +33,7 @@ TEST(TaskGroup, JoinWaitsForEveryTask) {
                 [&finished, i]() -> awaitable<void> {
                     co_await sleep_for(std::chrono::milliseconds(10 * i));
                     ++finished;
-                }(),
+                },
                 "sleeper");
         EXPECT_EQ(group.size(), 3u);
         co_await group.join();
@@ -54,7 +54,7 @@ TEST(TaskGroup, CancelStopsLongTasksAndRefusesNewOnes) {
                 co_await sleep_for(1h);
                 co_await sleep_for(1h);  // throws: the task was cancelled
                 reached_end = true;
-            }(),
+            },
             "long");
         co_await sleep_for(10ms);
         const auto t0 = std::chrono::steady_clock::now();
@@ -63,7 +63,7 @@ TEST(TaskGroup, CancelStopsLongTasksAndRefusesNewOnes) {
         EXPECT_FALSE(reached_end);
         EXPECT_TRUE(cleaned_up);
         EXPECT_TRUE(group.closed());
-        EXPECT_FALSE(group.spawn([]() -> awaitable<void> { co_return; }(), "late"));
+        EXPECT_FALSE(group.spawn([]() -> awaitable<void> { co_return; }, "late"));
     });
 }
 
@@ -72,12 +72,17 @@ TEST(TaskGroup, AnExceptionEndsOnlyItsTask) {
     test::run(ctx, [&]() -> awaitable<void> {
         TaskGroup group(co_await asio::this_coro::executor);
         bool other_done = false;
-        group.spawn([]() -> awaitable<void> { throw std::runtime_error("boom"); co_return; }(), "thrower");
+        group.spawn(
+            []() -> awaitable<void> {
+                throw std::runtime_error("boom");
+                co_return;
+            },
+            "thrower");
         group.spawn(
             [&]() -> awaitable<void> {
                 co_await sleep_for(20ms);
                 other_done = true;
-            }(),
+            },
             "other");
         co_await group.join();
         EXPECT_TRUE(other_done);
@@ -97,7 +102,7 @@ TEST(OneShotEvent, WakesEveryWaiterAndHonoursDeadlines) {
                 [&]() -> awaitable<void> {
                     co_await ev.wait();
                     ++woken;
-                }(),
+                },
                 "waiter");
         co_await sleep_for(5ms);
         EXPECT_EQ(woken, 0);
@@ -132,6 +137,13 @@ TEST(Text, Helpers) {
     EXPECT_TRUE(icontains("Bearer-TOKEN-x", "token"));
     EXPECT_EQ(shorten("héllo", 2), "h…");  // never cuts inside "é"
     EXPECT_EQ(first_line("one\ntwo"), "one");
+    EXPECT_TRUE(glob_match("github__*", "github__create_issue"));
+    EXPECT_TRUE(glob_match("*_issue", "github__create_issue"));
+    EXPECT_TRUE(glob_match("e?ho", "echo"));
+    EXPECT_TRUE(glob_match("*", ""));
+    EXPECT_FALSE(glob_match("echo", "echo2"));
+    EXPECT_FALSE(glob_match("a*b*c", "aXbXd"));
+    EXPECT_TRUE(glob_match("a*b*c", "aXbXbc"));
 }
 
 }  // namespace

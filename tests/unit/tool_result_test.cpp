@@ -1,12 +1,11 @@
 // Formatting tool results for an LLM, parsing OpenAI-style calls and their arguments.
-#include <switchboard/host/attachments.hpp>
-#include <switchboard/host/tool_result.hpp>
+#include <switchboard/llm/tool_result.hpp>
 
 #include <gtest/gtest.h>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
-namespace switchboard::host {
+namespace switchboard::llm {
 namespace {
 
 namespace json = boost::json;
@@ -95,26 +94,5 @@ TEST(ToolResult, OpenAiToolCallsAndMalformedArgumentsAreErrorsNotExceptions) {
     EXPECT_EQ(err.to_openai_message().at("content"), "boom");
 }
 
-TEST(Attachments, LoadingThenContentOrErrorThenPartsThenCleared) {
-    AttachmentList list;
-    const auto a = list.add("s", "demo://a").id;
-    const auto b = list.add("s", "demo://b").id;
-    const auto c = list.add("s", "demo://c").id;
-    EXPECT_TRUE(list.any_loading());
-    EXPECT_TRUE(list.to_message_parts().empty());  // loading ones are not sent
-    list.set_content(a, mcp::ReadResourceResult::from_json(
-                            json::parse(R"({"contents":[{"uri":"demo://a","mimeType":"text/plain","text":"A"}]})")));
-    list.set_error(b, "not found");
-    auto parts = list.consume();
-    ASSERT_EQ(parts.size(), 2u);
-    EXPECT_EQ(parts[0].text, "Resource demo://a (text/plain):\nA");
-    EXPECT_NE(parts[1].text.find("demo://b"), std::string::npos);
-    EXPECT_NE(parts[1].text.find("not found"), std::string::npos);
-    ASSERT_EQ(list.items().size(), 1u);  // the one still loading stays for the next message
-    EXPECT_EQ(list.items()[0].id, c);
-    EXPECT_TRUE(list.remove(c));
-    EXPECT_TRUE(list.items().empty());
-}
-
 }  // namespace
-}  // namespace switchboard::host
+}  // namespace switchboard::llm

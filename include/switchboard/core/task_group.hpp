@@ -10,6 +10,8 @@
 // tasks still running: they are cancelled and finish on their own.
 #pragma once
 
+#include <switchboard/core/spawn.hpp>
+
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 
@@ -29,6 +31,13 @@ public:
     /// Starts `task` (posted: it begins running after the caller's current step). After cancel() the group accepts
     /// no new tasks: `task` is dropped unstarted and false is returned.
     bool spawn(boost::asio::awaitable<void> task, std::string name);
+    /// Same, for a callable returning awaitable<void>; the callable (and its captures) lives until the task ends.
+    template <class F>
+        requires std::invocable<F&>
+    bool spawn(F f, std::string name) {
+        if (closed()) return false;
+        return spawn(keep_alive(std::move(f)), std::move(name));
+    }
     /// Cancels every running task and refuses new ones.
     void cancel();
     /// Returns when no task is running (at once when none is).

@@ -21,6 +21,9 @@ bool iequals(std::string_view a, std::string_view b);
 /// Whether `haystack` contains `needle`, ignoring ASCII case.
 bool icontains(std::string_view haystack, std::string_view needle);
 
+/// Shell-style glob: `*` any run of characters, `?` one character, everything else literal. Linear time.
+bool glob_match(std::string_view pattern, std::string_view text);
+
 /// At most `max` bytes of `text` (cut on a UTF-8 boundary) with "…" appended when cut.
 std::string shorten(std::string_view text, std::size_t max);
 

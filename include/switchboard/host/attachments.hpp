@@ -1,10 +1,9 @@
-// Resource attachments for the next user message: added while loading, then given content or an error, turned into
-// message parts when the message is sent, then cleared.
+// Resource attachments for the next user message: added while loading, then given content or an error, taken by the
+// message that is sent next.
 //
 // Thread-safety: single owner.
 #pragma once
 
-#include <switchboard/host/tool_result.hpp>
 #include <switchboard/mcp/types.hpp>
 
 #include <cstdint>
@@ -34,11 +33,9 @@ public:
     const std::vector<Attachment>& items() const { return items_; }
     bool any_loading() const;
 
-    /// The message parts for every attachment (failed ones as a line naming the error; loading ones are skipped), in
-    /// the order added. Does not clear.
-    std::vector<MessagePart> to_message_parts() const;
-    /// to_message_parts(), then removes every attachment that is not loading.
-    std::vector<MessagePart> consume();
+    /// Removes and returns every attachment that finished loading (content or error), in the order added; loading
+    /// ones stay. The LLM layer turns them into message parts.
+    std::vector<Attachment> consume();
     void clear() { items_.clear(); }
 
 private:

@@ -41,6 +41,8 @@ struct ServerConfig {
 
     bool enabled = true;
     bool lazy = false;
+    /// `keepWarmSeconds`: a lazy server stays up this long after its last lease is dropped, for an acquire to reuse.
+    std::chrono::milliseconds keep_warm{0};
     std::chrono::milliseconds startup_timeout{30'000};
     std::chrono::milliseconds tool_timeout{60'000};
     int max_reconnect_attempts = 10;         ///< 0 = forever

@@ -1,7 +1,7 @@
-// Health phases of a server and the events the Host raises (phase changes, list changes, resource updates, server
-// log messages, progress). Front ends (CLI watch, chat runner, gateway) subscribe with a callback.
+// Health phases of a server and the events the pool raises (phase changes, list changes, resource updates, server
+// log messages, progress). Front ends (CLI watch, chat runner, gateway, web UI) subscribe with a callback.
 //
-// Thread-safety: single owner; emit and subscribe on the Host's executor. Callbacks run synchronously inside emit and
+// Thread-safety: single owner; emit and subscribe on the pool's executor. Callbacks run synchronously inside emit and
 // must not block; they may unsubscribe themselves (and others) while being called.
 #pragma once
 
@@ -16,23 +16,28 @@
 
 namespace switchboard::host {
 
-/// idle: not started (lazy, disabled, or before start); starting: spawning/dialing; initializing: MCP handshake;
-/// listing: fetching tools/resources/prompts; connected: usable; reconnecting: lost, waiting or retrying;
-/// error: gave up (start failed or reconnect attempts exhausted); disconnected: closed by the host.
-enum class Phase { idle, starting, initializing, listing, connected, reconnecting, error, disconnected };
-inline constexpr int phase_count = 8;
+/// idle: not started (disabled, or before start); dormant: a lazy server nobody holds a lease on, not running;
+/// starting: spawning/dialing; initializing: MCP handshake; listing: fetching tools/resources/prompts; connected:
+/// usable; reconnecting: lost, waiting or retrying; error: gave up (start failed or reconnect attempts exhausted);
+/// disconnected: closed by the host.
+enum class Phase { idle, dormant, starting, initializing, listing, connected, reconnecting, error, disconnected };
+inline constexpr int phase_count = 9;
 
 std::string_view to_string(Phase phase);
+
+/// starting, initializing or listing.
+inline bool is_starting(Phase p) { return p == Phase::starting || p == Phase::initializing || p == Phase::listing; }
 
 struct Event {
     enum class Kind {
         phase_changed,      ///< `phase` is the new phase, `message` the error when it is `error`/`reconnecting`
-        tools_changed,      ///< the tool index was rebuilt (server connected, lost, list_changed, config applied)
+        tools_changed,      ///< a server's tool list changed (`server`; empty: every server, e.g. after apply)
         prompts_changed,    ///< a server's prompt list changed
         resources_changed,  ///< a server's resource (or template) list changed
         resource_updated,   ///< notifications/resources/updated: `uri`; the cached content was dropped
         log_message,        ///< notifications/message: `data` is its params
-        progress,           ///< progress of a tool call: `tool_call_id`, `data` {progress,total,message}
+        progress,           ///< progress of a tool call: `call_id`, `data` {progress,total,message}
+        leases_changed,     ///< a lazy server's lease count changed (`message` is the count)
         attachments_changed,
     };
     Kind kind;
@@ -40,8 +45,18 @@ struct Event {
     Phase phase = Phase::idle;
     std::string message;
     std::string uri;
-    std::string tool_call_id;
+    std::string call_id;
     boost::json::value data;
+
+    static Event phase_changed(std::string server, Phase phase, std::string error = {});
+    static Event tools_changed(std::string server);
+    static Event prompts_changed(std::string server);
+    static Event resources_changed(std::string server);
+    static Event resource_updated(std::string server, std::string uri, boost::json::value params);
+    static Event log_message(std::string server, boost::json::value params);
+    static Event progress(std::string server, std::string call_id, boost::json::value data);
+    static Event leases_changed(std::string server, std::size_t leases);
+    static Event attachments_changed(std::string server, std::string uri);
 };
 
 std::string_view to_string(Event::Kind kind);
@@ -59,6 +74,7 @@ public:
     void unsubscribe(Id id) { subscribers_->erase(id); }
 
     void emit(const Event& e) {
+        if (subscribers_->empty()) return;
         // A snapshot: callbacks may (un)subscribe while we iterate.
         auto snapshot = *subscribers_;
         for (auto& [id, cb] : snapshot)

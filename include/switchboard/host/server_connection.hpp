@@ -1,6 +1,5 @@
-// Connecting configured servers: one server (spawn or dial, establish the MCP session, list what it offers) or all
-// of a config in parallel, where a failing or hung server never delays the others beyond its own startup timeout.
-// The Host store (server registry, health phases, reconnect) builds on this.
+// Connecting one configured server: spawn or dial, establish the MCP session, list what it offers. The server pool
+// (health phases, reconnect, leases) builds on this.
 //
 // Thread-safety: single owner; all calls on one executor.
 #pragma once
@@ -39,9 +38,8 @@ struct ConnectOptions {
 /// One server after a connection attempt.
 struct ServerConnection {
     const ServerConfig* config = nullptr;
-    enum class Phase { connected, error, disabled, lazy } phase = Phase::error;
-    std::shared_ptr<mcp::ClientSession> session;  ///< set when connected
-    std::string error;                            ///< set on error: names the cause, with the stderr tail
+    std::shared_ptr<mcp::ClientSession> session;  ///< set when the session was established (also when a listing failed)
+    std::string error;                            ///< empty when connected; else names the cause, with the stderr tail
     std::chrono::milliseconds connect_time{0};
     std::vector<mcp::Tool> tools;
     std::vector<mcp::Resource> resources;
@@ -49,20 +47,10 @@ struct ServerConnection {
     std::vector<mcp::Prompt> prompts;
 };
 
-std::string_view to_string(ServerConnection::Phase phase);
-
 /// Connects one server and lists what it offers (a listing failure is an error of that server). The channel comes
 /// from open_channel (transport_factory.hpp); the handshake is bounded by the server's startup timeout, and so is
 /// each listing request (the session's default request timeout is the startup timeout; tool calls pass their own).
 boost::asio::awaitable<ServerConnection> connect_server(boost::asio::any_io_executor ex, const ServerConfig& config,
                                                         const ConnectOptions& options);
-
-/// Connects every enabled, non-lazy server of `config` at once; disabled and lazy ones are reported as such.
-/// Results are in config order.
-boost::asio::awaitable<std::vector<ServerConnection>> connect_all(boost::asio::any_io_executor ex, const Config& config,
-                                                                  const ConnectOptions& options);
-
-/// Closes every connected session, in parallel.
-boost::asio::awaitable<void> close_all(std::vector<ServerConnection>& servers);
 
 }  // namespace switchboard::host

@@ -11,6 +11,7 @@
 
 #include <switchboard/mcp/types.hpp>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -26,6 +27,8 @@ struct ServerTools {
     std::vector<mcp::Tool> tools;
     std::vector<std::string> allowed;   ///< empty: all (config `allowedTools`)
     std::vector<std::string> excluded;  ///< config `excludedTools`
+    /// A further filter over the server's own tool names (a context's patterns and overrides); empty: keep all.
+    std::function<bool(std::string_view tool)> keep;
     /// When set, used instead of `tools` and shared by the index, not copied (the host keeps its lists this way:
     /// tool schemas are the bulk of a host's memory).
     std::shared_ptr<const std::vector<mcp::Tool>> shared;

@@ -1,31 +1,30 @@
-// The Host: one object that owns every server connection and that every front end (CLI, chat, gateway, web UI) uses.
+// The server pool: the one owner of every configured server's lifecycle. Front ends look at the servers through
+// contexts (context.hpp); the pool itself knows nothing of tool names as a model sees them.
 //
-// - start(): every enabled, non-lazy server starts at once; the host is usable at once. A call to a server that is
-//   still starting waits for it (up to its startupTimeoutMs); calls to other servers go ahead.
+// - start(): every enabled, non-lazy server starts at once; the pool is usable at once. A request to a server that is
+//   still starting waits for it (up to its startupTimeoutMs); requests to other servers go ahead.
 // - Health phases per server (events.hpp), observable as events and in status(), with time spent in each phase, the
 //   last error and a stderr tail.
-// - The tool index (tool_index.hpp), rebuilt whenever a server's tools change; execute_tool() runs an OpenAI-style
-//   call and formats the result for an LLM (tool_result.hpp).
-// - Resources (listing cache with TTL, byte-bounded content cache, subscriptions), attachments, prompts, completion.
+// - Leases: acquire(name) returns a Lease on a connected server, starting it when it is dormant (a `lazy: true`
+//   server is dormant until acquired). Concurrent acquires of a dormant server share one start and one process.
+//   When the last lease of a lazy server is dropped it stops after its keepWarmSeconds; an acquire inside that window
+//   reuses it. Leases on non-lazy servers only count.
 // - Auto-reconnect for every transport: on close or error, back off min(30 s, 1 s * 2^attempt) with jitter, up to
-//   maxReconnectAttempts (0 = forever), then phase error. In-flight calls fail at once; after reconnecting, the tool
-//   index and subscriptions are restored. A server that fails its very first start is in phase error at once (a
-//   wrong command does not fix itself); apply() or restart() tries again.
-// - shutdown(): stops taking calls, waits for active ones up to a deadline, cancels the rest on the servers, closes
-//   every transport, clears the indexes.
+//   maxReconnectAttempts (0 = forever), then phase error. In-flight requests fail at once; after reconnecting, tool
+//   lists and subscriptions are restored. A server that fails its very first start is in phase error at once (a wrong
+//   command does not fix itself); apply() or restart() tries again, and so does the next acquire of a lazy server.
+// - shutdown(): stops taking requests, waits for active ones up to a deadline, cancels the rest on the servers,
+//   closes every transport, then cancels and joins every background task.
 // - apply(config): hot reload; untouched servers keep running (no dropped calls).
 //
 // Thread-safety: single owner. Every member function must be called on the executor given to create(); event
 // callbacks run there too.
 #pragma once
 
-#include <switchboard/host/attachments.hpp>
 #include <switchboard/core/backoff.hpp>
 #include <switchboard/host/config.hpp>
 #include <switchboard/host/events.hpp>
 #include <switchboard/host/resource_cache.hpp>
-#include <switchboard/host/tool_index.hpp>
-#include <switchboard/host/tool_result.hpp>
 #include <switchboard/mcp/client_session.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -33,6 +32,7 @@
 
 #include <array>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -43,9 +43,9 @@ namespace switchboard::host {
 
 using jsonrpc::Outcome;
 
-struct HostOptions {
+struct PoolOptions {
     std::size_t max_message_size = 64u * 1024 * 1024;
-    std::chrono::milliseconds shutdown_deadline{5000};  ///< how long shutdown() waits for active calls
+    std::chrono::milliseconds shutdown_deadline{5000};  ///< how long shutdown() waits for active requests
     core::BackoffPolicy backoff;
     std::size_t content_cache_bytes = 64u * 1024 * 1024;
     std::chrono::milliseconds listing_ttl{60'000};  ///< resource listings, when the server gives no ttlMs
@@ -72,11 +72,20 @@ struct ServerStatus {
     int reconnect_attempt = 0;                  ///< attempts since the connection was last stable
     int reconnects = 0;                         ///< successful reconnects since start
     std::size_t active_calls = 0;
+    std::size_t leases = 0;
+    std::chrono::milliseconds keep_warm{0};
+
+    /// A lazy server's lifecycle as the lazy-loading design names it: "dormant" (not running), "loading" (starting),
+    /// "active" (running, leased), "warm" (running, no lease, keepWarmSeconds not over yet), or the phase when it is
+    /// none of these (reconnecting, error, ...). For other servers: the phase.
+    std::string lifecycle() const;
 };
 
-struct ExecuteOptions {
+/// Options of one tool call through the pool.
+struct ToolCallOptions {
     std::chrono::milliseconds timeout{0};  ///< 0: the server's toolTimeoutMs
     std::function<void(const jsonrpc::Progress&)> on_progress;
+    std::string call_id;  ///< names the call in progress events (Event::progress)
 };
 
 struct PromptInfo {
@@ -94,42 +103,72 @@ struct ResourceTemplateInfo {
     mcp::ResourceTemplate resource_template;
 };
 
-class Host : public std::enable_shared_from_this<Host> {
+class ServerPool;
+
+/// A hold on a server: while any lease on a lazy server exists, the server stays up (reconnecting when it crashes).
+/// Move-only; dropping it (or release()) gives the hold back. Safe to drop after the pool is gone.
+class Lease {
 public:
-    static std::shared_ptr<Host> create(boost::asio::any_io_executor ex, Config config, HostOptions options);
-    ~Host();
-    Host(const Host&) = delete;
-    Host& operator=(const Host&) = delete;
+    Lease() = default;
+    Lease(Lease&& other) noexcept;
+    Lease& operator=(Lease&& other) noexcept;
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    ~Lease();
+
+    const std::string& server() const { return server_; }
+    explicit operator bool() const { return !server_.empty(); }
+    void release();
+
+private:
+    friend class ServerPool;
+    Lease(std::weak_ptr<ServerPool> pool, std::string server) : pool_(std::move(pool)), server_(std::move(server)) {}
+    std::weak_ptr<ServerPool> pool_;
+    std::string server_;
+};
+
+class ServerPool : public std::enable_shared_from_this<ServerPool> {
+public:
+    static std::shared_ptr<ServerPool> create(boost::asio::any_io_executor ex, Config config, PoolOptions options);
+    ~ServerPool();
+    ServerPool(const ServerPool&) = delete;
+    ServerPool& operator=(const ServerPool&) = delete;
 
     /// Starts every enabled, non-lazy server in parallel and returns at once.
     void start();
-    /// Waits until no server is starting (each connected or failed), at most `max`.
+    /// Waits until none of `servers` (all when empty) is starting (each connected, failed or dormant), at most `max`.
+    boost::asio::awaitable<void> wait_until_settled(std::vector<std::string> servers, std::chrono::milliseconds max);
     boost::asio::awaitable<void> wait_until_settled(std::chrono::milliseconds max);
-    boost::asio::awaitable<void> wait_until_settled() { return wait_until_settled(std::chrono::hours(1)); }
+    boost::asio::awaitable<void> wait_until_settled();
 
+    const boost::asio::any_io_executor& executor() const { return ex_; }
     const Config& config() const { return config_; }
+    const PoolOptions& options() const { return options_; }
     std::vector<ServerStatus> status() const;  ///< in config order
     std::optional<ServerStatus> status(std::string_view server) const;
     EventBus& events() { return events_; }
 
-    // Tools.
-    const ToolIndex& tool_index() const { return index_; }
-    /// Resolves `call.function.name` (an exposed name, or `<server>__<tool>` naming a server explicitly), parses the
-    /// arguments, forwards the call (progress, timeout, cancellation of the awaiting coroutine → cancelled on the
-    /// server) and formats the result. Never throws for a bad call: unknown tools, malformed arguments and server
-    /// failures come back as an error result the LLM can read (`status` tells them apart).
-    boost::asio::awaitable<ToolExecutionResult> execute_tool(ToolCall call, ExecuteOptions options);
-    boost::asio::awaitable<ToolExecutionResult> execute_tool(ToolCall call) {
-        return execute_tool(std::move(call), ExecuteOptions{});
-    }
-    /// The raw call on a named server and tool (waits for the server when it is starting).
+    // Leases.
+    /// A lease on a connected server: starts a dormant (or failed lazy) server and waits while it starts, up to its
+    /// startupTimeoutMs. Errors name the server and the cause.
+    boost::asio::awaitable<Outcome<Lease>> acquire(std::string server);
+    std::size_t leases(std::string_view server) const;
+
+    // What each server offers, as last listed. Shared with the caller, never copied: tool schemas are the bulk of a
+    // host's memory, and every context's tool index points into these lists.
+    std::shared_ptr<const std::vector<mcp::Tool>> tools(std::string_view server) const;
+    std::vector<ResourceInfo> resources(std::string_view server) const;
+    std::vector<ResourceTemplateInfo> resource_templates(std::string_view server) const;
+    std::vector<PromptInfo> prompts(std::string_view server) const;
+    Phase phase(std::string_view server) const;  ///< Phase::idle for an unknown server
+    /// The config entry of `server`, or nullptr.
+    const ServerConfig* server_config(std::string_view server) const;
+
+    // Requests. A server that is starting is waited for; a lazy server is leased for the request's duration.
+    /// Forwards a tools/call (progress, timeout, cancellation of the awaiting coroutine → cancelled on the server).
     boost::asio::awaitable<Outcome<mcp::CallToolResult>> call_tool(std::string server, std::string tool,
                                                                    boost::json::object arguments,
-                                                                   ExecuteOptions options);
-
-    // Resources.
-    std::vector<ResourceInfo> resources() const;  ///< last known listings of all servers
-    std::vector<ResourceTemplateInfo> resource_templates() const;
+                                                                   ToolCallOptions options);
     /// The listing of one server; served from the cache while fresh (ttlMs, else listing_ttl).
     boost::asio::awaitable<Outcome<ResourceListing>> list_resources(std::string server);
     /// Read through the content cache.
@@ -137,24 +176,13 @@ public:
     boost::asio::awaitable<Outcome<void>> subscribe_resource(std::string server, std::string uri);
     boost::asio::awaitable<Outcome<void>> unsubscribe_resource(std::string server, std::string uri);
     const ResourceContentCache& content_cache() const { return cache_; }
-
-    // Attachments for the next user message.
-    /// Adds an attachment (loading), reads it, and stores the content or the error; returns its id.
-    boost::asio::awaitable<std::uint64_t> attach_resource(std::string server, std::string uri);
-    const AttachmentList& attachments() const { return attachments_; }
-    bool remove_attachment(std::uint64_t id);
-    /// The message parts of every loaded attachment, which are then cleared.
-    std::vector<MessagePart> consume_attachments();
-
-    // Prompts.
-    std::vector<PromptInfo> prompts() const;
     boost::asio::awaitable<Outcome<mcp::GetPromptResult>> get_prompt(std::string server, std::string name,
                                                                      std::map<std::string, std::string> arguments);
     boost::asio::awaitable<Outcome<mcp::CompleteResult>> complete(std::string server, boost::json::object ref,
                                                                   std::string argument, std::string value,
                                                                   std::map<std::string, std::string> context);
-
-    /// The session of a server, waiting while it starts (lazy servers are started). For what the Host does not wrap.
+    /// The session of a server, waiting while it starts (for what the pool does not wrap). A lazy server is not
+    /// leased by this: hold a Lease while using the session.
     boost::asio::awaitable<Outcome<std::shared_ptr<mcp::ClientSession>>> session(std::string server);
 
     // Lifecycle.
@@ -164,17 +192,20 @@ public:
     boost::asio::awaitable<void> restart(std::string server);
     boost::asio::awaitable<void> shutdown();
     bool shutting_down() const { return stopping_; }
-    std::size_t active_calls() const { return active_flows_; }
+    std::size_t active_calls() const { return active_requests_; }
 
-    struct Server;  // per-server state (host.cpp)
+    struct Server;  // per-server state (pool_server.hpp)
+    struct Shared;  // what outlives the pool while its tasks still run (pool_server.hpp)
 
 private:
-    Host(boost::asio::any_io_executor ex, Config config, HostOptions options);
+    friend class Lease;
+    ServerPool(boost::asio::any_io_executor ex, Config config, PoolOptions options);
 
+    // Lifecycle (pool.cpp).
     std::shared_ptr<Server> find(std::string_view name) const;
-    std::shared_ptr<Server> make_server(const ServerConfig& config);
     void launch(const std::shared_ptr<Server>& s);
-    boost::asio::awaitable<std::string> connect_attempt(std::shared_ptr<Server> s, std::uint64_t gen);
+    struct Attempt;
+    boost::asio::awaitable<Attempt> connect_attempt(std::shared_ptr<Server> s, std::uint64_t gen);
     boost::asio::awaitable<void> first_start(std::shared_ptr<Server> s, std::uint64_t gen);
     boost::asio::awaitable<void> reconnect_loop(std::shared_ptr<Server> s, std::uint64_t gen);
     void on_lost(const std::shared_ptr<Server>& s, std::uint64_t gen, const jsonrpc::Error& why);
@@ -184,22 +215,23 @@ private:
                              const boost::json::value& params);
     boost::asio::awaitable<void> relist(std::shared_ptr<Server> s, std::uint64_t gen, std::string what);
     boost::asio::awaitable<Outcome<std::shared_ptr<Server>>> ready(std::string name);
-    void rebuild_index();
     ResourceListing make_listing(const Server& s) const;
+    // Leases (pool_leases.cpp).
+    void release(const std::string& server);
+    void keep_warm_or_stop(const std::shared_ptr<Server>& s);
+    /// A lease for one request on a lazy server (nothing for other servers).
+    boost::asio::awaitable<Outcome<Lease>> lease_for_request(const std::string& server);
 
     boost::asio::any_io_executor ex_;
     Config config_;
-    HostOptions options_;
+    PoolOptions options_;
     std::map<std::string, std::shared_ptr<Server>, std::less<>> servers_;
     EventBus events_;
-    ToolIndex index_;
     ResourceContentCache cache_;
-    AttachmentList attachments_;
     bool started_ = false;
     bool stopping_ = false;
-    std::size_t active_flows_ = 0;
-    struct Signals;
-    std::shared_ptr<Signals> signals_;
+    std::size_t active_requests_ = 0;
+    std::shared_ptr<Shared> shared_;  // what outlives the pool while tasks still run
 };
 
 }  // namespace switchboard::host

@@ -1,4 +1,5 @@
-// Tool calls in the OpenAI style and their results formatted for an LLM. Pure, unit-testable.
+// Tool calls in the OpenAI style and their results formatted for an LLM. Pure, unit-testable. The host hands out
+// MCP results; this layer owns the shapes a model sees.
 //
 // A result keeps text, image and audio as typed parts (vision and audio models take them as such); embedded resources
 // become text blocks headed with their URI; resource links are described; `structuredContent` is used as text when no
@@ -15,7 +16,7 @@
 #include <string>
 #include <vector>
 
-namespace switchboard::host {
+namespace switchboard::llm {
 
 /// `{id, type: "function", function: {name, arguments}}`; `arguments` is the JSON text the LLM produced.
 struct ToolCall {
@@ -73,4 +74,4 @@ std::vector<MessagePart> format_resource_contents(const std::vector<mcp::Resourc
 /// Parses the LLM's arguments string: "" means {}; anything but a JSON object is an error naming the problem.
 std::optional<boost::json::object> parse_tool_arguments(std::string_view text, std::string& error);
 
-}  // namespace switchboard::host
+}  // namespace switchboard::llm

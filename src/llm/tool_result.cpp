@@ -1,4 +1,4 @@
-#include <switchboard/host/tool_result.hpp>
+#include <switchboard/llm/tool_result.hpp>
 
 #include <fmt/format.h>
 #include <boost/json/parse.hpp>
@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cctype>
 
-namespace switchboard::host {
+namespace switchboard::llm {
 
 namespace json = boost::json;
 
@@ -196,4 +196,4 @@ std::optional<json::object> parse_tool_arguments(std::string_view text, std::str
     return std::move(v.get_object());
 }
 
-}  // namespace switchboard::host
+}  // namespace switchboard::llm

@@ -1,0 +1,65 @@
+// `switchboard status [--json] [--watch]`.
+#include "cli.hpp"
+
+#include <switchboard/core/as_tuple.hpp>
+
+#include <fmt/format.h>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+
+#include <unistd.h>
+
+namespace switchboard::cli {
+
+namespace asio = boost::asio;
+using asio::awaitable;
+using core::as_tuple_awaitable;
+
+namespace {
+
+void print_status(const host::ServerPool& pool, const GlobalOptions& g) {
+    if (g.json)
+        print_json(status_json(pool.status()));
+    else
+        fmt::print("{}", render_status(pool.status()));
+}
+
+// Redraws on every pool event and each second (time in phase), until Ctrl-C.
+awaitable<int> watch(const host::Config& config, const GlobalOptions& g) {
+    auto ex = co_await asio::this_coro::executor;
+    auto pool = host::ServerPool::create(ex, config, host::PoolOptions{});
+    asio::steady_timer wake(ex);
+    auto sub = pool->events().subscribe([&wake](const host::Event& e) {
+        if (e.kind != host::Event::Kind::log_message && e.kind != host::Event::Kind::progress) wake.cancel();
+    });
+    pool->start();
+    asio::signal_set signals(ex, SIGINT, SIGTERM);
+    const bool tty = ::isatty(STDOUT_FILENO) != 0;
+    using namespace asio::experimental::awaitable_operators;
+    for (;;) {
+        if (!g.json) fmt::print("{}", tty ? "\033[H\033[2J" : "\n");
+        print_status(*pool, g);
+        if (!g.json) fmt::print("(Ctrl-C to quit)\n");
+        std::fflush(stdout);
+        wake.expires_after(std::chrono::seconds(1));
+        auto r = co_await (wake.async_wait(as_tuple_awaitable) || signals.async_wait(as_tuple_awaitable));
+        if (r.index() == 1) break;
+    }
+    pool->events().unsubscribe(sub);
+    co_await pool->shutdown();
+    co_return 0;
+}
+
+}  // namespace
+
+awaitable<int> status(const host::Config& config, const GlobalOptions& g) {
+    if (g.watch) co_return co_await watch(config, g);
+    co_return co_await with_host(config, [&g](Host& h) -> awaitable<int> {
+        print_status(*h.pool, g);
+        co_return any_failed(*h.pool) ? 1 : 0;
+    });
+}
+
+}  // namespace switchboard::cli

@@ -1,0 +1,97 @@
+// `switchboard tools [--json]` and `switchboard call NAME ARGS`.
+#include "cli.hpp"
+
+#include <switchboard/core/text.hpp>
+
+#include <fmt/format.h>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+namespace switchboard::cli {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using asio::awaitable;
+
+awaitable<int> tools(const host::Config& config, const GlobalOptions& g) {
+    co_return co_await with_host(config, [&g](Host& h) -> awaitable<int> {
+        report_failures(*h.pool);
+        const auto& index = h.main->tools();
+        if (g.json) {
+            json::array arr;
+            for (const auto& t : index.tools()) {
+                json::object o;
+                o["name"] = t.name;
+                o["server"] = t.server;
+                o["tool"] = t.tool->name;
+                o["description"] = t.tool->description;
+                o["inputSchema"] = t.tool->input_schema;
+                arr.push_back(std::move(o));
+            }
+            print_json(arr);
+        } else {
+            for (const auto& t : index.tools())
+                fmt::print("{:<28} {:<16} {}\n", t.name, t.server, core::first_line(t.tool->description));
+        }
+        co_return any_failed(*h.pool) ? 1 : 0;
+    });
+}
+
+namespace {
+
+void print_progress(const jsonrpc::Progress& p) {
+    const auto message = p.message.empty() ? std::string() : " " + p.message;
+    if (p.total)
+        fmt::print(stderr, "progress: {}/{}{}\n", p.progress, *p.total, message);
+    else
+        fmt::print(stderr, "progress: {}{}\n", p.progress, message);
+}
+
+}  // namespace
+
+awaitable<int> call(const host::Config& config, const GlobalOptions& g, std::string name, json::object arguments) {
+    // "server__tool" names one server: start only that one.
+    host::Config subset;
+    subset.source = config.source;
+    if (auto sep = name.find("__"); sep != std::string::npos)
+        if (const auto* sc = config.find(name.substr(0, sep))) subset.servers.push_back(*sc);
+    const bool narrowed = !subset.servers.empty();
+
+    co_return co_await with_host(narrowed ? subset : config, [&](Host& h) -> awaitable<int> {
+        auto ex = co_await asio::this_coro::executor;
+        auto resolved = co_await h.main->resolve_tool(name);
+        if (!resolved) {
+            report_failures(*h.pool);
+            fmt::print(stderr, "switchboard: {} (`switchboard tools` lists them)\n", resolved.error().message);
+            co_return 1;
+        }
+        host::ToolCallOptions opts;
+        opts.on_progress = print_progress;
+        opts.call_id = "cli";
+        // Ctrl-C (or SIGTERM) cancels the call on the server: the losing branch sends notifications/cancelled.
+        using namespace asio::experimental::awaitable_operators;
+        asio::signal_set signals(ex, SIGINT, SIGTERM);
+        auto outcome = co_await (h.main->call_tool(name, std::move(arguments), std::move(opts)) ||
+                                 signals.async_wait(asio::use_awaitable));
+        if (outcome.index() == 1) {
+            fmt::print(stderr, "switchboard: call cancelled\n");
+            co_return 130;
+        }
+        auto& r = std::get<0>(outcome);
+        if (!r) {
+            fmt::print(stderr, "switchboard: {} failed: {}\n", name, r.error().describe());
+            co_return 1;
+        }
+        if (g.json)
+            print_json(r->raw);
+        else if (r->content.empty() && r->structured_content)
+            print_json(*r->structured_content);
+        else
+            fmt::print("{}\n", render_content(r->content));
+        co_return r->is_error ? 1 : 0;
+    });
+}
+
+}  // namespace switchboard::cli

@@ -1,0 +1,125 @@
+// What the commands print: tool results, resource contents, the status table and its JSON form.
+#include "cli.hpp"
+
+#include <fmt/format.h>
+#include <boost/json/serialize.hpp>
+
+namespace switchboard::cli {
+
+namespace json = boost::json;
+using host::Phase;
+using host::ServerStatus;
+
+namespace {
+
+// "connected", "disabled"; a lazy server's lifecycle: "dormant", "loading", "active(2)", "warm".
+std::string phase_name(const ServerStatus& s) {
+    if (!s.enabled) return "disabled";
+    if (!s.lazy) return std::string(host::to_string(s.phase));
+    auto name = s.lifecycle();
+    if (name == "active") name += fmt::format("({})", s.leases);
+    return name;
+}
+
+// "850ms", "12.3s", "4m05s".
+std::string short_duration(std::chrono::milliseconds d) {
+    const auto n = d.count();
+    if (n < 1000) return fmt::format("{}ms", n);
+    if (n < 60'000) return fmt::format("{:.1f}s", static_cast<double>(n) / 1000.0);
+    return fmt::format("{}m{:02}s", n / 60'000, (n / 1000) % 60);
+}
+
+}  // namespace
+
+void print_json(const json::value& v) { fmt::print("{}\n", json::serialize(v)); }
+
+json::value status_json(const std::vector<ServerStatus>& servers) {
+    json::array arr;
+    for (const auto& s : servers) {
+        json::object o;
+        o["name"] = s.name;
+        o["transport"] = host::to_string(s.transport);
+        o["phase"] = s.enabled ? std::string(host::to_string(s.phase)) : std::string("disabled");
+        o["enabled"] = s.enabled;
+        o["lazy"] = s.lazy;
+        if (s.lazy) {
+            o["lifecycle"] = s.lifecycle();
+            o["leases"] = s.leases;
+            const auto ms = s.keep_warm.count();
+            if (ms % 1000 == 0)
+                o["keepWarmSeconds"] = ms / 1000;
+            else
+                o["keepWarmSeconds"] = static_cast<double>(ms) / 1000.0;
+        }
+        o["timeInPhaseMs"] = s.time_in_phase.count();
+        json::object per_phase;
+        for (int i = 0; i < host::phase_count; ++i)
+            if (s.time_per_phase[i].count() > 0)
+                per_phase[host::to_string(static_cast<Phase>(i))] = s.time_per_phase[i].count();
+        o["phaseTimesMs"] = std::move(per_phase);
+        o["era"] = s.era ? json::value(mcp::to_string(*s.era)) : json::value(nullptr);
+        o["protocolVersion"] = s.protocol_version.empty() ? json::value(nullptr) : json::value(s.protocol_version);
+        o["tools"] = s.tools;
+        o["resources"] = s.resources;
+        o["prompts"] = s.prompts;
+        o["connectMs"] = s.connect_time.count();
+        o["reconnects"] = s.reconnects;
+        o["error"] = s.last_error.empty() ? json::value(nullptr) : json::value(s.last_error);
+        o["stderrTail"] = s.stderr_tail;
+        arr.push_back(std::move(o));
+    }
+    return arr;
+}
+
+std::string render_content(const std::vector<mcp::Content>& content) {
+    std::vector<std::string> parts;
+    for (const auto& c : content) {
+        if (c.type == "text") {
+            parts.push_back(c.text());
+        } else if (c.type == "image" || c.type == "audio") {
+            parts.push_back(fmt::format("[{}, {} bytes]", c.mime_type().empty() ? c.type : c.mime_type(),
+                                        mcp::base64_decoded_size(c.data())));
+        } else if (c.type == "resource_link") {
+            parts.push_back(fmt::format("[resource link: {}]", mcp::string_field(c.raw, "uri")));
+        } else if (c.type == "resource") {
+            const auto* r = c.raw.if_contains("resource");
+            std::vector<mcp::ResourceContents> one;
+            if (r) one.push_back(mcp::ResourceContents::from_json(*r));
+            parts.push_back(render_contents(one));
+        } else {
+            parts.push_back(json::serialize(c.raw));
+        }
+    }
+    return fmt::format("{}", fmt::join(parts, "\n"));
+}
+
+std::string render_contents(const std::vector<mcp::ResourceContents>& contents) {
+    std::vector<std::string> parts;
+    for (const auto& c : contents) {
+        if (c.text)
+            parts.push_back(*c.text);
+        else if (c.blob)
+            parts.push_back(fmt::format("[{}, {} bytes] {}", c.mime_type.empty() ? "binary" : c.mime_type,
+                                        mcp::base64_decoded_size(*c.blob), c.uri));
+        else
+            parts.push_back(fmt::format("[empty] {}", c.uri));
+    }
+    return fmt::format("{}", fmt::join(parts, "\n"));
+}
+
+std::string render_status(const std::vector<ServerStatus>& servers) {
+    std::string out = fmt::format("{:<20} {:<9} {:<12} {:>8} {:<11} {:>5} {:>9} {:>7} {:>8}\n", "SERVER", "TRANSPORT",
+                                  "PHASE", "FOR", "PROTOCOL", "TOOLS", "RESOURCES", "PROMPTS", "MS");
+    for (const auto& s : servers) {
+        out +=
+            fmt::format("{:<20} {:<9} {:<12} {:>8} {:<11} {:>5} {:>9} {:>7} {:>8}\n", s.name,
+                        host::to_string(s.transport), phase_name(s), s.enabled ? short_duration(s.time_in_phase) : "-",
+                        s.protocol_version.empty() ? "-" : s.protocol_version, s.tools, s.resources, s.prompts,
+                        s.connect_time.count());
+        if (!s.last_error.empty() && (s.phase == Phase::error || s.phase == Phase::reconnecting))
+            out += fmt::format("  error: {}\n", s.last_error);
+    }
+    return out;
+}
+
+}  // namespace switchboard::cli

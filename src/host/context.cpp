@@ -1,0 +1,285 @@
+#include <switchboard/core/text.hpp>
+#include <switchboard/host/context.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace switchboard::host {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using asio::awaitable;
+using jsonrpc::Error;
+namespace code = jsonrpc::code;
+
+Context::Context(std::shared_ptr<ServerPool> pool, ContextOptions options)
+    : pool_(std::move(pool)), options_(std::move(options)) {}
+
+std::shared_ptr<Context> Context::create(std::shared_ptr<ServerPool> pool, ContextOptions options) {
+    std::shared_ptr<Context> c(new Context(std::move(pool), std::move(options)));
+    std::weak_ptr<Context> weak = c;
+    c->subscription_ = c->pool_->events().subscribe([weak](const Event& e) {
+        if (auto self = weak.lock()) self->on_pool_event(e);
+    });
+    return c;
+}
+
+Context::~Context() {
+    pool_->events().unsubscribe(subscription_);
+    // leases_ release on destruction: lazy servers nobody else holds stop after their keepWarmSeconds.
+}
+
+void Context::on_pool_event(const Event& e) {
+    if (!e.server.empty() && !in_view(e.server)) return;
+    if (e.kind == Event::Kind::tools_changed || e.kind == Event::Kind::phase_changed) index_dirty_ = true;
+    events_.emit(e);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Servers and overrides
+
+bool Context::in_view(std::string_view server) const {
+    if (leases_.count(server)) return true;
+    const auto* sc = pool_->server_config(server);
+    if (!sc || !sc->enabled) return false;
+    if (!options_.servers) return !sc->lazy;
+    const auto& list = *options_.servers;
+    // A lazy server in an explicit list is seen once it is leased (above).
+    return !sc->lazy && std::find(list.begin(), list.end(), server) != list.end();
+}
+
+bool Context::sees(std::string_view server) const { return in_view(server) && !servers_off_.count(server); }
+
+std::vector<std::string> Context::servers() const {
+    std::vector<std::string> out;
+    for (const auto& sc : pool_->config().servers)
+        if (sees(sc.name)) out.push_back(sc.name);
+    return out;
+}
+
+std::vector<std::string> Context::leased() const {
+    std::vector<std::string> out;
+    for (const auto& [name, lease] : leases_) out.push_back(name);
+    return out;
+}
+
+awaitable<Outcome<void>> Context::add_server(std::string server) {
+    if (leases_.count(server)) co_return Outcome<void>{};
+    auto lease = co_await pool_->acquire(server);
+    if (!lease) co_return lease.error();
+    // A concurrent add_server of the same server may have won: keep one lease.
+    if (!leases_.count(server)) leases_.emplace(server, std::move(*lease));
+    index_dirty_ = true;
+    co_return Outcome<void>{};
+}
+
+void Context::remove_server(std::string_view server) {
+    auto it = leases_.find(server);
+    if (it == leases_.end()) return;
+    leases_.erase(it);
+    index_dirty_ = true;
+}
+
+void Context::set_server_enabled(const std::string& server, bool enabled) {
+    if (enabled)
+        servers_off_.erase(server);
+    else
+        servers_off_.insert(server);
+    index_dirty_ = true;
+}
+
+void Context::set_tool_enabled(const std::string& server, const std::string& tool, bool enabled) {
+    if (enabled)
+        tools_off_.erase({server, tool});
+    else
+        tools_off_.insert({server, tool});
+    index_dirty_ = true;
+}
+
+bool Context::server_enabled(std::string_view server) const { return !servers_off_.count(server); }
+
+bool Context::tool_enabled(std::string_view server, std::string_view tool) const {
+    return !tools_off_.count({std::string(server), std::string(tool)});
+}
+
+bool Context::patterns_allow(std::string_view server, std::string_view tool) const {
+    const auto qualified = fmt::format("{}__{}", server, tool);
+    auto matches = [&](const std::string& pattern) {
+        return core::glob_match(pattern, qualified) || core::glob_match(pattern, tool);
+    };
+    if (std::any_of(options_.deny_tools.begin(), options_.deny_tools.end(), matches)) return false;
+    return options_.allow_tools.empty() ||
+           std::any_of(options_.allow_tools.begin(), options_.allow_tools.end(), matches);
+}
+
+Outcome<void> Context::check_server(std::string_view server) const {
+    if (sees(server)) return Outcome<void>{};
+    if (!pool_->server_config(server))
+        return Error::make_local(code::invalid_params, fmt::format("no server \"{}\"", server));
+    if (in_view(server))
+        return Error::make_local(code::invalid_params,
+                                 fmt::format("server \"{}\" is switched off in this conversation", server));
+    if (options_.calls_to_unseen_servers) return Outcome<void>{};
+    return Error::make_local(code::invalid_params,
+                             fmt::format("server \"{}\" is not available in context \"{}\"", server, options_.name));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Tools
+
+const ToolIndex& Context::tools() {
+    if (!index_dirty_) return index_;
+    std::vector<ServerTools> in;
+    for (const auto& name : servers()) {
+        const auto phase = pool_->phase(name);
+        if (phase != Phase::connected && phase != Phase::reconnecting) continue;
+        const auto* sc = pool_->server_config(name);
+        ServerTools st{name, {}, sc->allowed_tools, sc->excluded_tools, {}, pool_->tools(name)};
+        st.keep = [this, name](std::string_view tool) {
+            return tool_enabled(name, tool) && patterns_allow(name, tool);
+        };
+        in.push_back(std::move(st));
+    }
+    index_ = ToolIndex::build(in);
+    index_dirty_ = false;
+    return index_;
+}
+
+awaitable<Outcome<ResolvedTool>> Context::resolve_tool(std::string exposed_name) {
+    if (pool_->shutting_down())
+        co_return Error::make_local(code::connection_closed, "the host is shutting down; the tool was not called");
+    auto resolve = [&]() -> std::optional<ResolvedTool> {
+        if (const auto* t = tools().find(exposed_name)) return ResolvedTool{t->server, t->tool->name};
+        // "<server>__<tool>" names a server explicitly, even when the tool's name is unique.
+        if (auto sep = exposed_name.find("__"); sep != std::string::npos) {
+            auto server = exposed_name.substr(0, sep);
+            if (pool_->server_config(server)) return ResolvedTool{server, exposed_name.substr(sep + 2)};
+        }
+        return std::nullopt;
+    };
+    auto resolved = resolve();
+    if (!resolved) {
+        // A server of this context that is still starting may bring it.
+        std::chrono::milliseconds longest{0};
+        auto mine = servers();
+        for (const auto& name : mine)
+            if (is_starting(pool_->phase(name)))
+                longest = std::max(longest, pool_->server_config(name)->startup_timeout);
+        if (longest.count() > 0) {
+            co_await pool_->wait_until_settled(mine, longest);
+            resolved = resolve();
+        }
+    }
+    if (!resolved) {
+        std::vector<std::string> names;
+        for (const auto& t : tools().tools()) {
+            if (names.size() == 30) {
+                names.push_back("...");
+                break;
+            }
+            names.push_back(t.name);
+        }
+        co_return Error::make_local(
+            code::invalid_params,
+            fmt::format("no tool \"{}\" on any connected server (available: {})", exposed_name,
+                        names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
+    }
+    if (auto ok = check_server(resolved->server); !ok) co_return ok.error();
+    if (!tool_enabled(resolved->server, resolved->tool) || !patterns_allow(resolved->server, resolved->tool))
+        co_return Error::make_local(code::invalid_params,
+                                    fmt::format("tool \"{}\" is switched off in this conversation", exposed_name));
+    if (const auto* sc = pool_->server_config(resolved->server);
+        sc && !tool_allowed(resolved->tool, sc->allowed_tools, sc->excluded_tools))
+        co_return Error::make_local(code::invalid_params,
+                                    fmt::format("tool \"{}\" of server \"{}\" is excluded by the config",
+                                                resolved->tool, resolved->server));
+    co_return std::move(*resolved);
+}
+
+awaitable<Outcome<mcp::CallToolResult>> Context::call_tool(std::string exposed_name, json::object arguments,
+                                                          ToolCallOptions options) {
+    auto resolved = co_await resolve_tool(std::move(exposed_name));
+    if (!resolved) co_return resolved.error();
+    auto self = shared_from_this();  // alive across the call, whoever drops it meanwhile
+    co_return co_await pool_->call_tool(resolved->server, resolved->tool, std::move(arguments), std::move(options));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Resources, prompts
+
+std::vector<ResourceInfo> Context::resources() const {
+    std::vector<ResourceInfo> out;
+    for (const auto& name : servers()) {
+        auto r = pool_->resources(name);
+        out.insert(out.end(), std::make_move_iterator(r.begin()), std::make_move_iterator(r.end()));
+    }
+    return out;
+}
+
+std::vector<ResourceTemplateInfo> Context::resource_templates() const {
+    std::vector<ResourceTemplateInfo> out;
+    for (const auto& name : servers()) {
+        auto t = pool_->resource_templates(name);
+        out.insert(out.end(), std::make_move_iterator(t.begin()), std::make_move_iterator(t.end()));
+    }
+    return out;
+}
+
+std::vector<PromptInfo> Context::prompts() const {
+    std::vector<PromptInfo> out;
+    for (const auto& name : servers()) {
+        auto p = pool_->prompts(name);
+        out.insert(out.end(), std::make_move_iterator(p.begin()), std::make_move_iterator(p.end()));
+    }
+    return out;
+}
+
+awaitable<Outcome<mcp::ReadResourceResult>> Context::read_resource(std::string server, std::string uri) {
+    if (auto ok = check_server(server); !ok) co_return ok.error();
+    co_return co_await pool_->read_resource(std::move(server), std::move(uri));
+}
+
+awaitable<Outcome<mcp::GetPromptResult>> Context::get_prompt(std::string server, std::string name,
+                                                             std::map<std::string, std::string> arguments) {
+    if (auto ok = check_server(server); !ok) co_return ok.error();
+    co_return co_await pool_->get_prompt(std::move(server), std::move(name), std::move(arguments));
+}
+
+awaitable<Outcome<mcp::CompleteResult>> Context::complete(std::string server, json::object ref, std::string argument,
+                                                          std::string value,
+                                                          std::map<std::string, std::string> context) {
+    if (auto ok = check_server(server); !ok) co_return ok.error();
+    co_return co_await pool_->complete(std::move(server), std::move(ref), std::move(argument), std::move(value),
+                                       std::move(context));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Attachments
+
+awaitable<std::uint64_t> Context::attach_resource(std::string server, std::string uri) {
+    auto self = shared_from_this();
+    const auto id = attachments_.add(server, uri).id;
+    events_.emit(Event::attachments_changed(server, uri));
+    auto r = co_await read_resource(server, uri);
+    if (r)
+        attachments_.set_content(id, std::move(*r));
+    else
+        attachments_.set_error(id, r.error().describe());
+    events_.emit(Event::attachments_changed(server, uri));
+    co_return id;
+}
+
+bool Context::remove_attachment(std::uint64_t id) {
+    if (!attachments_.remove(id)) return false;
+    events_.emit(Event::attachments_changed({}, {}));
+    return true;
+}
+
+std::vector<Attachment> Context::consume_attachments() {
+    auto taken = attachments_.consume();
+    events_.emit(Event::attachments_changed({}, {}));
+    return taken;
+}
+
+}  // namespace switchboard::host

@@ -1,0 +1,244 @@
+// Requests through the pool: tool calls, resources (listing and content caches, subscriptions), prompts, completion.
+// Each waits for a server that is starting and leases a lazy server for its own duration.
+#include "pool_server.hpp"
+
+#include <switchboard/core/scope_exit.hpp>
+
+#include <fmt/format.h>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+
+namespace switchboard::host {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using asio::awaitable;
+using jsonrpc::Error;
+namespace code = jsonrpc::code;
+
+namespace {
+
+// Counts a request as active for shutdown's drain; wakes shutdown when the last one ends.
+class ActiveRequest {
+public:
+    ActiveRequest(std::size_t& counter, std::shared_ptr<ServerPool::Shared> shared)
+        : counter_(counter), shared_(std::move(shared)) {
+        ++counter_;
+    }
+    ~ActiveRequest() {
+        if (--counter_ == 0 && shared_->idle) {
+            shared_->idle->set();
+            shared_->idle.reset();
+        }
+    }
+    ActiveRequest(const ActiveRequest&) = delete;
+    ActiveRequest& operator=(const ActiveRequest&) = delete;
+
+private:
+    std::size_t& counter_;
+    std::shared_ptr<ServerPool::Shared> shared_;
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------------------
+// What servers offer
+
+std::shared_ptr<const std::vector<mcp::Tool>> ServerPool::tools(std::string_view server) const {
+    auto s = find(server);
+    return s ? s->tools : no_tools();
+}
+
+std::vector<ResourceInfo> ServerPool::resources(std::string_view server) const {
+    std::vector<ResourceInfo> out;
+    if (auto s = find(server))
+        for (const auto& r : s->listing.resources) out.push_back({s->config.name, r});
+    return out;
+}
+
+std::vector<ResourceTemplateInfo> ServerPool::resource_templates(std::string_view server) const {
+    std::vector<ResourceTemplateInfo> out;
+    if (auto s = find(server))
+        for (const auto& t : s->listing.templates) out.push_back({s->config.name, t});
+    return out;
+}
+
+std::vector<PromptInfo> ServerPool::prompts(std::string_view server) const {
+    std::vector<PromptInfo> out;
+    if (auto s = find(server))
+        for (const auto& p : s->prompts) out.push_back({s->config.name, p});
+    return out;
+}
+
+Phase ServerPool::phase(std::string_view server) const {
+    auto s = find(server);
+    return s ? s->phase : Phase::idle;
+}
+
+const ServerConfig* ServerPool::server_config(std::string_view server) const {
+    auto s = find(server);
+    return s ? &s->config : nullptr;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Tools
+
+awaitable<Outcome<mcp::CallToolResult>> ServerPool::call_tool(std::string server, std::string tool,
+                                                              json::object arguments, ToolCallOptions options) {
+    if (stopping_) co_return Error::make_local(code::connection_closed, "the host is shutting down");
+    auto shared = shared_;
+    ActiveRequest active(active_requests_, shared);
+    auto lease = co_await lease_for_request(server);
+    if (!lease) co_return lease.error();
+    auto ready_server = co_await ready(server);
+    if (!ready_server) co_return ready_server.error();
+    auto s = *ready_server;
+    auto session = s->session;  // kept alive across the await: a reconnect may drop s->session meanwhile
+    ++s->active_calls;
+    core::ScopeExit per_server([s] { --s->active_calls; });
+
+    mcp::CallOptions co;
+    co.timeout = options.timeout.count() > 0 ? options.timeout : s->config.tool_timeout;
+    std::weak_ptr<ServerPool> weak = weak_from_this();
+    co.on_progress = [weak, user = std::move(options.on_progress), id = options.call_id,
+                      server](const jsonrpc::Progress& p) {
+        if (user) user(p);
+        auto pool = weak.lock();
+        if (!pool) return;
+        json::object data;
+        data["progress"] = p.progress;
+        if (p.total) data["total"] = *p.total;
+        if (!p.message.empty()) data["message"] = p.message;
+        pool->events_.emit(Event::progress(server, id, std::move(data)));
+    };
+    using namespace asio::experimental::awaitable_operators;
+    auto outcome = co_await (session->call_tool(tool, std::move(arguments), co) || shared->cancel_calls.wait());
+    if (outcome.index() == 1)
+        co_return Error::make_local(
+            code::cancelled,
+            fmt::format("server \"{}\": tools/call {} cancelled: the host is shutting down", server, tool));
+    auto r = std::move(std::get<0>(outcome));
+    if (!r && r.error().local &&
+        (r.error().code == code::connection_closed || r.error().code == code::transport_error)) {
+        Error e = r.error();
+        e.message = fmt::format("server \"{}\" disconnected during the call to {} ({}); the host is reconnecting it",
+                                server, tool, e.message);
+        co_return e;
+    }
+    co_return r;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Resources
+
+awaitable<Outcome<ResourceListing>> ServerPool::list_resources(std::string server) {
+    auto existing = find(server);
+    if (existing && existing->phase == Phase::connected && existing->listing.fresh()) co_return existing->listing;
+    auto lease = co_await lease_for_request(server);
+    if (!lease) co_return lease.error();
+    auto ready_server = co_await ready(server);
+    if (!ready_server) co_return ready_server.error();
+    auto s = *ready_server;
+    if (s->listing.fresh()) co_return s->listing;
+    const auto gen = s->gen;
+    auto session = s->session;
+    if (!session->has_capability("resources")) {
+        auto l = make_listing(*s);
+        s->listing = l;
+        co_return l;
+    }
+    auto r = co_await session->list_resources();
+    if (!r) co_return r.error();
+    auto t = co_await session->list_resource_templates();
+    if (!t) co_return t.error();
+    auto listing = make_listing(*s);
+    listing.resources = std::move(*r);
+    listing.templates = std::move(*t);
+    if (s->gen == gen) s->listing = listing;
+    co_return listing;
+}
+
+awaitable<Outcome<mcp::ReadResourceResult>> ServerPool::read_resource(std::string server, std::string uri) {
+    if (auto hit = cache_.get(server, uri)) co_return std::move(*hit);
+    if (stopping_) co_return Error::make_local(code::connection_closed, "the host is shutting down");
+    ActiveRequest active(active_requests_, shared_);
+    auto lease = co_await lease_for_request(server);
+    if (!lease) co_return lease.error();
+    auto ready_server = co_await ready(server);
+    if (!ready_server) co_return ready_server.error();
+    auto s = *ready_server;
+    mcp::CallOptions co;
+    co.timeout = s->config.tool_timeout;
+    auto session = s->session;  // kept alive across the await
+    auto r = co_await session->read_resource(uri, co);
+    if (!r) co_return r.error();
+    std::optional<std::chrono::milliseconds> ttl;
+    if (const auto* t = r->raw.if_contains("ttlMs"); t && t->is_number())
+        ttl = std::chrono::milliseconds(static_cast<std::int64_t>(t->to_number<double>()));
+    else if (!s->subscriptions.count(uri))
+        ttl = options_.content_ttl;  // no notifications will tell us it changed
+    cache_.put(server, uri, *r, ttl);
+    co_return std::move(*r);
+}
+
+awaitable<Outcome<void>> ServerPool::subscribe_resource(std::string server, std::string uri) {
+    auto ready_server = co_await ready(server);
+    if (!ready_server) co_return ready_server.error();
+    auto s = *ready_server;
+    auto session = s->session;  // kept alive across the await
+    if (!session->has_capability("resources", "subscribe"))
+        co_return Error::make_local(code::method_not_found,
+                                    fmt::format("server \"{}\" does not offer resource subscriptions", server));
+    auto r = co_await session->subscribe(uri);
+    if (!r) co_return r.error();
+    s->subscriptions.insert(uri);
+    cache_.erase(server, uri);  // cached without notifications; from now on updates invalidate it
+    co_return Outcome<void>{};
+}
+
+awaitable<Outcome<void>> ServerPool::unsubscribe_resource(std::string server, std::string uri) {
+    auto s = find(server);
+    if (!s) co_return Error::make_local(code::invalid_params, fmt::format("no server \"{}\"", server));
+    s->subscriptions.erase(uri);
+    cache_.erase(server, uri);
+    if (!s->session || !s->session->is_open()) co_return Outcome<void>{};
+    auto session = s->session;
+    co_return co_await session->unsubscribe(uri);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Prompts, completion, sessions
+
+awaitable<Outcome<mcp::GetPromptResult>> ServerPool::get_prompt(std::string server, std::string name,
+                                                                std::map<std::string, std::string> arguments) {
+    auto lease = co_await lease_for_request(server);
+    if (!lease) co_return lease.error();
+    auto ready_server = co_await ready(server);
+    if (!ready_server) co_return ready_server.error();
+    auto s = *ready_server;
+    mcp::CallOptions co;
+    co.timeout = s->config.tool_timeout;
+    auto session = s->session;
+    co_return co_await session->get_prompt(std::move(name), std::move(arguments), co);
+}
+
+awaitable<Outcome<mcp::CompleteResult>> ServerPool::complete(std::string server, json::object ref,
+                                                             std::string argument, std::string value,
+                                                             std::map<std::string, std::string> context) {
+    auto lease = co_await lease_for_request(server);
+    if (!lease) co_return lease.error();
+    auto ready_server = co_await ready(server);
+    if (!ready_server) co_return ready_server.error();
+    auto session = (*ready_server)->session;
+    if (!session->has_capability("completions"))
+        co_return Error::make_local(code::method_not_found,
+                                    fmt::format("server \"{}\" does not offer argument completion", server));
+    co_return co_await session->complete(std::move(ref), std::move(argument), std::move(value), std::move(context));
+}
+
+awaitable<Outcome<std::shared_ptr<mcp::ClientSession>>> ServerPool::session(std::string server) {
+    auto ready_server = co_await ready(std::move(server));
+    if (!ready_server) co_return ready_server.error();
+    co_return (*ready_server)->session;
+}
+
+}  // namespace switchboard::host

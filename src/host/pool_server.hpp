@@ -1,0 +1,71 @@
+// The pool's per-server state and the state shared with background tasks. Private to the pool's .cpp files.
+#pragma once
+
+#include <switchboard/core/one_shot_event.hpp>
+#include <switchboard/core/task_group.hpp>
+#include <switchboard/host/pool.hpp>
+
+#include <boost/asio/steady_timer.hpp>
+
+#include <deque>
+#include <set>
+
+namespace switchboard::host {
+
+using pool_clock = std::chrono::steady_clock;
+
+/// The empty tool list every server starts with (shared: no allocation per server).
+std::shared_ptr<const std::vector<mcp::Tool>> no_tools();
+
+struct ServerPool::Server {
+    ServerConfig config;
+    Phase phase = Phase::idle;
+    pool_clock::time_point since = pool_clock::now();
+    std::array<pool_clock::duration, phase_count> time_in{};
+    std::string last_error;
+    std::deque<std::string> stderr_lines;
+    std::shared_ptr<mcp::ClientSession> session;
+    std::optional<mcp::Era> era;
+    std::shared_ptr<const std::vector<mcp::Tool>> tools = no_tools();  // shared with every context's tool index
+    std::vector<mcp::Prompt> prompts;
+    ResourceListing listing;
+    std::set<std::string> subscriptions;
+    std::uint64_t gen = 0;  // bumped by every stop/launch: coroutines of an older generation leave it alone
+    int attempt = 0;
+    int reconnects = 0;
+    pool_clock::time_point connected_at{};
+    std::chrono::milliseconds connect_time{0};
+    /// Set (and replaced) on every phase change and when a stop finishes: what waiters of "something changed" await.
+    std::shared_ptr<core::OneShotEvent> changed = std::make_shared<core::OneShotEvent>();
+    std::shared_ptr<boost::asio::steady_timer> backoff_timer;
+    std::size_t active_calls = 0;
+    std::size_t leases = 0;
+    int closing = 0;  // stops in progress: a new process waits for the old one to be gone
+    std::shared_ptr<boost::asio::steady_timer> keep_warm_timer;
+
+    /// Wakes whoever waits for this server to change.
+    void notify() {
+        auto old = std::move(changed);
+        changed = std::make_shared<core::OneShotEvent>();
+        old->set();
+    }
+};
+
+struct ServerPool::Shared {
+    explicit Shared(boost::asio::any_io_executor ex) : tasks(std::move(ex)) {}
+    core::TaskGroup tasks;                        // every background coroutine of the pool
+    core::OneShotEvent cancel_calls;              // shutdown: cancel what is still running
+    std::shared_ptr<core::OneShotEvent> idle;     // set when active_requests_ drops to 0
+    core::OneShotEvent shut_down;
+};
+
+/// The outcome of one connection attempt.
+struct ServerPool::Attempt {
+    enum class Result { connected, failed, stopped } result = Result::failed;
+    std::string error;  ///< failed: why
+    static Attempt connected() { return {Result::connected, {}}; }
+    static Attempt stopped() { return {Result::stopped, {}}; }
+    static Attempt failed(std::string why) { return {Result::failed, std::move(why)}; }
+};
+
+}  // namespace switchboard::host
