@@ -208,31 +208,31 @@ awaitable<Outcome<mcp::CallToolResult>> Context::call_tool(std::string exposed_n
 // ---------------------------------------------------------------------------------------------------------------
 // Resources, prompts
 
-std::vector<ResourceInfo> Context::resources() const {
-    std::vector<ResourceInfo> out;
-    for (const auto& name : servers()) {
-        auto r = pool_->resources(name);
-        out.insert(out.end(), std::make_move_iterator(r.begin()), std::make_move_iterator(r.end()));
+namespace {
+
+// What `per_server` returns for each of `servers`, concatenated in order.
+template <class F>
+auto concat_over(const std::vector<std::string>& servers, F per_server) {
+    decltype(per_server(std::string())) out;
+    for (const auto& name : servers) {
+        auto part = per_server(name);
+        out.insert(out.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
     }
     return out;
+}
+
+}  // namespace
+
+std::vector<ResourceInfo> Context::resources() const {
+    return concat_over(servers(), [this](const std::string& s) { return pool_->resources(s); });
 }
 
 std::vector<ResourceTemplateInfo> Context::resource_templates() const {
-    std::vector<ResourceTemplateInfo> out;
-    for (const auto& name : servers()) {
-        auto t = pool_->resource_templates(name);
-        out.insert(out.end(), std::make_move_iterator(t.begin()), std::make_move_iterator(t.end()));
-    }
-    return out;
+    return concat_over(servers(), [this](const std::string& s) { return pool_->resource_templates(s); });
 }
 
 std::vector<PromptInfo> Context::prompts() const {
-    std::vector<PromptInfo> out;
-    for (const auto& name : servers()) {
-        auto p = pool_->prompts(name);
-        out.insert(out.end(), std::make_move_iterator(p.begin()), std::make_move_iterator(p.end()));
-    }
-    return out;
+    return concat_over(servers(), [this](const std::string& s) { return pool_->prompts(s); });
 }
 
 awaitable<Outcome<mcp::ReadResourceResult>> Context::read_resource(std::string server, std::string uri) {

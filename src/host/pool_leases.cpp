@@ -98,4 +98,13 @@ awaitable<Outcome<Lease>> ServerPool::lease_for_request(const std::string& serve
     co_return co_await acquire(server);
 }
 
+awaitable<Outcome<ServerPool::Held>> ServerPool::hold_for_request(std::string server) {
+    auto lease = co_await lease_for_request(server);
+    if (!lease) co_return lease.error();
+    auto ready_server = co_await ready(std::move(server));
+    if (!ready_server) co_return ready_server.error();
+    Held held{std::move(*lease), std::move(*ready_server)};
+    co_return std::move(held);
+}
+
 }  // namespace switchboard::host

@@ -87,11 +87,9 @@ awaitable<Outcome<mcp::CallToolResult>> ServerPool::call_tool(std::string server
     if (stopping_) co_return Error::make_local(code::connection_closed, "the host is shutting down");
     auto shared = shared_;
     ActiveRequest active(active_requests_, shared);
-    auto lease = co_await lease_for_request(server);
-    if (!lease) co_return lease.error();
-    auto ready_server = co_await ready(server);
-    if (!ready_server) co_return ready_server.error();
-    auto s = *ready_server;
+    auto held = co_await hold_for_request(server);
+    if (!held) co_return held.error();
+    auto s = held->server;
     auto session = s->session;  // kept alive across the await: a reconnect may drop s->session meanwhile
     ++s->active_calls;
     core::ScopeExit per_server([s] { --s->active_calls; });
@@ -133,11 +131,9 @@ awaitable<Outcome<mcp::CallToolResult>> ServerPool::call_tool(std::string server
 awaitable<Outcome<ResourceListing>> ServerPool::list_resources(std::string server) {
     auto existing = find(server);
     if (existing && existing->phase == Phase::connected && existing->listing.fresh()) co_return existing->listing;
-    auto lease = co_await lease_for_request(server);
-    if (!lease) co_return lease.error();
-    auto ready_server = co_await ready(server);
-    if (!ready_server) co_return ready_server.error();
-    auto s = *ready_server;
+    auto held = co_await hold_for_request(server);
+    if (!held) co_return held.error();
+    auto s = held->server;
     if (s->listing.fresh()) co_return s->listing;
     const auto gen = s->gen;
     auto session = s->session;
@@ -161,11 +157,9 @@ awaitable<Outcome<mcp::ReadResourceResult>> ServerPool::read_resource(std::strin
     if (auto hit = cache_.get(server, uri)) co_return std::move(*hit);
     if (stopping_) co_return Error::make_local(code::connection_closed, "the host is shutting down");
     ActiveRequest active(active_requests_, shared_);
-    auto lease = co_await lease_for_request(server);
-    if (!lease) co_return lease.error();
-    auto ready_server = co_await ready(server);
-    if (!ready_server) co_return ready_server.error();
-    auto s = *ready_server;
+    auto held = co_await hold_for_request(server);
+    if (!held) co_return held.error();
+    auto s = held->server;
     mcp::CallOptions co;
     co.timeout = s->config.tool_timeout;
     auto session = s->session;  // kept alive across the await
@@ -210,25 +204,20 @@ awaitable<Outcome<void>> ServerPool::unsubscribe_resource(std::string server, st
 
 awaitable<Outcome<mcp::GetPromptResult>> ServerPool::get_prompt(std::string server, std::string name,
                                                                 std::map<std::string, std::string> arguments) {
-    auto lease = co_await lease_for_request(server);
-    if (!lease) co_return lease.error();
-    auto ready_server = co_await ready(server);
-    if (!ready_server) co_return ready_server.error();
-    auto s = *ready_server;
+    auto held = co_await hold_for_request(server);
+    if (!held) co_return held.error();
     mcp::CallOptions co;
-    co.timeout = s->config.tool_timeout;
-    auto session = s->session;
+    co.timeout = held->server->config.tool_timeout;
+    auto session = held->server->session;
     co_return co_await session->get_prompt(std::move(name), std::move(arguments), co);
 }
 
 awaitable<Outcome<mcp::CompleteResult>> ServerPool::complete(std::string server, json::object ref,
                                                              std::string argument, std::string value,
                                                              std::map<std::string, std::string> context) {
-    auto lease = co_await lease_for_request(server);
-    if (!lease) co_return lease.error();
-    auto ready_server = co_await ready(server);
-    if (!ready_server) co_return ready_server.error();
-    auto session = (*ready_server)->session;
+    auto held = co_await hold_for_request(server);
+    if (!held) co_return held.error();
+    auto session = held->server->session;
     if (!session->has_capability("completions"))
         co_return Error::make_local(code::method_not_found,
                                     fmt::format("server \"{}\" does not offer argument completion", server));

@@ -59,6 +59,11 @@ struct ServerPool::Shared {
     core::OneShotEvent shut_down;
 };
 
+struct ServerPool::Held {
+    Lease lease;  ///< empty for a server that is not lazy
+    std::shared_ptr<Server> server;
+};
+
 /// The outcome of one connection attempt.
 struct ServerPool::Attempt {
     enum class Result { connected, failed, stopped } result = Result::failed;

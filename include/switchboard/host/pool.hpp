@@ -221,6 +221,9 @@ private:
     void keep_warm_or_stop(const std::shared_ptr<Server>& s);
     /// A lease for one request on a lazy server (nothing for other servers).
     boost::asio::awaitable<Outcome<Lease>> lease_for_request(const std::string& server);
+    struct Held;  // a server ready for one request, with its lease
+    /// lease_for_request, then ready: what every request does first.
+    boost::asio::awaitable<Outcome<Held>> hold_for_request(std::string server);
 
     boost::asio::any_io_executor ex_;
     Config config_;
