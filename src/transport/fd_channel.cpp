@@ -9,12 +9,14 @@
 #include <boost/asio/query.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/version.hpp>
 
 #include <cerrno>
 #include <memory>
 #include <string_view>
 
 #include <fcntl.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -32,17 +34,40 @@ constexpr auto as_tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 
 // The reading side. Asio's descriptor read, once a read has returned data, always tries the next read at once
 // ("speculatively") and so pays one read() that fails with EAGAIN per message in a request/response exchange: the
-// event loop cannot tell a drained pipe from a full one. This read op tells it: a read of a pipe or a stream socket
-// that returns less than was asked for has emptied the descriptor, so it reports "done and exhausted" and the next
-// read waits for the reactor's next readiness event (edge-triggered epoll: any later write to the emptied descriptor
-// raises one) without a system call. Other descriptors (a terminal returns one line at a time) keep the speculative
-// read. The op goes through Asio's own reactor (registration, cancellation by slot, close aborting a pending read).
+// event loop cannot tell a drained pipe from a full one. This read op tells it: a read of a pipe that returned less
+// than was asked for, performed for a readiness event that was not a hang-up, has emptied the pipe while a writer
+// was still there, so it reports "done and exhausted" and the next read waits for the reactor's next event
+// (edge-triggered epoll: a later write, or the writer's close, raises one) without a system call. A speculative read,
+// an event with EPOLLHUP/EPOLLERR (the end of the stream may already be there, and its edge is spent), and every other
+// kind of descriptor (a terminal returns one line at a time; a socket's half-close is not among Asio's events) keep
+// Asio's behaviour. The op goes through Asio's own reactor (registration, cancellation by slot, close aborting a
+// pending read); reading the event mask relies on Asio 1.81's epoll reactor, hence the version check.
+#if BOOST_VERSION == 108100 && defined(BOOST_ASIO_HAS_EPOLL) && !defined(BOOST_ASIO_HAS_IO_URING_AS_DEFAULT)
+#define SWITCHBOARD_FD_EXHAUSTION 1
+#else
+#define SWITCHBOARD_FD_EXHAUSTION 0
+#endif
+
+namespace {
+#if SWITCHBOARD_FD_EXHAUSTION
+// The epoll events the reactor is dispatching to a descriptor: its descriptor_state (whose only, non-virtual base is
+// the scheduler_operation, privately) holds them in task_result_ (set_ready_events) while perform_io runs the queued
+// operations.
+struct EventsOf : asio::detail::scheduler_operation {
+    static unsigned int get(asio::detail::reactor::per_descriptor_data d) {
+        const auto* op = reinterpret_cast<const asio::detail::scheduler_operation*>(d);
+        return op->*(&EventsOf::task_result_);
+    }
+};
+#endif
+}  // namespace
+
 class FdChannel::Reader {
 public:
     Reader(const asio::any_io_executor& ex, int fd)
         : reactor_(asio::use_service<asio::detail::reactor>(asio::query(ex, asio::execution::context))), fd_(fd) {
         struct stat st {};
-        exhaustible_ = ::fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+        exhaustible_ = SWITCHBOARD_FD_EXHAUSTION && ::fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
         const int flags = ::fcntl(fd, F_GETFL);
         if (flags >= 0 && (flags & O_NONBLOCK) == 0) ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
         if (const int err = reactor_.register_descriptor(fd, data_)) {
@@ -84,16 +109,16 @@ private:
 
     template <class Handler>
     struct Op : reactor_op {
-        Op(Handler h, int f, jsonrpc::LineFramer& fr, bool ex)
+        Op(Handler h, int f, jsonrpc::LineFramer& fr, Reader* r)
             : reactor_op(boost::system::error_code(), &Op::do_perform, &Op::do_complete),
               handler(std::move(h)),
               fd(f),
               framer(fr),
-              exhaustible(ex) {}
+              reader(r) {}
         Handler handler;
         int fd;
         jsonrpc::LineFramer& framer;  // fed as the bytes arrive (the channel outlives a registered read)
-        bool exhaustible;
+        Reader* reader;               // valid while the op can be performed (close deregisters first)
 
         static status do_perform(reactor_op* base) {
             auto* o = static_cast<Op*>(base);
@@ -112,7 +137,8 @@ private:
                 }
                 o->bytes_transferred_ = static_cast<std::size_t>(n);
                 o->framer.feed(std::string_view(buffer, o->bytes_transferred_));
-                return o->exhaustible && o->bytes_transferred_ < scratch_size ? done_and_exhausted : done;
+                return o->bytes_transferred_ < scratch_size && o->reader->drained_by_event() ? done_and_exhausted
+                                                                                             : done;
             }
         }
 
@@ -143,16 +169,29 @@ private:
     template <class Handler>
     void start(Handler handler, jsonrpc::LineFramer& framer) {
         auto slot = asio::get_associated_cancellation_slot(handler);
-        auto* op = new Op<Handler>(std::move(handler), fd_, framer, exhaustible_);
+        auto* op = new Op<Handler>(std::move(handler), fd_, framer, this);
         if (slot.is_connected() && fd_ >= 0)
             op->cancellation_key_ = &slot.template emplace<Canceller>(&reactor_, &data_, fd_);
+        speculating_ = true;  // a perform inside start_op is the speculative read
         reactor_.start_op(asio::detail::reactor::read_op, fd_, data_, op, false, true);
+        speculating_ = false;
+    }
+
+    // A short read emptied the pipe and the end of the stream is not already pending: true only for a read the
+    // reactor performed for an event without EPOLLHUP/EPOLLERR.
+    bool drained_by_event() const {
+#if SWITCHBOARD_FD_EXHAUSTION
+        return exhaustible_ && !speculating_ && data_ && (EventsOf::get(data_) & (EPOLLHUP | EPOLLERR)) == 0;
+#else
+        return false;
+#endif
     }
 
     asio::detail::reactor& reactor_;
     asio::detail::reactor::per_descriptor_data data_{};
     int fd_;
-    bool exhaustible_ = false;
+    bool exhaustible_ = false;  // a pipe
+    bool speculating_ = false;
 };
 
 FdChannel::FdChannel(asio::any_io_executor ex, int read_fd, int write_fd, std::size_t max_message_size)
