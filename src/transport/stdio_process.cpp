@@ -151,7 +151,8 @@ struct StdioProcessChannel::State : std::enable_shared_from_this<State> {
 
     awaitable<void> pump_stderr() {
         auto self = shared_from_this();
-        std::array<char, 4096> buf;
+        std::array<char, 1024>
+            buf;  // in the coroutine frame of every server: stderr is rare, 4 KiB each was 80 KiB for 20
         std::string line;
         for (;;) {
             auto [ec, n] = co_await err.async_read_some(asio::buffer(buf), as_tuple_awaitable);
