@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <fcntl.h>
@@ -153,6 +154,31 @@ std::int64_t status_field(int pid, std::string_view field) {
     return 0;
 }
 }  // namespace
+
+std::vector<std::pair<std::string, std::int64_t>> rss_by_mapping(int pid) {
+    std::ifstream in(pid ? fmt::format("/proc/{}/smaps", pid) : std::string("/proc/self/smaps"));
+    std::map<std::string, std::int64_t> by_name;
+    std::string line, current = "[anon]";
+    while (std::getline(in, line)) {
+        if (line.rfind("Rss:", 0) == 0) {
+            by_name[current] += std::strtoll(line.c_str() + 4, nullptr, 10);
+            continue;
+        }
+        // A mapping header: "start-end perms offset dev inode [path]"; field lines are "Name:   value".
+        const auto sp = line.find(' ');
+        if (sp == std::string::npos || line.find('-') > sp) continue;
+        std::istringstream h(line);
+        std::string range, perms, offset, dev, inode, path;
+        h >> range >> perms >> offset >> dev >> inode;
+        std::getline(h >> std::ws, path);
+        if (path.empty()) path = "[anon]";
+        if (const auto slash = path.rfind('/'); slash != std::string::npos) path = path.substr(slash + 1);
+        current = path;
+    }
+    std::vector<std::pair<std::string, std::int64_t>> out(by_name.begin(), by_name.end());
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    return out;
+}
 
 std::int64_t rss_kib(int pid) { return status_field(pid, "VmRSS:"); }
 std::int64_t peak_rss_kib(int pid) { return status_field(pid, "VmHWM:"); }

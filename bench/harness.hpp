@@ -24,6 +24,7 @@ struct Context {
     std::string node;       ///< node binary
     std::string peers_dir;  ///< bench/peers (the TS SDK scripts)
     std::string valgrind;   ///< empty: callgrind rows are skipped
+    std::string strace;     ///< empty: system call rows are skipped
     std::string demo() const { return bin_dir + "/switchboard-demo-server"; }
 };
 
@@ -97,6 +98,8 @@ std::optional<double> number(const boost::json::object& o, std::string_view key)
 /// VmRSS / VmHWM of a process (self when pid is 0), in KiB; 0 when unknown.
 std::int64_t rss_kib(int pid = 0);
 std::int64_t peak_rss_kib(int pid = 0);
+/// Resident KiB per mapping name from /proc/<pid>/smaps (file name, "[heap]", "[stack]", "[anon]"), largest first.
+std::vector<std::pair<std::string, std::int64_t>> rss_by_mapping(int pid = 0);
 
 inline double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -91,9 +91,11 @@ int main(int argc, char** argv) {
     app.add_option("--node", ctx.node, "Node binary for the TS SDK peers")->capture_default_str();
     app.add_option("--peers-dir", ctx.peers_dir, "bench/peers")->capture_default_str();
     app.add_option("--valgrind", ctx.valgrind, "valgrind binary for instruction counts (default: from PATH)");
+    app.add_option("--strace", ctx.strace, "strace binary for system call counts (default: from PATH)");
     app.add_flag("--list", list, "List the sections and exit");
     CLI11_PARSE(app, argc, argv);
     if (ctx.valgrind.empty() && std::system("command -v valgrind >/dev/null 2>&1") == 0) ctx.valgrind = "valgrind";
+    if (ctx.strace.empty() && std::system("command -v strace >/dev/null 2>&1") == 0) ctx.strace = "strace";
 
     auto& sections = registry();
     std::stable_sort(sections.begin(), sections.end(), [](auto& a, auto& b) { return a.order < b.order; });

@@ -123,6 +123,13 @@ std::vector<Row> run_memory(const Context& ctx) {
     base.metric = "host RSS before connecting";
     base.unit = "MiB";
     base.ours = *number(*out, "rss_before_kib") / 1024.0;
+    if (const auto* m = out->if_contains("before_by_mapping_kib"); m && m->is_object()) {
+        std::vector<std::pair<double, std::string>> parts;
+        for (const auto& [name, kib] : m->get_object()) parts.emplace_back(kib.to_number<double>(), name);
+        std::sort(parts.rbegin(), parts.rend());
+        for (std::size_t i = 0; i < parts.size() && i < 6; ++i)
+            base.note += fmt::format("{}{} {:.1f}", i ? ", " : "", parts[i].second, parts[i].first / 1024.0);
+    }
     rows.push_back(base);
     Row r;
     r.metric = fmt::format("host RSS, 20 servers, {} tools indexed", *number(*out, "tools"));
@@ -141,6 +148,10 @@ json::object memory_child(const std::vector<std::string>& args) {
     const int servers = std::stoi(args.at(1)), extra = std::stoi(args.at(2));
     json::object out;
     out["rss_before_kib"] = rss_kib();
+    json::object by_mapping;
+    for (const auto& [name, kib] : rss_by_mapping())
+        if (kib >= 64) by_mapping[name] = kib;
+    out["before_by_mapping_kib"] = std::move(by_mapping);
     asio::io_context io;
     const auto cfg = demo_config(demo, servers, extra);
     auto h = start_host(io, cfg);

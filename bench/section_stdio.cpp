@@ -10,7 +10,11 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -90,6 +94,7 @@ awaitable<void> pipelined_worker(std::shared_ptr<mcp::ClientSession> s, int* iss
 struct OursResult {
     Measured m;
     std::string request, response;  // one exchange's bytes, for the floor
+    int server_pid = -1;
 };
 
 OursResult measure_ours(const Context& ctx, int n, int pipelined) {
@@ -100,14 +105,19 @@ OursResult measure_ours(const Context& ctx, int n, int pipelined) {
     po.args = {"--page-size", "0"};
     auto ch = transport::StdioProcessChannel::spawn(io.get_executor(), po);
     if (!ch) throw std::runtime_error("spawn: " + ch.error().message);
+    const int server_pid = (*ch)->pid();
     auto tap = std::make_shared<TapChannel>(*ch);
     mcp::ClientOptions co;
     co.server_name = "demo";
+    // The demo server answers the probe: never fall back to the legacy handshake because a server started slowly
+    // (under valgrind), so that every run does the same work before the calls.
+    co.probe_timeout = std::chrono::seconds(30);
     auto session = run_sync(io, mcp::ClientSession::connect(io.get_executor(), tap, co));
     if (!session) throw std::runtime_error("connect: " + session.error().message);
     auto& s = **session;
 
     OursResult out;
+    out.server_pid = server_pid;
     Measured warm;
     run_sync(io, seq_calls(s, 500, warm));
     tap->tap = true;
@@ -204,6 +214,119 @@ Measured measure_floor(const std::string& request, const std::string& response, 
     int status = 0;
     ::waitpid(pid, &status, 0);
     return m;
+}
+
+// ---- Cost per round trip: system calls (strace) and instructions (callgrind), each process on its own ----------
+//
+// `switchboard-bench --child stdio_seq N ours|floor` makes N sequential calls (ours: ClientSession -> demo server;
+// floor: the pipe ping-pong). Start-up, warm-up and shutdown are the same for every N, so the difference between a
+// run of n2 and one of n1 calls, divided by n2 - n1, is what one round trip costs. By hand:
+//   strace -f -ff -qq -o /tmp/sb/t build-rel/switchboard-bench --bin-dir build-rel --child stdio_seq 2000 ours
+//   valgrind --tool=callgrind --trace-children=yes --callgrind-out-file=/tmp/sb/cg.%p \
+//            build-rel/switchboard-bench --bin-dir build-rel --child stdio_seq 2000 ours
+// (then the same with another N; t.<pid> has one line per system call, cg.<pid> a "totals:" line).
+
+// The floor's bytes for the counting runs (their size does not change the number of calls).
+const std::string sample_request =
+    R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello"}}})";
+const std::string sample_response =
+    R"({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hello"}],"isError":false}})";
+
+json::object stdio_seq_child(const std::vector<std::string>& args) {
+    Context ctx;
+    ctx.bin_dir = args.at(0);
+    const int n = std::stoi(args.at(1));
+    json::object out;
+    out["host_pid"] = ::getpid();
+    if (args.at(2) == "floor") {
+        measure_floor(sample_request, sample_response, n, 0);
+    } else {
+        out["server_pid"] = measure_ours(ctx, n, 0).server_pid;
+    }
+    return out;
+}
+
+struct PerSide {
+    double host = 0, server = 0;  // the calling process, the answering process(es)
+};
+
+// Totals of one run: `count(file)` for each per-process file in `dir`, summed by side.
+std::optional<PerSide> side_totals(const std::string& dir, int host_pid,
+                                   const std::function<std::optional<double>(const std::string&)>& count) {
+    PerSide t;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+        const auto name = e.path().filename().string();
+        const auto dot = name.rfind('.');
+        if (dot == std::string::npos) continue;
+        const int pid = std::atoi(name.c_str() + dot + 1);
+        auto c = count(e.path().string());
+        if (!c) return std::nullopt;
+        (pid == host_pid ? t.host : t.server) += *c;
+    }
+    return t;
+}
+
+// Per round trip: (run of n2 - run of n1) / (n2 - n1), each run under `tool` writing one file per process to a
+// fresh directory.
+std::optional<PerSide> per_round_trip(const Context& ctx, const std::string& mode, int n1, int n2,
+                                      const std::function<std::vector<std::string>(const std::string& dir)>& tool,
+                                      const std::function<std::optional<double>(const std::string&)>& count) {
+    std::optional<PerSide> at[2];
+    const int ns[2] = {n1, n2};
+    for (int i = 0; i < 2; ++i) {
+        const auto dir =
+            (std::filesystem::temp_directory_path() / fmt::format("switchboard-bench-{}-{}-{}", ::getpid(), mode, i))
+                .string();
+        std::filesystem::remove_all(dir);
+        std::filesystem::create_directories(dir);
+        auto argv = tool(dir);
+        for (std::string a : {ctx.self, std::string("--bin-dir"), ctx.bin_dir, std::string("--child"),
+                              std::string("stdio_seq"), std::to_string(ns[i]), mode})
+            argv.push_back(std::move(a));
+        auto out = run_json(argv);
+        const auto host_pid = out ? number(*out, "host_pid") : std::nullopt;
+        if (host_pid) at[i] = side_totals(dir, static_cast<int>(*host_pid), count);
+        std::filesystem::remove_all(dir);
+        if (!at[i]) return std::nullopt;
+    }
+    const double d = n2 - n1;
+    return PerSide{(at[1]->host - at[0]->host) / d, (at[1]->server - at[0]->server) / d};
+}
+
+std::optional<PerSide> syscalls_per_round_trip(const Context& ctx, const std::string& mode, int n1, int n2) {
+    if (ctx.strace.empty()) return std::nullopt;
+    return per_round_trip(
+        ctx, mode, n1, n2,
+        [&](const std::string& dir) {
+            return std::vector<std::string>{ctx.strace, "-f", "-ff", "-qq", "-o", dir + "/t"};
+        },
+        [](const std::string& file) -> std::optional<double> {
+            std::ifstream in(file);
+            std::string line;
+            double n = 0;
+            while (std::getline(in, line))  // one line per call; signals ("--- SIG") and exits ("+++") are not calls
+                if (!line.empty() && line.rfind("---", 0) != 0 && line.rfind("+++", 0) != 0) ++n;
+            return n;
+        });
+}
+
+std::optional<PerSide> instructions_per_round_trip(const Context& ctx, int n1, int n2) {
+    if (ctx.valgrind.empty()) return std::nullopt;
+    return per_round_trip(
+        ctx, "ours", n1, n2,
+        [&](const std::string& dir) {
+            return std::vector<std::string>{ctx.valgrind, "--tool=callgrind", "--trace-children=yes",
+                                            "--callgrind-out-file=" + dir + "/cg.%p"};
+        },
+        [](const std::string& file) -> std::optional<double> {
+            std::ifstream in(file);
+            std::string line;
+            std::optional<double> total;
+            while (std::getline(in, line))
+                if (line.rfind("summary:", 0) == 0 || line.rfind("totals:", 0) == 0)
+                    total = std::strtod(line.c_str() + line.find(':') + 1, nullptr);
+            return total;
+        });
 }
 
 // One contender's numbers; over rounds, the best of each (the machine may be busy with other work in some of them).
@@ -317,6 +440,43 @@ std::vector<Row> run(const Context& ctx) {
         r.peer_name = "pipe floor";
         rows.push_back(std::move(r));
     }
+    // Cost per round trip, each process on its own (skipped without strace / valgrind).
+    const int c1 = ctx.quick ? 300 : 1000, c2 = ctx.quick ? 1300 : 3000;
+    const auto sys = syscalls_per_round_trip(ctx, "ours", c1, c2);
+    const auto sys_floor = syscalls_per_round_trip(ctx, "floor", c1, c2);
+    auto sys_row = [&](std::string side, double PerSide::*field) {
+        Row r = row("system calls per round trip, " + side + " (vs pipe floor)", "calls", 0, false);
+        r.ours.reset();
+        if (sys) r.ours = (*sys).*field;
+        if (sys_floor) r.peer = (*sys_floor).*field;
+        r.peer_name = "pipe floor";
+        r.note = ctx.strace.empty() ? "strace not found"
+                 : !sys             ? "strace run failed"
+                        : "strace -f, runs of " + std::to_string(c2) + " - " + std::to_string(c1) + " calls";
+        return r;
+    };
+    rows.push_back(sys_row("client process", &PerSide::host));
+    rows.push_back(sys_row("server process", &PerSide::server));
+    {
+        Row r = row("system calls per round trip, both processes (vs pipe floor)", "calls", 0, false);
+        r.ours.reset();
+        if (sys) r.ours = sys->host + sys->server;
+        if (sys_floor) r.peer = sys_floor->host + sys_floor->server;
+        r.peer_name = "pipe floor";
+        r.target = "<= 5";
+        if (r.ours) judge(r, *r.ours, 5.0, true, "5 calls");
+        rows.push_back(std::move(r));
+    }
+    const int i1 = ctx.quick ? 200 : 500, i2 = ctx.quick ? 700 : 2000;
+    const auto ir = instructions_per_round_trip(ctx, i1, i2);
+    for (auto [side, field] :
+         {std::pair{"client process", &PerSide::host}, std::pair{"server process", &PerSide::server}}) {
+        Row r = row(std::string("instructions per round trip, ") + side + " (callgrind)", "Ir", 0, false);
+        r.ours.reset();
+        if (ir) r.ours = (*ir).*field;
+        r.note = ctx.valgrind.empty() ? "valgrind not found" : !ir ? "callgrind run failed" : "user space only";
+        rows.push_back(std::move(r));
+    }
     return rows;
 }
 
@@ -333,6 +493,7 @@ json::object stdio_calls_child(const std::vector<std::string>& args) {
 }  // namespace
 
 static ChildRegistrar stdio_calls_registrar("stdio_calls", stdio_calls_child);
+static ChildRegistrar stdio_seq_registrar("stdio_seq", stdio_seq_child);
 SWITCHBOARD_BENCH_SECTION(Section{"stdio", "1. stdio tools/call round trip (demo server, echo)", 10, run});
 
 }  // namespace switchboard::bench

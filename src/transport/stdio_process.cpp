@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
@@ -123,8 +124,23 @@ struct StdioProcessChannel::State : std::enable_shared_from_this<State> {
 
     awaitable<void> watch_exit() {
         auto self = shared_from_this();
-        co_await proc->async_wait(as_tuple_awaitable);
-        native_status = proc->native_exit_code();
+        if (proc) {
+            co_await proc->async_wait(as_tuple_awaitable);
+            native_status = proc->native_exit_code();
+        } else {
+            // No pidfd (a kernel before 5.3, or valgrind, which does not know pidfd_open): poll the child.
+            asio::steady_timer poll(ex);
+            for (;;) {
+                int status = 0;
+                const pid_t r = ::waitpid(pid, &status, WNOHANG);
+                if (r == pid || (r < 0 && errno != EINTR)) {
+                    native_status = r == pid ? status : 0;
+                    break;
+                }
+                poll.expires_after(std::chrono::milliseconds(50));
+                co_await poll.async_wait(as_tuple_awaitable);
+            }
+        }
         exit_event.set();
         spdlog::debug("[{}] process {} {}", opts.name, pid, describe_exit());
         // stdout can outlive the child when a grandchild holds it open: end reads shortly after the exit.
@@ -135,7 +151,8 @@ struct StdioProcessChannel::State : std::enable_shared_from_this<State> {
 
     awaitable<void> pump_stderr() {
         auto self = shared_from_this();
-        std::array<char, 4096> buf;
+        std::array<char, 1024>
+            buf;  // in the coroutine frame of every server: stderr is rare, 4 KiB each was 80 KiB for 20
         std::string line;
         for (;;) {
             auto [ec, n] = co_await err.async_read_some(asio::buffer(buf), as_tuple_awaitable);
@@ -269,7 +286,12 @@ jsonrpc::Outcome<std::shared_ptr<StdioProcessChannel>> StdioProcessChannel::spaw
     out_w.reset();
     err_w.reset();
     state->pid = pid;
-    state->proc.emplace(ex, pid);  // attaches (pidfd) for the asynchronous wait
+    try {
+        state->proc.emplace(ex, pid);  // attaches (pidfd) for the asynchronous wait
+    } catch (const boost::system::system_error& e) {
+        spdlog::debug("[{}] no pidfd for process {} ({}): polling for its exit", state->opts.name, pid, e.what());
+        state->proc.reset();
+    }
     state->err.assign(err_r.release());
     state->lines = std::make_unique<FdChannel>(ex, out_r.release(), in_w.release(), state->opts.max_message_size);
     spdlog::debug("[{}] started {} (pid {})", state->opts.name, exe, state->pid);

@@ -10,7 +10,6 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 
-#include <array>
 #include <memory>
 
 namespace switchboard::transport {
@@ -36,9 +35,10 @@ public:
     bool read_closed() const { return read_done_; }
 
 private:
-    boost::asio::posix::stream_descriptor reader_, writer_;
+    class Reader;  // the reading side: a pipe or socket read that knows when it drained the descriptor
+    std::unique_ptr<Reader> reader_;
+    boost::asio::posix::stream_descriptor writer_;
     jsonrpc::LineFramer framer_;
-    std::unique_ptr<std::array<char, 64 * 1024>> buffer_;
     bool read_done_ = false;
     boost::system::error_code write_error_;  // a failed try_write, reported by the next write
     bool write_is_socket_ = true;  // try_write: sendmsg(MSG_NOSIGNAL) until the descriptor turns out not a socket
