@@ -61,6 +61,7 @@ std::string render_contents(const std::vector<mcp::ResourceContents>& contents);
 /// The status table (also what `status --watch` redraws).
 std::string render_status(const std::vector<host::ServerStatus>& servers);
 boost::json::value status_json(const std::vector<host::ServerStatus>& servers);
-void print_json(const boost::json::value& v);
+/// Prints `v` on one line, every string made valid UTF-8.
+void print_json(boost::json::value v);
 
 }  // namespace switchboard::cli

@@ -21,7 +21,7 @@ awaitable<int> prompts(const host::Config& config, const GlobalOptions& g) {
                 o["server"] = p.server;
                 arr.push_back(std::move(o));
             }
-            print_json(arr);
+            print_json(std::move(arr));
         } else {
             for (const auto& p : all) {
                 std::vector<std::string> args;
@@ -45,7 +45,7 @@ awaitable<int> prompt(const host::Config& config, const GlobalOptions& g, std::s
             co_return 1;
         }
         if (g.json) {
-            print_json(r->raw);
+            print_json(std::move(r->raw));
             co_return 0;
         }
         if (!r->description.empty()) fmt::print("# {}\n", r->description);

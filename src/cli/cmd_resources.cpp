@@ -25,7 +25,7 @@ awaitable<int> resources(const host::Config& config, const GlobalOptions& g) {
                 o["server"] = t.server;
                 arr.push_back(std::move(o));
             }
-            print_json(arr);
+            print_json(std::move(arr));
         } else {
             for (const auto& r : res)
                 fmt::print("{:<16} {:<40} {:<24} {}\n", r.server, r.resource.uri, r.resource.name,

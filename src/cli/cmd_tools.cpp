@@ -30,7 +30,7 @@ awaitable<int> tools(const host::Config& config, const GlobalOptions& g) {
                 o["inputSchema"] = t.tool->input_schema;
                 arr.push_back(std::move(o));
             }
-            print_json(arr);
+            print_json(std::move(arr));
         } else {
             for (const auto& t : index.tools())
                 fmt::print("{:<28} {:<16} {}\n", t.name, t.server, core::first_line(t.tool->description));
@@ -85,9 +85,9 @@ awaitable<int> call(const host::Config& config, const GlobalOptions& g, std::str
             co_return 1;
         }
         if (g.json)
-            print_json(r->raw);
+            print_json(std::move(r->raw));
         else if (r->content.empty() && r->structured_content)
-            print_json(*r->structured_content);
+            print_json(std::move(*r->structured_content));
         else
             fmt::print("{}\n", render_content(r->content));
         co_return r->is_error ? 1 : 0;

@@ -1,6 +1,8 @@
 // What the commands print: tool results, resource contents, the status table and its JSON form.
 #include "cli.hpp"
 
+#include <switchboard/core/text.hpp>
+
 #include <fmt/format.h>
 #include <boost/json/serialize.hpp>
 
@@ -31,7 +33,34 @@ std::string short_duration(std::chrono::milliseconds d) {
 
 }  // namespace
 
-void print_json(const json::value& v) { fmt::print("{}\n", json::serialize(v)); }
+namespace {
+
+// Strings (and keys) made valid UTF-8, in place: a server's stderr tail or garbage it printed ends up in errors, and
+// one invalid byte would make a JSON parser reject the whole document.
+void make_valid_utf8(json::value& v) {
+    if (auto* s = v.if_string()) {
+        if (!core::is_valid_utf8(*s)) *s = core::to_valid_utf8(*s);
+    } else if (auto* a = v.if_array()) {
+        for (auto& item : *a) make_valid_utf8(item);
+    } else if (auto* o = v.if_object()) {
+        json::object fixed;
+        bool keys_changed = false;
+        for (auto& item : *o) {
+            make_valid_utf8(item.value());
+            keys_changed = keys_changed || !core::is_valid_utf8(item.key());
+        }
+        if (!keys_changed) return;
+        for (auto& item : *o) fixed[core::to_valid_utf8(item.key())] = std::move(item.value());
+        *o = std::move(fixed);
+    }
+}
+
+}  // namespace
+
+void print_json(json::value v) {
+    make_valid_utf8(v);
+    fmt::print("{}\n", json::serialize(v));
+}
 
 json::value status_json(const std::vector<ServerStatus>& servers) {
     json::array arr;

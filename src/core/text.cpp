@@ -56,6 +56,63 @@ bool glob_match(std::string_view pattern, std::string_view text) {
     return p == pattern.size();
 }
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence at the start of `t`, or 0 when it is ill-formed (Unicode 15, table 3-7).
+std::size_t utf8_sequence_length(std::string_view t) {
+    const auto b = [&](std::size_t i) { return static_cast<unsigned char>(t[i]); };
+    const auto c0 = b(0);
+    if (c0 < 0x80) return 1;
+    std::size_t n = 0;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c0 >= 0xC2 && c0 <= 0xDF) {
+        n = 2;
+    } else if (c0 >= 0xE0 && c0 <= 0xEF) {
+        n = 3;
+        if (c0 == 0xE0) lo = 0xA0;  // no overlong forms
+        if (c0 == 0xED) hi = 0x9F;  // no surrogates
+    } else if (c0 >= 0xF0 && c0 <= 0xF4) {
+        n = 4;
+        if (c0 == 0xF0) lo = 0x90;  // no overlong forms
+        if (c0 == 0xF4) hi = 0x8F;  // nothing past U+10FFFF
+    } else {
+        return 0;
+    }
+    if (t.size() < n) return 0;
+    if (b(1) < lo || b(1) > hi) return 0;
+    for (std::size_t i = 2; i < n; ++i)
+        if (b(i) < 0x80 || b(i) > 0xBF) return 0;
+    return n;
+}
+
+}  // namespace
+
+bool is_valid_utf8(std::string_view text) {
+    for (std::size_t i = 0; i < text.size();) {
+        const auto n = utf8_sequence_length(text.substr(i));
+        if (n == 0) return false;
+        i += n;
+    }
+    return true;
+}
+
+std::string to_valid_utf8(std::string_view text) {
+    if (is_valid_utf8(text)) return std::string(text);
+    std::string out;
+    out.reserve(text.size() + 8);
+    for (std::size_t i = 0; i < text.size();) {
+        const auto n = utf8_sequence_length(text.substr(i));
+        if (n == 0) {
+            out += "\xEF\xBF\xBD";  // U+FFFD
+            ++i;
+        } else {
+            out.append(text.substr(i, n));
+            i += n;
+        }
+    }
+    return out;
+}
+
 std::string shorten(std::string_view text, std::size_t max) {
     if (text.size() <= max) return std::string(text);
     std::size_t cut = max;

@@ -1,7 +1,9 @@
+#include <switchboard/core/text.hpp>
 #include <switchboard/host/config.hpp>
 
 #include <fmt/format.h>
 #include <boost/json.hpp>
+#include <boost/url/parse.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -54,9 +56,14 @@ void add_once(std::vector<std::string>& list, std::string item) {
 
 // ---- variable expansion ----------------------------------------------------------------------------------------
 
+// Defaults nest (`${A:-${B:-x}}`); deeper than this is no real config, and each level rescans the text.
+constexpr int max_expansion_depth = 16;
+
 struct Expansion {
     std::vector<std::string> missing;  ///< unset names without default
     std::vector<std::string> inputs;   ///< VS Code `${input:x}` references, left as written
+    int depth = 0;
+    bool too_deep = false;  ///< a default nested deeper than max_expansion_depth (expanded as "")
 };
 
 bool is_var_name(std::string_view name) {
@@ -96,7 +103,13 @@ bool expand_reference(std::string_view body, const EnvLookup& env, Expansion& ex
     if (value && !value->empty()) {
         out += *value;
     } else if (sep != std::string_view::npos) {
+        if (ex.depth >= max_expansion_depth) {
+            ex.too_deep = true;
+            return true;
+        }
+        ++ex.depth;
         expand_into(body.substr(sep + 2), env, ex, out);
+        --ex.depth;
     } else if (!value) {
         add_once(ex.missing, std::string(name));
     }
@@ -170,6 +183,22 @@ std::optional<TransportKind> transport_from_name(std::string_view name) {
     return std::nullopt;
 }
 
+// Why `url` cannot be dialled ("" when it can): not a URL, no host, or a port outside 1-65535 (which would
+// otherwise wrap around to another port).
+std::string url_problem(std::string_view url) {
+    auto parsed = boost::urls::parse_uri(url);
+    if (!parsed) return "is not a valid URL: " + parsed.error().message();
+    if (parsed->encoded_host().empty()) return "has no host";
+    if (parsed->has_port()) {
+        const auto port = parsed->port();
+        const bool digits = !port.empty() && port.size() <= 5 &&
+                            std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; });
+        const long number = digits ? std::stol(std::string(port)) : 0;
+        if (number < 1 || number > 65535) return fmt::format("has port {}, outside 1-65535", port);
+    }
+    return {};
+}
+
 bool has_remote_scheme(std::string_view url) {
     const auto lower = ascii_lower(url.substr(0, 8));
     return lower.starts_with("http://") || lower.starts_with("https://") || lower.starts_with("ws://") ||
@@ -239,6 +268,8 @@ private:
         Expansion ex;
         std::string out;
         expand_into(text, env_, ex, out);
+        if (ex.too_deep)
+            fail(fmt::format("\"{}\": ${{VAR:-default}} nested more than {} deep", key, max_expansion_depth));
         if (!ex.inputs.empty()) fail(fmt::format("VS Code input variables are not supported: {}", ex.inputs.front()));
         if (!ex.missing.empty())
             fail(fmt::format("environment variable ${{{}}} is not set (used in \"{}\")", ex.missing.front(), key));
@@ -405,6 +436,8 @@ void EntryParser::finish() {
         fail(fmt::format("type \"{}\" needs \"url\"", to_string(server_.type)));
     } else if (!has_remote_scheme(server_.url)) {
         fail(fmt::format("\"url\" must start with http://, https://, ws:// or wss:// (got \"{}\")", server_.url));
+    } else if (auto problem = url_problem(server_.url); !problem.empty()) {
+        fail(fmt::format("\"url\" {} (got \"{}\")", problem, server_.url));
     }
 }
 
@@ -503,6 +536,9 @@ std::string expand_vars(std::string_view text, const EnvLookup& env, std::vector
 }
 
 Config parse_config(std::string_view text, std::string_view source_name, const EnvLookup& env) {
+    if (text.size() > max_config_size)
+        throw ConfigError(fmt::format("{}: the document is larger than {} (the limit for a config file)", source_name,
+                                      core::size_text(max_config_size)));
     Config config;
     config.source = std::string(source_name);
     const auto root = parse_json(text, source_name);
@@ -533,7 +569,13 @@ Config load_config_file(const std::filesystem::path& file, const EnvLookup& env)
     std::string text;
     char buffer[16384];
     std::size_t n = 0;
-    while ((n = std::fread(buffer, 1, sizeof buffer, stream.get())) > 0) text.append(buffer, n);
+    while ((n = std::fread(buffer, 1, sizeof buffer, stream.get())) > 0) {
+        text.append(buffer, n);
+        // Refused before parsing: a runaway file would otherwise cost many times its size in memory.
+        if (text.size() > max_config_size)
+            throw ConfigError(fmt::format("{}: the file is larger than {} (the limit for a config file)", name,
+                                          core::size_text(max_config_size)));
+    }
     // fopen succeeds on a directory; the read is what fails (EISDIR).
     if (std::ferror(stream.get())) throw fail(errno);
     return parse_config(text, name, env);

@@ -65,6 +65,20 @@ TEST_F(Cli, StatusJsonReportsEveryServer) {
     EXPECT_NE(std::string(arr[2].at("error").as_string()).find("not found in PATH"), std::string::npos);
 }
 
+TEST_F(Cli, StatusJsonIsValidUtf8WhenAServerPrintsInvalidBytes) {
+    // The server's stderr (its tail is in the error and in stderrTail) has bytes that are no UTF-8.
+    auto cfg = write_config(R"({"mcpServers": {"bad": {"command": "sh", "args": ["-c",
+        "printf 'fatal: \\377\\376 bad bytes\\n' >&2; exit 3"]}}})");
+    std::string out;
+    EXPECT_EQ(run_command(std::string(SWITCHBOARD_CLI) + " --config " + cfg + " status --json 2>/dev/null", out), 1)
+        << out;
+    json::error_code ec;
+    auto v = json::parse(out, ec);  // Boost.JSON rejects invalid UTF-8 in strings
+    ASSERT_FALSE(ec) << ec.message() << ": " << out;
+    const std::string tail(v.as_array().at(0).at("stderrTail").as_string());
+    EXPECT_NE(tail.find("fatal: \uFFFD\uFFFD bad bytes"), std::string::npos) << tail;
+}
+
 TEST_F(Cli, ToolsJsonPrefixesConflictingNames) {
     std::string out;
     auto cfg = demo_config();

@@ -425,3 +425,55 @@ TEST(LoadConfigFile, ParseErrorNamesTheFile) {
         EXPECT_TRUE(std::string(e.what()).starts_with(file.string() + ":2:")) << e.what();
     }
 }
+
+namespace {
+
+TEST(Config, UrlPortsOutsideTheRangeAndHostlessUrlsAreInvalid) {
+    const auto config = parse(R"({"mcpServers": {
+        "wraps": {"url": "http://127.0.0.1:99999/mcp"},
+        "zero": {"url": "http://127.0.0.1:0/mcp"},
+        "ok": {"url": "http://127.0.0.1:65535/mcp"},
+        "default": {"url": "https://example.com/mcp"},
+        "nohost": {"url": "http:///mcp"}
+    }})");
+    // 99999 would otherwise dial 99999 mod 65536 = 34463, whatever listens there.
+    EXPECT_EQ(config.find("wraps")->invalid,
+              R"("url" has port 99999, outside 1-65535 (got "http://127.0.0.1:99999/mcp"))");
+    EXPECT_NE(config.find("zero")->invalid.find("port 0"), std::string::npos) << config.find("zero")->invalid;
+    EXPECT_EQ(config.find("ok")->invalid, "");
+    EXPECT_EQ(config.find("default")->invalid, "");
+    EXPECT_NE(config.find("nohost")->invalid.find("no host"), std::string::npos) << config.find("nohost")->invalid;
+}
+
+TEST(Config, DeeplyNestedVariableDefaultsAreBoundedAndFast) {
+    // ${X:-${X:-...}} 60,000 deep: no stack overflow, no quadratic rescans, a clear error for that server only.
+    std::string nested;
+    for (int i = 0; i < 60'000; ++i) nested += "${X:-";
+    nested += "end";
+    for (int i = 0; i < 60'000; ++i) nested += "}";
+    const auto config = parse(R"({"mcpServers": {"deep": {"command": ")" + nested + R"("}, "fine": {"command": "x"}}})");
+    EXPECT_NE(config.find("deep")->invalid.find("nested more than 16 deep"), std::string::npos)
+        << config.find("deep")->invalid.substr(0, 200);
+    EXPECT_EQ(config.find("fine")->invalid, "");
+    // Realistic nesting still expands.
+    EXPECT_EQ(sh::expand_vars("${A:-${B:-${C:-deep}}}", fake_env({})), "deep");
+}
+
+TEST(Config, OversizedDocumentsAreRefusedBeforeParsing) {
+    std::string big = R"({"mcpServers": {}, "junk": [)";
+    while (big.size() <= sh::max_config_size) big += "1,2,3,4,5,6,7,8,9,";
+    big += "0]}";
+    const auto message = config_error(big);
+    EXPECT_NE(message.find("larger than 8 MiB"), std::string::npos) << message;
+    TempDir dir;
+    const auto file = dir.write("big.json", big);
+    try {
+        sh::load_config_file(file);
+        ADD_FAILURE() << "a 8 MiB+ file was accepted";
+    } catch (const sh::ConfigError& e) {
+        EXPECT_NE(std::string(e.what()).find("big.json: the file is larger than 8 MiB"), std::string::npos)
+            << e.what();
+    }
+}
+
+}  // namespace

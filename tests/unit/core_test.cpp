@@ -144,6 +144,13 @@ TEST(Text, Helpers) {
     EXPECT_FALSE(glob_match("echo", "echo2"));
     EXPECT_FALSE(glob_match("a*b*c", "aXbXd"));
     EXPECT_TRUE(glob_match("a*b*c", "aXbXbc"));
+    EXPECT_TRUE(is_valid_utf8("plain, é, 漢, 😀"));
+    EXPECT_FALSE(is_valid_utf8("\xC0\xAF"));          // overlong "/"
+    EXPECT_FALSE(is_valid_utf8("\xED\xA0\x80"));      // a surrogate
+    EXPECT_FALSE(is_valid_utf8("\xF4\x90\x80\x80"));  // past U+10FFFF
+    EXPECT_FALSE(is_valid_utf8("cut \xE6\xBC"));      // truncated
+    EXPECT_EQ(to_valid_utf8("a\xFF" "b\xE6\xBC" "c"), "a\uFFFD" "b\uFFFD\uFFFD" "c");
+    EXPECT_EQ(to_valid_utf8("ok é"), "ok é");
 }
 
 }  // namespace

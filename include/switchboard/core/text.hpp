@@ -24,6 +24,13 @@ bool icontains(std::string_view haystack, std::string_view needle);
 /// Shell-style glob: `*` any run of characters, `?` one character, everything else literal. Linear time.
 bool glob_match(std::string_view pattern, std::string_view text);
 
+/// Whether `text` is well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
+bool is_valid_utf8(std::string_view text);
+
+/// `text` with every ill-formed UTF-8 sequence replaced by U+FFFD (JSON output must be valid UTF-8; a server's stderr
+/// or garbage output is not).
+std::string to_valid_utf8(std::string_view text);
+
 /// At most `max` bytes of `text` (cut on a UTF-8 boundary) with "…" appended when cut.
 std::string shorten(std::string_view text, std::size_t max);
 
