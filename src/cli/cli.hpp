@@ -31,9 +31,15 @@ struct Host {
     std::shared_ptr<host::Context> main;
 };
 
+/// Whether with_host waits for every server before running the command (listings), or not (a call, which waits
+/// only for what it needs).
+enum class Settle { all, none };
+
 /// Starts a pool on `config` (its main context sees every server the pool starts), waits until each has connected
-/// or failed, runs `body`, shuts the pool down and returns what `body` returned.
+/// or failed (Settle::all, the default), runs `body`, shuts the pool down and returns what `body` returned.
 boost::asio::awaitable<int> with_host(host::Config config, std::function<boost::asio::awaitable<int>(Host&)> body);
+boost::asio::awaitable<int> with_host(host::Config config, Settle settle,
+                                      std::function<boost::asio::awaitable<int>(Host&)> body);
 
 /// The config reduced to the one named server, or nullopt (reported on stderr) when there is no such server.
 std::optional<host::Config> only_server(const host::Config& config, const std::string& name);

@@ -59,7 +59,7 @@ awaitable<int> call(const host::Config& config, const GlobalOptions& g, std::str
         if (const auto* sc = config.find(name.substr(0, sep))) subset.servers.push_back(*sc);
     const bool narrowed = !subset.servers.empty();
 
-    co_return co_await with_host(narrowed ? subset : config, [&](Host& h) -> awaitable<int> {
+    co_return co_await with_host(narrowed ? subset : config, Settle::none, [&](Host& h) -> awaitable<int> {
         auto ex = co_await asio::this_coro::executor;
         auto resolved = co_await h.main->resolve_tool(name);
         if (!resolved) {

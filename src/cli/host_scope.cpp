@@ -12,6 +12,10 @@ namespace asio = boost::asio;
 using asio::awaitable;
 
 awaitable<int> with_host(host::Config config, std::function<awaitable<int>(Host&)> body) {
+    co_return co_await with_host(std::move(config), Settle::all, std::move(body));
+}
+
+awaitable<int> with_host(host::Config config, Settle settle, std::function<awaitable<int>(Host&)> body) {
     auto ex = co_await asio::this_coro::executor;
     Host h;
     h.pool = host::ServerPool::create(ex, std::move(config), host::PoolOptions{});
@@ -20,7 +24,7 @@ awaitable<int> with_host(host::Config config, std::function<awaitable<int>(Host&
     main.calls_to_unseen_servers = true;
     h.main = host::Context::create(h.pool, main);
     h.pool->start();
-    co_await h.pool->wait_until_settled();
+    if (settle == Settle::all) co_await h.pool->wait_until_settled();
     const int code = co_await body(h);
     h.main.reset();
     co_await h.pool->shutdown();

@@ -1,3 +1,5 @@
+#include <switchboard/core/one_shot_event.hpp>
+#include <switchboard/core/scope_exit.hpp>
 #include <switchboard/core/text.hpp>
 #include <switchboard/host/context.hpp>
 
@@ -158,18 +160,19 @@ awaitable<Outcome<ResolvedTool>> Context::resolve_tool(std::string exposed_name)
         }
         return std::nullopt;
     };
+    // A server of this context that is still starting may bring the name: look again at every change, and go ahead
+    // as soon as the servers that answered know it (a hung server does not hold up a call to a healthy one).
     auto resolved = resolve();
-    if (!resolved) {
-        // A server of this context that is still starting may bring it.
-        std::chrono::milliseconds longest{0};
-        auto mine = servers();
-        for (const auto& name : mine)
-            if (is_starting(pool_->phase(name)))
-                longest = std::max(longest, pool_->server_config(name)->startup_timeout);
-        if (longest.count() > 0) {
-            co_await pool_->wait_until_settled(mine, longest);
-            resolved = resolve();
-        }
+    const auto deadline = std::chrono::steady_clock::now() + longest_startup_of_starting_servers();
+    while (!resolved && std::chrono::steady_clock::now() < deadline) {
+        auto changed = std::make_shared<core::OneShotEvent>();
+        const auto id = pool_->events().subscribe([changed](const Event& e) {
+            if (e.kind == Event::Kind::phase_changed || e.kind == Event::Kind::tools_changed) changed->set();
+        });
+        core::ScopeExit unsubscribe([this, id] { pool_->events().unsubscribe(id); });
+        if (longest_startup_of_starting_servers().count() == 0) break;
+        co_await changed->wait_for(deadline - std::chrono::steady_clock::now());
+        resolved = resolve();
     }
     if (!resolved) {
         std::vector<std::string> names;
@@ -195,6 +198,13 @@ awaitable<Outcome<ResolvedTool>> Context::resolve_tool(std::string exposed_name)
                                     fmt::format("tool \"{}\" of server \"{}\" is excluded by the config",
                                                 resolved->tool, resolved->server));
     co_return std::move(*resolved);
+}
+
+std::chrono::milliseconds Context::longest_startup_of_starting_servers() const {
+    std::chrono::milliseconds longest{0};
+    for (const auto& name : servers())
+        if (is_starting(pool_->phase(name))) longest = std::max(longest, pool_->server_config(name)->startup_timeout);
+    return longest;
 }
 
 awaitable<Outcome<mcp::CallToolResult>> Context::call_tool(std::string exposed_name, json::object arguments,

@@ -195,8 +195,10 @@ awaitable<ServerPool::Attempt> ServerPool::connect_attempt(std::shared_ptr<Serve
         std::optional<ServerConnection> result;
         core::OneShotEvent done;
         bool abandoned = false;
+        std::weak_ptr<jsonrpc::Channel> channel;  // open, handshake under way
     };
     auto pending = std::make_shared<Pending>();
+    o.on_channel_open = [pending](const std::shared_ptr<jsonrpc::Channel>& channel) { pending->channel = channel; };
     core::spawn_logged(
         ex_,
         [ex = ex_, s, o, pending]() -> awaitable<void> {
@@ -211,10 +213,14 @@ awaitable<ServerPool::Attempt> ServerPool::connect_attempt(std::shared_ptr<Serve
         "connect " + s->config.name);
     core::ScopeExit abandon([pending, ex = ex_] {
         pending->abandoned = true;
-        if (pending->result && pending->result->session)
+        if (pending->result && pending->result->session) {
             core::spawn_logged(
                 ex, [session = pending->result->session] { return session->close(); },
                 "closing an abandoned connection");
+        } else if (auto channel = pending->channel.lock(); channel && !pending->done.is_set()) {
+            // Still in the handshake: closing the channel ends it now (the attempt then closes what it got).
+            core::spawn_logged(ex, [channel] { return channel->close(); }, "closing an abandoned connection");
+        }
         pending->result.reset();
     });
     const auto limit = s->config.startup_timeout + std::chrono::milliseconds(200);

@@ -31,6 +31,7 @@ awaitable<ServerConnection> connect_server(asio::any_io_executor ex, const Serve
         finish(channel.error().message);
         co_return sc;
     }
+    if (options.on_channel_open) options.on_channel_open(*channel);
     if (options.on_phase) options.on_phase(Phase::initializing);
 
     mcp::ClientOptions co;

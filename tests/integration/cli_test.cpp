@@ -79,6 +79,17 @@ TEST_F(Cli, StatusJsonIsValidUtf8WhenAServerPrintsInvalidBytes) {
     EXPECT_NE(tail.find("fatal: \uFFFD\uFFFD bad bytes"), std::string::npos) << tail;
 }
 
+TEST_F(Cli, ACallGoesAheadWithoutWaitingForAHungServer) {
+    // The hung server would hold the call for its whole startupTimeoutMs (10 minutes, past the test's timeout) if the
+    // call waited for every server; it waits only until a server that answered knows the name.
+    auto cfg = write_config(R"({"mcpServers": {
+        "hung": {"command": "sh", "args": ["-c", "sleep 1000"], "startupTimeoutMs": 600000},
+        "demo": {"command": ")" + demo_server() + R"("}}})");
+    std::string out;
+    EXPECT_EQ(cli("--config " + cfg + " call echo '{\"message\": \"not held up\"}'", out), 0) << out;
+    EXPECT_EQ(out, "not held up\n");
+}
+
 TEST_F(Cli, ToolsJsonPrefixesConflictingNames) {
     std::string out;
     auto cfg = demo_config();

@@ -83,8 +83,8 @@ public:
     // Tools.
     /// This context's tool index, rebuilt when the pool's tools, the view or the overrides changed.
     const ToolIndex& tools();
-    /// Resolves an exposed name (or `server__tool`), waiting for this context's servers that are still starting
-    /// when the name is not known yet. Errors (local, invalid_params) name the tool and list what is available, or
+    /// Resolves an exposed name (or `server__tool`). When the name is not known yet and servers of this context are
+    /// still starting, it looks again at each of their changes and goes ahead as soon as it is known. Errors (local, invalid_params) name the tool and list what is available, or
     /// say that the tool is switched off here.
     boost::asio::awaitable<Outcome<ResolvedTool>> resolve_tool(std::string exposed_name);
     /// Resolves and calls: progress, timeout, cancellation of the awaiting coroutine → cancelled on the server.
@@ -116,6 +116,8 @@ private:
     bool in_view(std::string_view server) const;  // the set, before overrides
     bool patterns_allow(std::string_view server, std::string_view tool) const;
     Outcome<void> check_server(std::string_view server) const;
+    /// The longest startupTimeoutMs among this context's servers that are starting (0 when none is).
+    std::chrono::milliseconds longest_startup_of_starting_servers() const;
     void on_pool_event(const Event& e);
 
     std::shared_ptr<ServerPool> pool_;

@@ -32,6 +32,9 @@ struct ConnectOptions {
     /// From an earlier connect of the same server: skips the era probe.
     std::optional<mcp::Era> known_era;
     ChannelHooks channel_hooks;
+    /// Called with the channel as soon as it is open, before the handshake: whoever gives up on the attempt can close
+    /// it (a hung server is then stopped at once instead of running until its handshake times out).
+    std::function<void(const std::shared_ptr<jsonrpc::Channel>&)> on_channel_open;
     mcp::Implementation client_info{"switchboard", SWITCHBOARD_VERSION, "Switchboard"};
 };
 
