@@ -5,7 +5,7 @@
 
 #include <switchboard/jsonrpc/message.hpp>
 #include <switchboard/core/as_tuple.hpp>
-#include <switchboard/core/spawn.hpp>
+#include <switchboard/core/task_group.hpp>
 #include <switchboard/http/client.hpp>
 #include <switchboard/http/sse_parser.hpp>
 
@@ -54,7 +54,8 @@ struct SseChannel::State : std::enable_shared_from_this<State> {
           opts(std::move(o)),
           inbox(e),
           client(std::make_shared<http::Client>(e, client_options(opts))),
-          parser(opts.max_message_size) {}
+          parser(opts.max_message_size),
+          tasks(e) {}
 
     asio::any_io_executor ex;
     HttpClientOptions opts;
@@ -63,6 +64,7 @@ struct SseChannel::State : std::enable_shared_from_this<State> {
     Url url, endpoint;
     std::unique_ptr<Exchange> stream;
     SseParser parser;
+    core::TaskGroup tasks;  // the GET stream pump: close() cancels and joins it
     bool closed = false;
 
     const std::string& name() const { return opts.server_name; }
@@ -157,7 +159,10 @@ struct SseChannel::State : std::enable_shared_from_this<State> {
     }
 };
 
-SseChannel::~SseChannel() { s_->finish("closed"); }
+SseChannel::~SseChannel() {
+    s_->finish("closed");
+    s_->tasks.cancel();
+}
 
 awaitable<Received> SseChannel::read() {
     auto s = s_;
@@ -170,8 +175,9 @@ awaitable<boost::system::error_code> SseChannel::write(std::string message) {
 }
 
 awaitable<void> SseChannel::close() {
-    s_->finish("closed");
-    co_return;
+    auto s = s_;
+    s->finish("closed");
+    co_await s->tasks.shutdown();
 }
 
 std::size_t SseChannel::max_message_size() const { return s_->opts.max_message_size; }
@@ -236,7 +242,7 @@ awaitable<jsonrpc::Outcome<std::shared_ptr<jsonrpc::Channel>>> connect_sse_chann
             fmt::format("server \"{}\" sent an endpoint on another origin ({}); refused", name, resolved->origin()));
     st->endpoint = std::move(*resolved);
     spdlog::debug("[{}] HTTP+SSE endpoint: {}", name, http::redact_url(st->endpoint));
-    core::spawn_logged(ex, st->pump(), fmt::format("[{}] SSE transport", name));
+    st->tasks.spawn(st->pump(), fmt::format("[{}] SSE transport", name));
     co_return std::shared_ptr<jsonrpc::Channel>(std::make_shared<SseChannel>(st));
 }
 

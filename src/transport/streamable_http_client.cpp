@@ -8,7 +8,7 @@
 #include <switchboard/transport/param_headers.hpp>
 #include <switchboard/core/as_tuple.hpp>
 #include <switchboard/core/one_shot_event.hpp>
-#include <switchboard/core/spawn.hpp>
+#include <switchboard/core/task_group.hpp>
 #include <switchboard/http/client.hpp>
 #include <switchboard/http/sse_parser.hpp>
 
@@ -94,7 +94,11 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
     };
 
     State(asio::any_io_executor e, std::string url_text, HttpClientOptions o)
-        : ex(e), opts(std::move(o)), inbox(e), client(std::make_shared<http::Client>(e, client_options(opts))) {
+        : ex(e),
+          opts(std::move(o)),
+          inbox(e),
+          client(std::make_shared<http::Client>(e, client_options(opts))),
+          tasks(e) {
         endpoint = http::parse_url(url_text, url_error);
     }
 
@@ -104,6 +108,7 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
     std::string url_error;
     detail::MessageQueue inbox;  // what read() hands out; ended when `closed` is set
     std::shared_ptr<http::Client> client;
+    core::TaskGroup tasks;  // the POSTs and the GET stream: close() cancels and joins them
 
     bool closed = false;
 
@@ -141,9 +146,7 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
         client->close();
     }
 
-    void spawn(awaitable<void> task) {
-        core::spawn_logged(ex, std::move(task), fmt::format("[{}] HTTP transport", name()));
-    }
+    void spawn(awaitable<void> task) { tasks.spawn(std::move(task), fmt::format("[{}] HTTP transport", name())); }
 
     Fields post_fields(std::string_view method, std::string_view mcp_name) const {
         Fields f;
@@ -610,6 +613,7 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
         closed = true;
         inbox.end("closed");
         client->close();
+        co_await tasks.shutdown();
     }
 };
 
@@ -617,6 +621,7 @@ StreamableHttpChannel::~StreamableHttpChannel() {
     s_->closed = true;
     s_->inbox.end({});
     s_->client->close();
+    s_->tasks.cancel();
 }
 
 awaitable<Received> StreamableHttpChannel::read() {
