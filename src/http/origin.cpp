@@ -13,10 +13,8 @@ bool origin_allowed(std::string_view origin, const std::vector<std::string>& all
     return host == "localhost" || host == "127.0.0.1" || host == "[::1]" || host == "::1";
 }
 
-std::vector<std::pair<std::string, std::string>> cors_preflight_headers(std::string_view origin,
-                                                                        std::string_view methods,
-                                                                        std::string_view headers) {
-    std::vector<std::pair<std::string, std::string>> out;
+Fields cors_preflight_headers(std::string_view origin, std::string_view methods, std::string_view headers) {
+    Fields out;
     out.emplace_back("Access-Control-Allow-Origin", std::string(origin));
     out.emplace_back("Vary", "Origin");
     out.emplace_back("Access-Control-Allow-Methods", std::string(methods));

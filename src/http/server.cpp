@@ -78,7 +78,7 @@ awaitable<bool> Responder::send(Reply r) {
     co_return ok_;
 }
 
-awaitable<bool> Responder::send_error(bhttp::status status, const std::string& message, HeaderList headers) {
+awaitable<bool> Responder::send_error(bhttp::status status, const std::string& message, Fields headers) {
     Reply r;
     r.status = status;
     r.body = error_body_(status, message);
@@ -86,7 +86,7 @@ awaitable<bool> Responder::send_error(bhttp::status status, const std::string& m
     co_return co_await send(std::move(r));
 }
 
-awaitable<bool> Responder::begin_stream(std::string content_type, HeaderList headers) {
+awaitable<bool> Responder::begin_stream(std::string content_type, Fields headers) {
     started_ = true;
     bhttp::response<bhttp::empty_body> res{bhttp::status::ok, version_};
     res.set(bhttp::field::server, "switchboard");
@@ -184,14 +184,14 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
             co_return;
         }
         if (!handler) {
-            HeaderList allow;
+            Fields allow;
             allow.emplace_back("Allow", routes.allowed_methods(path));
             co_await res.send_error(bhttp::status::method_not_allowed, "Method Not Allowed", std::move(allow));
             co_return;
         }
         bhttp::status status = bhttp::status::internal_server_error;
         std::string message;
-        HeaderList headers;
+        Fields headers;
         bool failed = false;
         try {
             co_await (*handler)(req, res);

@@ -256,7 +256,7 @@ awaitable<void> HttpServer::Impl::deliver(Responder& res, std::shared_ptr<Stream
         pipe->stopping = true;
         pipe->watch_stop.emit(asio::cancellation_type::terminal);
     });
-    switchboard::http::HeaderList sse_headers;
+    switchboard::http::Fields sse_headers;
     sse_headers.emplace_back("Cache-Control", "no-cache, no-transform");
     sse_headers.emplace_back("X-Accel-Buffering", "no");
     if (!d.session_id.empty()) sse_headers.emplace_back("Mcp-Session-Id", d.session_id);

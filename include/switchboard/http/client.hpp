@@ -9,6 +9,7 @@
 // Thread-safety: single owner; everything runs on the client's executor.
 #pragma once
 
+#include <switchboard/http/fields.hpp>
 #include <switchboard/http/url.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -52,8 +53,6 @@ struct Failure {
 [[noreturn]] void throw_exception_from_error(const Failure& f, const boost::source_location& loc);
 template <class T>
 using Result = boost::system::result<T, Failure>;
-
-using Fields = std::vector<std::pair<std::string, std::string>>;
 
 /// A whole request, for Client::request().
 struct Request {

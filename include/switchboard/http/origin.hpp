@@ -3,6 +3,8 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <switchboard/http/fields.hpp>
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,8 +16,6 @@ bool origin_allowed(std::string_view origin, const std::vector<std::string>& all
 
 /// The headers that answer a CORS preflight (OPTIONS with Access-Control-Request-Method) from an allowed `origin`:
 /// Access-Control-Allow-Origin / -Methods / -Headers / -Max-Age. `methods` and `headers` are comma-separated lists.
-std::vector<std::pair<std::string, std::string>> cors_preflight_headers(std::string_view origin,
-                                                                        std::string_view methods,
-                                                                        std::string_view headers);
+Fields cors_preflight_headers(std::string_view origin, std::string_view methods, std::string_view headers);
 
 }  // namespace switchboard::http

@@ -13,6 +13,8 @@
 // no thread per connection).
 #pragma once
 
+#include <switchboard/http/fields.hpp>
+
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -38,7 +40,6 @@ namespace switchboard::http {
 
 namespace bhttp = boost::beast::http;
 using ServerRequest = bhttp::request<bhttp::string_body>;
-using HeaderList = std::vector<std::pair<std::string, std::string>>;
 
 /// The value of header `name` in `req`, empty when absent.
 std::string header_value(const ServerRequest& req, std::string_view name);
@@ -48,7 +49,7 @@ struct Reply {
     bhttp::status status = bhttp::status::ok;
     std::string body;
     std::string content_type = "application/json";  ///< sent only with a body
-    HeaderList headers;
+    Fields headers;
     bool close = false;  ///< close the connection after it
 };
 
@@ -56,14 +57,14 @@ struct Reply {
 class HttpError : public std::runtime_error {
 public:
     HttpError(bhttp::status status, const std::string& message) : std::runtime_error(message), status_(status) {}
-    HttpError(bhttp::status status, const std::string& message, HeaderList headers)
+    HttpError(bhttp::status status, const std::string& message, Fields headers)
         : std::runtime_error(message), status_(status), headers_(std::move(headers)) {}
     bhttp::status status() const { return status_; }
-    const HeaderList& headers() const { return headers_; }
+    const Fields& headers() const { return headers_; }
 
 private:
     bhttp::status status_;
-    HeaderList headers_;
+    Fields headers_;
 };
 
 /// Formats an error body from a status and a message.
@@ -85,9 +86,9 @@ public:
 
     boost::asio::awaitable<bool> send(Reply reply);
     /// An error reply with the server's error body.
-    boost::asio::awaitable<bool> send_error(bhttp::status status, const std::string& message, HeaderList headers);
+    boost::asio::awaitable<bool> send_error(bhttp::status status, const std::string& message, Fields headers);
     /// A 200 response header with chunked transfer encoding.
-    boost::asio::awaitable<bool> begin_stream(std::string content_type, HeaderList headers);
+    boost::asio::awaitable<bool> begin_stream(std::string content_type, Fields headers);
     /// One chunk made of three pieces (saves a copy: "data: ", payload, "\n\n").
     boost::asio::awaitable<bool> write_chunk(std::string_view a, std::string_view b, std::string_view c);
     boost::asio::awaitable<bool> end_stream();
