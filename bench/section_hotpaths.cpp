@@ -9,7 +9,7 @@
 #include <switchboard/mcp/client_session.hpp>
 #include <switchboard/mcp/server.hpp>
 #include <switchboard/mcp/version.hpp>
-#include <switchboard/transport/sse.hpp>
+#include <switchboard/http/sse_parser.hpp>
 
 #include <benchmark/benchmark.h>
 #include <boost/asio/as_tuple.hpp>
@@ -287,10 +287,10 @@ std::vector<HotOp> hot_ops() {
          }});
     ops.push_back({"sse_parse", "SSE event parsing: tools/call reply stream, 9 progress + 1 result (per event)",
                    [] {
-                       auto parser = std::make_shared<transport::SseParser>(jsonrpc::default_max_message_size);
+                       auto parser = std::make_shared<http::SseParser>(jsonrpc::default_max_message_size);
                        auto events = std::make_shared<std::vector<std::string>>(sse_reply_events());
                        return std::function<void()>([parser, events] {
-                           transport::SseEvent ev;
+                           http::SseEvent ev;
                            for (const auto& e : *events) {
                                parser->feed(e);
                                while (parser->next(ev)) benchmark::DoNotOptimize(ev.data.data());

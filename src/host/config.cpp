@@ -1,5 +1,6 @@
 #include <switchboard/core/text.hpp>
 #include <switchboard/host/config.hpp>
+#include <switchboard/transport/http_client.hpp>
 
 #include <fmt/format.h>
 #include <boost/json.hpp>
@@ -205,11 +206,14 @@ bool has_remote_scheme(std::string_view url) {
            lower.starts_with("wss://");
 }
 
+// transport's rule is the only one (a trailing slash or upper case does not change the kind).
 TransportKind infer_remote_type(std::string_view url) {
-    const auto lower = ascii_lower(url.substr(0, 6));
-    if (lower.starts_with("ws://") || lower.starts_with("wss://")) return TransportKind::ws;
-    const auto path = url.substr(0, url.find_first_of("?#"));
-    return path.ends_with("/sse") ? TransportKind::sse : TransportKind::http;
+    switch (transport::infer_remote_kind(url)) {
+    case transport::RemoteKind::websocket: return TransportKind::ws;
+    case transport::RemoteKind::sse: return TransportKind::sse;
+    case transport::RemoteKind::streamable_http: break;
+    }
+    return TransportKind::http;
 }
 
 std::optional<std::int64_t> as_integer(const json::value& value) {

@@ -1,5 +1,7 @@
 #include <switchboard/transport/param_headers.hpp>
 
+#include <switchboard/core/text.hpp>
+
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
@@ -40,12 +42,6 @@ bool is_token(std::string_view s) {
         return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
                std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
     });
-}
-
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
 }
 
 struct Walker {
@@ -92,7 +88,7 @@ struct Walker {
         const std::string_view name = h.get_string();
         if (!is_token(name))
             return fail(fmt::format("{}: x-mcp-header \"{}\" is not an HTTP field-name token", where, name));
-        if (!seen.insert(lower(name)).second)
+        if (!seen.insert(core::ascii_lower(name)).second)
             return fail(fmt::format("{}: x-mcp-header \"{}\" is used twice (names are case-insensitive)", where, name));
         const auto* type = prop.if_contains("type");
         const std::string_view t = type && type->is_string() ? std::string_view(type->get_string()) : "";

@@ -1,7 +1,10 @@
 #include <switchboard/transport/websocket.hpp>
 
-#include "listener.hpp"
-#include "origin.hpp"
+#include <switchboard/core/as_tuple.hpp>
+#include <switchboard/core/spawn.hpp>
+#include <switchboard/core/text.hpp>
+#include <switchboard/http/listener.hpp>
+#include <switchboard/http/origin.hpp>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -38,16 +41,10 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
-constexpr auto as_tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+using core::as_tuple_awaitable;
 
 using PlainWs = websocket::stream<beast::tcp_stream>;
 using TlsWs = websocket::stream<ssl::stream<beast::tcp_stream>>;
-
-std::string size_text(std::size_t bytes) {
-    if (bytes >= 1024 * 1024) return fmt::format("{:.1f} MiB", bytes / (1024.0 * 1024.0));
-    if (bytes >= 1024) return fmt::format("{:.1f} KiB", bytes / 1024.0);
-    return fmt::format("{} bytes", bytes);
-}
 
 class WsChannelBase : public jsonrpc::Channel {
 public:
@@ -84,7 +81,7 @@ public:
             reason_ = fmt::format(
                 "sent a WebSocket message over the {} message size limit; the connection was closed "
                 "(1009 message too big)",
-                size_text(max_));
+                core::size_text(max_));
         } else if (closing_) {
             reason_ = "connection closed";
         } else if (const auto& cr = ws_->reason(); cr.code != websocket::close_code::none) {
@@ -321,7 +318,7 @@ struct WebSocketServer::Impl : std::enable_shared_from_this<WebSocketServer::Imp
             co_return;
         }
         if (auto origin = req.find(http::field::origin);
-            origin != req.end() && !detail::origin_allowed(origin->value(), opt.allowed_origins)) {
+            origin != req.end() && !switchboard::http::origin_allowed(origin->value(), opt.allowed_origins)) {
             co_await refuse(next, req.version(), http::status::forbidden,
                             fmt::format("Forbidden: origin {} is not allowed\n", std::string_view(origin->value())));
             co_return;
@@ -364,36 +361,20 @@ struct WebSocketServer::Impl : std::enable_shared_from_this<WebSocketServer::Imp
 
     awaitable<void> run() {
         auto self = shared_from_this();
-        while (!stopped) {
-            auto [ec, sock] = co_await acceptor.async_accept(as_tuple_awaitable);
-            if (stopped) break;
-            if (ec) {
-                if (ec == asio::error::operation_aborted || ec == asio::error::bad_descriptor) break;
-                spdlog::warn("websocket: accept failed: {}", ec.message());
-                asio::steady_timer pause(ex, std::chrono::milliseconds(100));
-                co_await pause.async_wait(as_tuple_awaitable);
-                continue;
-            }
-            if (count >= opt.max_connections) {
-                spdlog::warn("websocket: over {} connections; refusing one", opt.max_connections);
-                continue;
-            }
-            boost::system::error_code ignored;
-            sock.set_option(tcp::no_delay(true), ignored);
+        std::function<std::size_t()> open_count = [this] { return count; };
+        std::function<void(tcp::socket)> start = [this, self](tcp::socket sock) {
             auto stream = std::make_shared<beast::tcp_stream>(std::move(sock));
             std::erase_if(upgrading, [](const auto& w) { return w.expired(); });
             upgrading.push_back(stream);
             ++count;
+            // Not a TaskGroup: stop() closes the sockets and channels, and each session still ends its own way.
             asio::co_spawn(ex, serve_conn(stream), [self](std::exception_ptr e) {
                 --self->count;
-                if (!e) return;
-                try {
-                    std::rethrow_exception(e);
-                } catch (const std::exception& x) {
-                    spdlog::error("websocket: connection failed: {}", x.what());
-                }
+                core::log_exception(e, "websocket: connection");
             });
-        }
+        };
+        const std::string name = "websocket";
+        co_await switchboard::http::accept_loop(acceptor, name, stopped, open_count, opt.max_connections, start);
     }
 
     void stop() {
@@ -422,13 +403,14 @@ boost::system::error_code WebSocketServer::listen() {
         if (ctx->use_private_key_file(o.tls_key_file, ssl::context::pem, ec)) return ec;
         impl_->tls = std::move(ctx);
     }
-    return open_listener(impl_->acceptor, impl_->opt.address, impl_->opt.port);
+    return switchboard::http::open_listener(impl_->acceptor, impl_->opt.address, impl_->opt.port);
 }
 
-std::uint16_t WebSocketServer::port() const { return listening_port(impl_->acceptor); }
+std::uint16_t WebSocketServer::port() const { return switchboard::http::listening_port(impl_->acceptor); }
 
 std::string WebSocketServer::url() const {
-    return fmt::format("{}://{}:{}/", impl_->tls ? "wss" : "ws", url_host(impl_->opt.address), port());
+    return fmt::format("{}://{}:{}/", impl_->tls ? "wss" : "ws", switchboard::http::url_host(impl_->opt.address),
+                       port());
 }
 
 awaitable<void> WebSocketServer::run() {

@@ -5,6 +5,8 @@
 
 #include <switchboard/transport/http_client.hpp>
 
+#include <switchboard/core/as_tuple.hpp>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -30,7 +32,7 @@ using switchboard::test::run;
 
 namespace {
 
-constexpr auto as_tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+using switchboard::core::as_tuple_awaitable;
 
 std::string everything_js() {
     return std::string(PEERS_DIR) + "/node_modules/@modelcontextprotocol/server-everything/dist/index.js";

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <switchboard/core/as_tuple.hpp>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
@@ -27,7 +29,7 @@ using asio::awaitable;
 using tcp = asio::ip::tcp;
 
 namespace {
-constexpr auto as_tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+using switchboard::core::as_tuple_awaitable;
 
 void reap(pid_t pid) {
     for (int i = 0; i < 500; ++i) {

@@ -1,6 +1,8 @@
 // A small HTTP/1.1 client for tests (Beast, coroutines): raw statuses, headers and incrementally read SSE bodies.
 #pragma once
 
+#include <switchboard/core/as_tuple.hpp>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -27,7 +29,7 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using asio::awaitable;
 using tcp = asio::ip::tcp;
-constexpr auto as_tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+using switchboard::core::as_tuple_awaitable;
 }  // namespace http_client_detail
 
 using Headers = std::vector<std::pair<std::string, std::string>>;

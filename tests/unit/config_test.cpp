@@ -1,4 +1,5 @@
 #include <switchboard/host/config.hpp>
+#include <switchboard/transport/http_client.hpp>
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <string>
 
 namespace sh = switchboard::host;
+namespace transport = switchboard::transport;
 using namespace std::chrono_literals;
 
 namespace {
@@ -203,6 +205,13 @@ TEST(Config, InfersTypeFromCommandOrUrl) {
     for (const auto* name : {"stdio", "ws", "wss", "sse", "http", "not-sse"})
         EXPECT_TRUE(config.find(name)->invalid.empty()) << name << ": " << config.find(name)->invalid;
     EXPECT_EQ(config.find("nothing")->invalid, "needs \"command\" (stdio) or \"url\" (http, sse, ws)");
+}
+
+// The host and transport agree on one rule: a trailing slash after /sse still means HTTP+SSE.
+TEST(Config, SseUrlWithTrailingSlashIsSse) {
+    const auto config = parse(R"({"mcpServers": {"slash": {"url": "https://h/sse/"}}})");
+    EXPECT_EQ(config.find("slash")->type, sh::TransportKind::sse);
+    EXPECT_EQ(transport::infer_remote_kind("https://h/sse/"), transport::RemoteKind::sse);
 }
 
 TEST(Config, TypeWithoutItsEndpointOrBadSchemeIsInvalid) {

@@ -24,6 +24,7 @@
 #include <switchboard/jsonrpc/channel.hpp>
 #include <switchboard/jsonrpc/error.hpp>
 #include <switchboard/jsonrpc/framing.hpp>
+#include <switchboard/http/secrets.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -55,14 +56,13 @@ boost::asio::awaitable<jsonrpc::Outcome<std::shared_ptr<jsonrpc::Channel>>> conn
 
 enum class RemoteKind { streamable_http, sse, websocket };
 
-/// As the llama.cpp web UI does: ws:// and wss:// are WebSocket, a path ending in /sse is HTTP+SSE, anything else is
-/// Streamable HTTP.
+/// The one rule for a remote server's transport when the config names none (the host's config uses it too):
+/// ws:// and wss:// are WebSocket; a path ending in /sse is HTTP+SSE; anything else is Streamable HTTP. The path is
+/// compared without its query or fragment, ignoring ASCII case and trailing slashes, so "https://h/sse/" is HTTP+SSE:
+/// servers that publish /sse answer /sse/ the same way, and a slash typed by hand should not change the transport.
 RemoteKind infer_remote_kind(std::string_view url);
 
-/// True for header names whose values are secrets: Authorization, Proxy-Authorization, Cookie, and any name that
-/// contains "token", "key", "secret", "password", "auth" or "session" (case-insensitive).
-bool is_secret_header(std::string_view name);
-/// The value as it may appear in a log: secrets become "[redacted]" (an auth scheme such as "Bearer" is kept).
-std::string redact_header_value(std::string_view name, std::string_view value);
+using http::is_secret_header;
+using http::redact_header_value;
 
 }  // namespace switchboard::transport

@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-namespace switchboard::transport {
+namespace switchboard::http {
 
 struct SseEvent {
     enum class Kind { event, oversize };
@@ -70,4 +70,4 @@ private:
     std::optional<std::chrono::milliseconds> retry_;
 };
 
-}  // namespace switchboard::transport
+}  // namespace switchboard::http

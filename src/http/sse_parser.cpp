@@ -1,10 +1,10 @@
-#include <switchboard/transport/sse.hpp>
+#include <switchboard/http/sse_parser.hpp>
 
 #include <algorithm>
 #include <charconv>
 #include <cstring>
 
-namespace switchboard::transport {
+namespace switchboard::http {
 
 namespace {
 constexpr std::size_t edge_bytes = 256;
@@ -204,4 +204,4 @@ void SseParser::reset_event() {
     seen_ = 0;
 }
 
-}  // namespace switchboard::transport
+}  // namespace switchboard::http

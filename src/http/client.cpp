@@ -1,54 +1,37 @@
-#include "http_core.hpp"
+#include <switchboard/http/client.hpp>
+#include <switchboard/http/secrets.hpp>
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/ssl/host_name_verification.hpp>
+#include "connection.hpp"
+
+#include <switchboard/core/as_tuple.hpp>
+#include <switchboard/core/text.hpp>
+
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
-#include <boost/url/parse.hpp>
-#include <boost/url/url.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <openssl/ssl.h>
-#include <openssl/x509.h>
-
 #include <algorithm>
-#include <cctype>
 
-namespace switchboard::transport::http {
+namespace switchboard::http {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
 
 using asio::awaitable;
 using boost::system::error_code;
 
 namespace {
 
-constexpr auto as_tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+using core::as_tuple_awaitable;
 constexpr std::size_t chunk_size = 64 * 1024;
-constexpr std::size_t max_idle_per_origin = 8;
-
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
 
 bool is_redirect(unsigned status) {
     return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
-}
-
-std::string host_header(const Url& u) {
-    std::string h = u.host.find(':') != std::string::npos ? "[" + u.host + "]" : u.host;
-    if (u.port != (u.tls ? "443" : "80")) h += ":" + u.port;
-    return h;
-}
-
-std::string seconds_text(std::chrono::milliseconds ms) {
-    if (ms.count() % 1000 == 0) return fmt::format("{} s", ms.count() / 1000);
-    return fmt::format("{} ms", ms.count());
 }
 
 Failure fail(Failure::Kind k, std::string message) { return Failure{k, std::move(message)}; }
@@ -59,77 +42,20 @@ void throw_exception_from_error(const Failure& f, const boost::source_location&)
     throw std::runtime_error(f.message);
 }
 
-std::string Url::origin() const { return fmt::format("{}://{}", tls ? "https" : "http", host_header(*this)); }
-std::string Url::text() const { return origin() + target; }
-
-std::optional<Url> parse_url(std::string_view text, std::string& error) {
-    auto parsed = boost::urls::parse_uri(text);
-    if (!parsed) {
-        error = fmt::format("\"{}\" is not a valid URL ({})", text, parsed.error().message());
-        return std::nullopt;
-    }
-    const auto& u = *parsed;
-    Url out;
-    const auto scheme = lower(u.scheme());
-    if (scheme == "https")
-        out.tls = true;
-    else if (scheme != "http") {
-        error = fmt::format("\"{}\" is not an http:// or https:// URL", text);
-        return std::nullopt;
-    }
-    out.host = u.host_address();
-    if (out.host.empty()) {
-        error = fmt::format("\"{}\" has no host", text);
-        return std::nullopt;
-    }
-    out.port = u.has_port() && !u.port().empty() ? std::string(u.port()) : (out.tls ? "443" : "80");
-    out.target = std::string(u.encoded_path());
-    if (out.target.empty()) out.target = "/";
-    if (u.has_query()) out.target += "?" + std::string(u.encoded_query());
-    return out;
+std::string duration_text(std::chrono::milliseconds ms) {
+    if (ms.count() % 1000 == 0) return fmt::format("{} s", ms.count() / 1000);
+    return fmt::format("{} ms", ms.count());
 }
 
-std::optional<Url> resolve_reference(const Url& base, std::string_view ref, std::string& error) {
-    const std::string base_text = base.text();  // the views below point into it
-    auto base_view = boost::urls::parse_uri(base_text);
-    auto ref_view = boost::urls::parse_uri_reference(ref);
-    if (!base_view || !ref_view) {
-        error = fmt::format("\"{}\" is not a valid URL reference", ref);
-        return std::nullopt;
-    }
-    boost::urls::url dest;
-    if (auto r = boost::urls::resolve(*base_view, *ref_view, dest); !r) {
-        error = fmt::format("cannot resolve \"{}\" against {}", ref, base.text());
-        return std::nullopt;
-    }
-    dest.remove_fragment();
-    return parse_url(dest.buffer(), error);
+void Abort::fire() {
+    requested = true;
+    if (conn) conn->close();
 }
 
-std::string redact_url(const Url& url) {
-    auto q = url.target.find('?');
-    if (q == std::string::npos) return url.text();
-    std::string out = url.origin() + url.target.substr(0, q + 1);
-    std::string_view query = std::string_view(url.target).substr(q + 1);
-    bool first = true;
-    while (!query.empty()) {
-        auto amp = query.find('&');
-        auto pair = query.substr(0, amp);
-        query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
-        auto eq = pair.find('=');
-        if (!first) out += '&';
-        first = false;
-        if (eq != std::string_view::npos && is_secret_header(pair.substr(0, eq)))
-            out += std::string(pair.substr(0, eq)) + "=[redacted]";
-        else
-            out += pair;
-    }
-    return out;
-}
-
-std::string status_text(unsigned status, std::string_view reason) {
-    if (reason.empty()) reason = bhttp::obsolete_reason(static_cast<bhttp::status>(status));
-    return fmt::format("HTTP {} {}", status, reason);
+std::string_view Response::header(std::string_view name) const {
+    for (const auto& [k, v] : headers)
+        if (core::iequals(k, name)) return v;
+    return {};
 }
 
 // --- Exchange ---------------------------------------------------------------------------------------------------
@@ -160,7 +86,13 @@ std::string Exchange::media_type() const {
     auto ct = header("Content-Type");
     ct = ct.substr(0, ct.find(';'));
     while (!ct.empty() && ct.back() == ' ') ct.remove_suffix(1);
-    return lower(ct);
+    return core::ascii_lower(ct);
+}
+
+Fields Exchange::headers() const {
+    Fields out;
+    for (const auto& f : parser_->get()) out.emplace_back(std::string(f.name_string()), std::string(f.value()));
+    return out;
 }
 
 void Exchange::abort() {
@@ -174,7 +106,7 @@ Failure Exchange::read_failure(const error_code& ec) const {
         return fail(Failure::Kind::aborted, "the request was abandoned");
     if (ec == beast::error::timeout)
         return fail(Failure::Kind::io, fmt::format("server \"{}\" sent nothing for {} ({})", name,
-                                                   seconds_text(client_->options().read_timeout), redact_url(url_)));
+                                                   duration_text(client_->options().read_timeout), redact_url(url_)));
     if (ec == bhttp::error::end_of_stream || ec == bhttp::error::partial_message || ec == asio::error::eof ||
         ec == asio::error::connection_reset)
         return fail(Failure::Kind::io,
@@ -236,7 +168,7 @@ awaitable<Result<std::string>> Exchange::read_all(std::size_t limit) {
 
 // --- Client -----------------------------------------------------------------------------------------------------
 
-Client::Client(asio::any_io_executor ex, HttpClientOptions options) : ex_(std::move(ex)), options_(std::move(options)) {
+Client::Client(asio::any_io_executor ex, ClientOptions options) : ex_(std::move(ex)), options_(std::move(options)) {
     for (const auto& [name, value] : options_.headers) {
         if (!is_secret_header(name)) continue;
         if (value.size() >= 4) secrets_.push_back(value);
@@ -263,128 +195,6 @@ std::string Client::scrub(std::string text) const {
     return text;
 }
 
-asio::ssl::context* Client::tls_context(std::string& error) {
-    if (!tls_ && tls_error_.empty()) {
-        auto ctx = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
-        error_code ec;
-        ctx->set_default_verify_paths(ec);
-        if (ec) spdlog::warn("[{}] cannot load the system CA store: {}", options_.server_name, ec.message());
-        if (!options_.ca_file.empty()) {
-            ctx->load_verify_file(options_.ca_file, ec);
-            if (ec) tls_error_ = fmt::format("cannot load caFile \"{}\": {}", options_.ca_file, ec.message());
-        }
-        ctx->set_verify_mode(asio::ssl::verify_peer);
-        if (tls_error_.empty()) tls_ = std::move(ctx);
-    }
-    error = tls_error_;
-    return tls_.get();
-}
-
-std::unique_ptr<Conn> Client::take_idle(const std::string& origin) {
-    auto it = idle_.find(origin);
-    if (it == idle_.end()) return nullptr;
-    while (!it->second.empty()) {
-        auto c = std::move(it->second.back());
-        it->second.pop_back();
-        if (c->is_open()) {
-            c->reused = true;
-            return c;
-        }
-    }
-    return nullptr;
-}
-
-void Client::give_back(std::unique_ptr<Conn> conn) {
-    auto& list = idle_[conn->origin];
-    if (list.size() >= max_idle_per_origin) {
-        conn->close();
-        return;
-    }
-    list.push_back(std::move(conn));
-}
-
-awaitable<Result<std::unique_ptr<Conn>>> Client::connect(const Url& url) {
-    const auto& name = options_.server_name;
-    const auto timeout = options_.connect_timeout;
-    const std::string where = fmt::format("{}:{}", url.host, url.port);
-
-    // Shared with the timer's handler, which may run after this frame is gone.
-    auto resolver = std::make_shared<asio::ip::tcp::resolver>(ex_);
-    asio::steady_timer timer(ex_, timeout);
-    auto timed_out = std::make_shared<bool>(false);
-    timer.async_wait([resolver, timed_out](error_code ec) {
-        if (ec) return;
-        *timed_out = true;
-        resolver->cancel();
-    });
-    auto [rec, endpoints] = co_await resolver->async_resolve(url.host, url.port, as_tuple_awaitable);
-    timer.cancel();
-    if (closed_) co_return fail(Failure::Kind::aborted, "the client was closed");
-    if (rec)
-        co_return fail(Failure::Kind::connect,
-                       *timed_out ? fmt::format("server \"{}\": resolving {} timed out after {}", name, url.host,
-                                                seconds_text(timeout))
-                                  : fmt::format("server \"{}\": cannot resolve {}: {}", name, url.host, rec.message()));
-
-    auto conn = std::make_unique<Conn>();
-    conn->origin = url.origin();
-    beast::tcp_stream stream(ex_);
-    stream.expires_after(timeout);
-    auto [cec, ep] = co_await stream.async_connect(endpoints, as_tuple_awaitable);
-    if (closed_) co_return fail(Failure::Kind::aborted, "the client was closed");
-    if (cec)
-        co_return fail(
-            Failure::Kind::connect,
-            cec == beast::error::timeout
-                ? fmt::format("server \"{}\": connecting to {} timed out after {}", name, where, seconds_text(timeout))
-                : fmt::format("server \"{}\": cannot connect to {}: {}", name, where, cec.message()));
-    error_code ignored;
-    stream.socket().set_option(asio::ip::tcp::no_delay(true), ignored);
-
-    if (!url.tls) {
-        conn->plain.emplace(std::move(stream));
-        conn->plain->expires_never();
-        co_return conn;
-    }
-    std::string ctx_error;
-    auto* ctx = tls_context(ctx_error);
-    if (!ctx) co_return fail(Failure::Kind::tls, fmt::format("server \"{}\": {}", name, ctx_error));
-    conn->tls.emplace(std::move(stream), *ctx);
-    auto& tls = *conn->tls;
-    error_code addr_ec;
-    const bool is_ip = (asio::ip::make_address(url.host, addr_ec), !addr_ec);
-    if (!is_ip) SSL_set_tlsext_host_name(tls.native_handle(), url.host.c_str());
-    auto name_mismatch = std::make_shared<bool>(false);
-    tls.set_verify_mode(asio::ssl::verify_peer);
-    tls.set_verify_callback([check = asio::ssl::host_name_verification(url.host), name_mismatch](
-                                bool preverified, asio::ssl::verify_context& vctx) mutable {
-        const bool ok = check(preverified, vctx);
-        if (preverified && !ok) *name_mismatch = true;
-        return ok;
-    });
-    beast::get_lowest_layer(tls).expires_after(timeout);
-    auto [hec] = co_await tls.async_handshake(asio::ssl::stream_base::client, as_tuple_awaitable);
-    if (closed_) co_return fail(Failure::Kind::aborted, "the client was closed");
-    if (hec) {
-        std::string why;
-        const long verify = SSL_get_verify_result(tls.native_handle());
-        if (*name_mismatch)
-            why = fmt::format("the TLS certificate is not valid for host \"{}\" (certificate verify failed)", url.host);
-        else if (verify != X509_V_OK)
-            why = fmt::format(
-                "the TLS certificate was rejected: {} (certificate verify failed; a private CA can be "
-                "trusted with \"caFile\")",
-                X509_verify_cert_error_string(verify));
-        else if (hec == beast::error::timeout)
-            why = fmt::format("the TLS handshake timed out after {}", seconds_text(timeout));
-        else
-            why = "the TLS handshake failed: " + hec.message();
-        co_return fail(Failure::Kind::tls, fmt::format("server \"{}\": {} ({})", name, why, where));
-    }
-    beast::get_lowest_layer(tls).expires_never();
-    co_return conn;
-}
-
 awaitable<Result<std::unique_ptr<Exchange>>> Client::send_once(const Url& url, bhttp::verb method,
                                                                const std::string& body, const Fields& extra,
                                                                bool with_secrets, std::shared_ptr<Abort> abort) {
@@ -400,7 +210,7 @@ awaitable<Result<std::unique_ptr<Exchange>>> Client::send_once(const Url& url, b
             conn = std::move(*fresh);
         }
         bhttp::request<bhttp::string_body> req{method, url.target, 11};
-        req.set(bhttp::field::host, host_header(url));
+        req.set(bhttp::field::host, url.host_header());
         req.set(bhttp::field::user_agent, "switchboard/" SWITCHBOARD_VERSION);
         for (const auto& [k, v] : options_.headers)
             if (with_secrets || !is_secret_header(k)) req.set(k, v);
@@ -420,7 +230,7 @@ awaitable<Result<std::unique_ptr<Exchange>>> Client::send_once(const Url& url, b
                           redact_url(url), body.size(), fields);
         }
 
-        Conn* raw = conn.get();
+        Connection* raw = conn.get();
         active_.insert(raw);
         if (abort) abort->conn = raw;
         const bool reused = conn->reused;
@@ -463,7 +273,7 @@ awaitable<Result<std::unique_ptr<Exchange>>> Client::send_once(const Url& url, b
             if (reused && attempt == 0 && ec != beast::error::timeout && !parser->got_some()) continue;
             if (ec == beast::error::timeout)
                 co_return fail(Failure::Kind::io, fmt::format("server \"{}\" did not answer within {} ({})", name,
-                                                              seconds_text(options_.read_timeout), redact_url(url)));
+                                                              duration_text(options_.read_timeout), redact_url(url)));
             if (ec == bhttp::error::end_of_stream || ec == asio::error::eof || ec == asio::error::connection_reset ||
                 ec == bhttp::error::partial_message)
                 co_return fail(Failure::Kind::io, fmt::format("server \"{}\" closed the connection without a response "
@@ -519,4 +329,25 @@ awaitable<Result<std::unique_ptr<Exchange>>> Client::send(Url url, bhttp::verb m
     }
 }
 
-}  // namespace switchboard::transport::http
+awaitable<Result<std::unique_ptr<Exchange>>> Client::send(Url url, bhttp::verb method, std::string body, Fields extra) {
+    return send(std::move(url), method, std::move(body), std::move(extra), nullptr);
+}
+
+awaitable<Result<Response>> Client::request(Request req) {
+    std::string error;
+    auto url = parse_url(req.url, error);
+    if (!url) co_return fail(Failure::Kind::url, std::move(error));
+    auto sent = co_await send(std::move(*url), req.method, std::move(req.body), std::move(req.headers));
+    if (!sent) co_return sent.error();
+    auto& x = **sent;
+    auto body = co_await x.read_all(options_.max_body_size);
+    if (!body) co_return body.error();
+    Response out;
+    out.status = x.status();
+    out.reason = std::string(x.reason());
+    out.headers = x.headers();
+    out.body = std::move(*body);
+    co_return out;
+}
+
+}  // namespace switchboard::http

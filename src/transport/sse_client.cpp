@@ -1,13 +1,14 @@
 // The legacy HTTP+SSE client channel (2024-11-05): one long GET carries everything the server sends; the first
 // `endpoint` event names where to POST; each message the client sends is its own POST, answered 202.
-#include "http_core.hpp"
+#include "http_options.hpp"
 #include "message_queue.hpp"
 
 #include <switchboard/jsonrpc/message.hpp>
-#include <switchboard/transport/sse.hpp>
+#include <switchboard/core/as_tuple.hpp>
+#include <switchboard/core/task_group.hpp>
+#include <switchboard/http/client.hpp>
+#include <switchboard/http/sse_parser.hpp>
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -24,13 +25,13 @@ using asio::awaitable;
 using http::Exchange;
 using http::Failure;
 using http::Fields;
+using http::SseEvent;
+using http::SseParser;
 using http::Url;
 using jsonrpc::Received;
 namespace bhttp = boost::beast::http;
 
-namespace {
-constexpr auto as_tuple_awaitable = asio::as_tuple(asio::use_awaitable);
-}
+using core::as_tuple_awaitable;
 
 class SseChannel final : public jsonrpc::Channel {
 public:
@@ -52,8 +53,9 @@ struct SseChannel::State : std::enable_shared_from_this<State> {
         : ex(e),
           opts(std::move(o)),
           inbox(e),
-          client(std::make_shared<http::Client>(e, opts)),
-          parser(opts.max_message_size) {}
+          client(std::make_shared<http::Client>(e, client_options(opts))),
+          parser(opts.max_message_size),
+          tasks(e) {}
 
     asio::any_io_executor ex;
     HttpClientOptions opts;
@@ -62,6 +64,7 @@ struct SseChannel::State : std::enable_shared_from_this<State> {
     Url url, endpoint;
     std::unique_ptr<Exchange> stream;
     SseParser parser;
+    core::TaskGroup tasks;  // the GET stream pump: close() cancels and joins it
     bool closed = false;
 
     const std::string& name() const { return opts.server_name; }
@@ -156,7 +159,10 @@ struct SseChannel::State : std::enable_shared_from_this<State> {
     }
 };
 
-SseChannel::~SseChannel() { s_->finish("closed"); }
+SseChannel::~SseChannel() {
+    s_->finish("closed");
+    s_->tasks.cancel();
+}
 
 awaitable<Received> SseChannel::read() {
     auto s = s_;
@@ -169,8 +175,9 @@ awaitable<boost::system::error_code> SseChannel::write(std::string message) {
 }
 
 awaitable<void> SseChannel::close() {
-    s_->finish("closed");
-    co_return;
+    auto s = s_;
+    s->finish("closed");
+    co_await s->tasks.shutdown();
 }
 
 std::size_t SseChannel::max_message_size() const { return s_->opts.max_message_size; }
@@ -235,14 +242,7 @@ awaitable<jsonrpc::Outcome<std::shared_ptr<jsonrpc::Channel>>> connect_sse_chann
             fmt::format("server \"{}\" sent an endpoint on another origin ({}); refused", name, resolved->origin()));
     st->endpoint = std::move(*resolved);
     spdlog::debug("[{}] HTTP+SSE endpoint: {}", name, http::redact_url(st->endpoint));
-    asio::co_spawn(ex, st->pump(), [name](std::exception_ptr e) {
-        if (!e) return;
-        try {
-            std::rethrow_exception(e);
-        } catch (const std::exception& x) {
-            spdlog::error("[{}] SSE transport: internal error: {}", name, x.what());
-        }
-    });
+    st->tasks.spawn(st->pump(), fmt::format("[{}] SSE transport", name));
     co_return std::shared_ptr<jsonrpc::Channel>(std::make_shared<SseChannel>(st));
 }
 

@@ -1,51 +1,50 @@
-// HTTP/1.1 client plumbing shared by the Streamable HTTP and HTTP+SSE channels (private to the transport layer):
-// URLs, a keep-alive connection pool over plain TCP or TLS, one request/response exchange with a streamed body,
-// redirects, timeouts, secret-free logging.
+// An HTTP/1.1 client for the transports (and later the LLM client): a keep-alive connection pool over plain TCP or
+// TLS (the system trust store plus an optional CA file, SNI, host-name verification), one request/response exchange
+// with a streamed body, redirects (never from https to http, configured secret headers only to the first origin),
+// connect and read timeouts, bounded bodies, and logs and errors without secrets.
+//
+// Two levels: send() returns an Exchange once the response header is in, and the body is read on demand (for an SSE
+// stream, feed read_some() into an SseParser); request() sends a whole Request and reads the whole Response.
 //
 // Thread-safety: single owner; everything runs on the client's executor.
 #pragma once
 
-#include <switchboard/transport/http_client.hpp>
+#include <switchboard/http/fields.hpp>
+#include <switchboard/http/url.hpp>
 
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/ssl/context.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/verb.hpp>
-#include <boost/beast/ssl/ssl_stream.hpp>
 #include <boost/system/result.hpp>
 
+#include <chrono>
+#include <cstddef>
 #include <map>
 #include <memory>
-#include <optional>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
-namespace switchboard::transport::http {
+namespace boost::asio::ssl {
+class context;
+}
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
+namespace switchboard::http {
+
 namespace bhttp = boost::beast::http;
 
-struct Url {
-    bool tls = false;
-    std::string host;    ///< without brackets
-    std::string port;    ///< always set
-    std::string target;  ///< path and query, "/" at least
-    std::string origin() const;
-    std::string text() const;
+struct ClientOptions {
+    std::string server_name;                     ///< for error messages and logs
+    std::map<std::string, std::string> headers;  ///< sent on every request
+    std::size_t max_body_size = 64u * 1024 * 1024;
+    std::chrono::milliseconds connect_timeout{10'000};  ///< resolve + connect + TLS handshake
+    std::chrono::milliseconds read_timeout{0};          ///< idle time between received bytes; 0: none
+    std::string ca_file;                                ///< extra trusted CA (PEM); the system store is always used
+    int max_redirects = 5;
 };
-
-/// Parses an absolute http:// or https:// URL; nullopt with `error` set otherwise.
-std::optional<Url> parse_url(std::string_view text, std::string& error);
-/// Resolves a reference (a redirect's Location, an `endpoint` event) against `base`.
-std::optional<Url> resolve_reference(const Url& base, std::string_view ref, std::string& error);
-/// The URL with secret-looking query parameters redacted, for logs and errors.
-std::string redact_url(const Url& url);
 
 struct Failure {
     enum class Kind { url, connect, tls, io, aborted, redirect, oversize } kind = Kind::io;
@@ -55,34 +54,32 @@ struct Failure {
 template <class T>
 using Result = boost::system::result<T, Failure>;
 
-using Fields = std::vector<std::pair<std::string, std::string>>;
-
-/// One connection, plain or TLS.
-struct Conn {
-    std::string origin;
-    std::optional<beast::tcp_stream> plain;
-    std::optional<beast::ssl_stream<beast::tcp_stream>> tls;
-    beast::flat_buffer buffer;
-    bool reused = false;
-
-    beast::tcp_stream& tcp() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
-    bool is_open() { return (tls || plain) && tcp().socket().is_open(); }
-    void close() {
-        if (tls || plain) tcp().close();
-    }
+/// A whole request, for Client::request().
+struct Request {
+    bhttp::verb method = bhttp::verb::get;
+    std::string url;
+    Fields headers;  ///< besides the configured ones
+    std::string body;
 };
 
+/// A whole response, from Client::request().
+struct Response {
+    unsigned status = 0;
+    std::string reason;
+    Fields headers;
+    std::string body;
+    std::string_view header(std::string_view name) const;
+};
+
+struct Connection;  // one pooled connection, plain or TLS (private)
 class Client;
 
 /// Cancels one request at any stage (connecting, waiting for the header, reading the body): fire() closes the
 /// connection it is using, so the pending operation ends at once with Kind::aborted.
 struct Abort {
     bool requested = false;
-    Conn* conn = nullptr;  // the connection in use, while there is one
-    void fire() {
-        requested = true;
-        if (conn) conn->close();
-    }
+    Connection* conn = nullptr;  // the connection in use, while there is one
+    void fire();
 };
 
 /// A response whose header is in; the body is read on demand. Destroying it returns the connection to the pool
@@ -97,6 +94,7 @@ public:
     std::string media_type() const;
     const Url& url() const { return url_; }
     bool done() const { return parser_->is_done(); }
+    Fields headers() const;
 
     /// The next piece of the body; an empty view at its end. Views stay valid until the next call.
     boost::asio::awaitable<Result<std::string_view>> read_some();
@@ -111,7 +109,7 @@ private:
     Failure read_failure(const boost::system::error_code& ec) const;
 
     std::shared_ptr<Client> client_;
-    std::unique_ptr<Conn> conn_;
+    std::unique_ptr<Connection> conn_;
     std::unique_ptr<bhttp::response_parser<bhttp::buffer_body>> parser_;
     std::unique_ptr<char[]> chunk_;
     Url url_;
@@ -121,24 +119,24 @@ private:
 
 class Client : public std::enable_shared_from_this<Client> {
 public:
-    Client(asio::any_io_executor ex, HttpClientOptions options);
+    Client(boost::asio::any_io_executor ex, ClientOptions options);
     ~Client();
 
     /// Sends a request (configured headers + `extra`), follows redirects, returns once the response header is in.
     boost::asio::awaitable<Result<std::unique_ptr<Exchange>>> send(Url url, bhttp::verb method, std::string body,
                                                                    Fields extra, std::shared_ptr<Abort> abort);
     boost::asio::awaitable<Result<std::unique_ptr<Exchange>>> send(Url url, bhttp::verb method, std::string body,
-                                                                   Fields extra) {
-        return send(std::move(url), method, std::move(body), std::move(extra), nullptr);
-    }
+                                                                   Fields extra);
+    /// Sends `req` and reads the whole response body (at most options().max_body_size bytes).
+    boost::asio::awaitable<Result<Response>> request(Request req);
     /// Ends every exchange in progress and drops idle connections; later sends fail.
     void close();
     bool closed() const { return closed_; }
 
     /// `text` with every configured secret header value replaced by "[redacted]".
     std::string scrub(std::string text) const;
-    const HttpClientOptions& options() const { return options_; }
-    const asio::any_io_executor& executor() const { return ex_; }
+    const ClientOptions& options() const { return options_; }
+    const boost::asio::any_io_executor& executor() const { return ex_; }
 
 private:
     friend class Exchange;
@@ -146,22 +144,23 @@ private:
                                                                         const std::string& body, const Fields& extra,
                                                                         bool with_secrets,
                                                                         std::shared_ptr<Abort> abort);
-    boost::asio::awaitable<Result<std::unique_ptr<Conn>>> connect(const Url& url);
-    std::unique_ptr<Conn> take_idle(const std::string& origin);
-    void give_back(std::unique_ptr<Conn> conn);
-    asio::ssl::context* tls_context(std::string& error);
+    // connection_pool.cpp
+    boost::asio::awaitable<Result<std::unique_ptr<Connection>>> connect(const Url& url);
+    std::unique_ptr<Connection> take_idle(const std::string& origin);
+    void give_back(std::unique_ptr<Connection> conn);
+    boost::asio::ssl::context* tls_context(std::string& error);
 
-    asio::any_io_executor ex_;
-    HttpClientOptions options_;
-    std::unique_ptr<asio::ssl::context> tls_;
+    boost::asio::any_io_executor ex_;
+    ClientOptions options_;
+    std::unique_ptr<boost::asio::ssl::context> tls_;
     std::string tls_error_;
-    std::map<std::string, std::vector<std::unique_ptr<Conn>>> idle_;
-    std::set<Conn*> active_;
+    std::map<std::string, std::vector<std::unique_ptr<Connection>>> idle_;
+    std::set<Connection*> active_;
     std::vector<std::string> secrets_;
     bool closed_ = false;
 };
 
-/// "HTTP 404 Not Found".
-std::string status_text(unsigned status, std::string_view reason);
+/// "2 s" or "1500 ms", for timeout messages.
+std::string duration_text(std::chrono::milliseconds ms);
 
-}  // namespace switchboard::transport::http
+}  // namespace switchboard::http

@@ -1,16 +1,17 @@
 // The Streamable HTTP client channel. write() looks at each outgoing message once (method, id, `_meta`) to derive
 // headers and the session's state; requests are POSTed in their own coroutines so that a slow call never delays the
 // others; every message received (JSON bodies, SSE events of POST replies, the GET stream) is queued for read().
-#include "http_core.hpp"
+#include "http_options.hpp"
 #include "message_queue.hpp"
 
-#include <switchboard/jsonrpc/async_event.hpp>
 #include <switchboard/jsonrpc/message.hpp>
 #include <switchboard/transport/param_headers.hpp>
-#include <switchboard/transport/sse.hpp>
+#include <switchboard/core/as_tuple.hpp>
+#include <switchboard/core/one_shot_event.hpp>
+#include <switchboard/core/task_group.hpp>
+#include <switchboard/http/client.hpp>
+#include <switchboard/http/sse_parser.hpp>
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -29,13 +30,15 @@ using asio::awaitable;
 using http::Exchange;
 using http::Failure;
 using http::Fields;
+using http::SseEvent;
+using http::SseParser;
 using http::Url;
 using jsonrpc::Received;
 namespace bhttp = boost::beast::http;
 
 namespace {
 
-constexpr auto as_tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+using core::as_tuple_awaitable;
 constexpr std::size_t error_body_limit = 64 * 1024;
 constexpr int max_resume_attempts = 3;
 constexpr int max_get_failures = 5;
@@ -91,7 +94,11 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
     };
 
     State(asio::any_io_executor e, std::string url_text, HttpClientOptions o)
-        : ex(e), opts(std::move(o)), inbox(e), client(std::make_shared<http::Client>(e, opts)) {
+        : ex(e),
+          opts(std::move(o)),
+          inbox(e),
+          client(std::make_shared<http::Client>(e, client_options(opts))),
+          tasks(e) {
         endpoint = http::parse_url(url_text, url_error);
     }
 
@@ -101,6 +108,7 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
     std::string url_error;
     detail::MessageQueue inbox;  // what read() hands out; ended when `closed` is set
     std::shared_ptr<http::Client> client;
+    core::TaskGroup tasks;  // the POSTs and the GET stream: close() cancels and joins them
 
     bool closed = false;
 
@@ -110,7 +118,7 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
     std::string init_request, init_id, initialized_note;
     int session_gen = 0;
     bool reinit_running = false, reinit_ok = false;
-    std::shared_ptr<jsonrpc::AsyncEvent> reinit_done;
+    std::shared_ptr<core::OneShotEvent> reinit_done;
 
     bool get_running = false;
     Exchange* get_exchange = nullptr;
@@ -138,16 +146,7 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
         client->close();
     }
 
-    void spawn(awaitable<void> task) {
-        asio::co_spawn(ex, std::move(task), [n = name()](std::exception_ptr e) {
-            if (!e) return;
-            try {
-                std::rethrow_exception(e);
-            } catch (const std::exception& x) {
-                spdlog::error("[{}] HTTP transport: internal error: {}", n, x.what());
-            }
-        });
-    }
+    void spawn(awaitable<void> task) { tasks.spawn(std::move(task), fmt::format("[{}] HTTP transport", name())); }
 
     Fields post_fields(std::string_view method, std::string_view mcp_name) const {
         Fields f;
@@ -414,7 +413,7 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
         if (init_request.empty()) co_return false;
         auto self = shared_from_this();
         reinit_running = true;
-        reinit_done = std::make_shared<jsonrpc::AsyncEvent>();
+        reinit_done = std::make_shared<core::OneShotEvent>();
         auto done = reinit_done;
         spdlog::warn("[{}] the session expired (HTTP 404); initialising a new one", name());
         session_id.clear();
@@ -614,6 +613,7 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
         closed = true;
         inbox.end("closed");
         client->close();
+        co_await tasks.shutdown();
     }
 };
 
@@ -621,6 +621,7 @@ StreamableHttpChannel::~StreamableHttpChannel() {
     s_->closed = true;
     s_->inbox.end({});
     s_->client->close();
+    s_->tasks.cancel();
 }
 
 awaitable<Received> StreamableHttpChannel::read() {

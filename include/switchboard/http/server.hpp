@@ -1,0 +1,180 @@
+// A generic HTTP/1.1 server: one route table (method + path -> handler), one exception boundary, and the checks every
+// route shares, all in one place:
+//
+//   request -> limits (413 body, 431 header, 400 malformed) -> route lookup (404 unknown path)
+//           -> Origin check (403 unless loopback or listed) -> CORS preflight (if enabled) -> method (405 + Allow)
+//           -> handler, inside the boundary: an HttpError, any other exception, or a handler that answered nothing
+//              becomes a JSON error response here and nowhere else.
+//
+// Error bodies come from ServerOptions::error_body, so a JSON-RPC server can word them its way; the default is
+// {"error":{"status":404,"message":"..."}}. A handler answers with Responder::send, or streams a chunked body.
+//
+// Thread-safety: single owner; everything runs on the executor given at construction (one io_context, coroutines,
+// no thread per connection).
+#pragma once
+
+#include <switchboard/http/fields.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/status.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/verb.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace switchboard::http {
+
+namespace bhttp = boost::beast::http;
+using ServerRequest = bhttp::request<bhttp::string_body>;
+
+/// The value of header `name` in `req`, empty when absent.
+std::string header_value(const ServerRequest& req, std::string_view name);
+
+/// A complete response.
+struct Reply {
+    bhttp::status status = bhttp::status::ok;
+    std::string body;
+    std::string content_type = "application/json";  ///< sent only with a body
+    Fields headers;
+    bool close = false;  ///< close the connection after it
+};
+
+/// Thrown by a handler to answer with an error status; the server words the body (ServerOptions::error_body).
+class HttpError : public std::runtime_error {
+public:
+    HttpError(bhttp::status status, const std::string& message) : std::runtime_error(message), status_(status) {}
+    HttpError(bhttp::status status, const std::string& message, Fields headers)
+        : std::runtime_error(message), status_(status), headers_(std::move(headers)) {}
+    bhttp::status status() const { return status_; }
+    const Fields& headers() const { return headers_; }
+
+private:
+    bhttp::status status_;
+    Fields headers_;
+};
+
+/// Formats an error body from a status and a message.
+using ErrorBody = std::function<std::string(bhttp::status status, const std::string& message)>;
+
+/// One accepted connection: the stream and the bytes read ahead of the next request.
+struct ServerConnection {
+    explicit ServerConnection(boost::asio::ip::tcp::socket socket) : stream(std::move(socket)) {}
+    boost::beast::tcp_stream stream;
+    boost::beast::flat_buffer buffer;
+};
+
+/// The answer to one request on one connection. A handler either send()s one Reply, or begin_stream()s a chunked
+/// response and write_chunk()s until end_stream(). Every call returns false once the client is gone.
+class Responder {
+public:
+    Responder(std::shared_ptr<ServerConnection> conn, unsigned version, bool keep_alive,
+              std::chrono::seconds write_timeout, const ErrorBody& error_body);
+
+    boost::asio::awaitable<bool> send(Reply reply);
+    /// An error reply with the server's error body.
+    boost::asio::awaitable<bool> send_error(bhttp::status status, const std::string& message, Fields headers);
+    /// A 200 response header with chunked transfer encoding.
+    boost::asio::awaitable<bool> begin_stream(std::string content_type, Fields headers);
+    /// One chunk made of three pieces (saves a copy: "data: ", payload, "\n\n").
+    boost::asio::awaitable<bool> write_chunk(std::string_view a, std::string_view b, std::string_view c);
+    boost::asio::awaitable<bool> end_stream();
+
+    /// True once a response (or a stream header) was written.
+    bool started() const { return started_; }
+    /// Whether the connection can carry the next request.
+    bool reusable() const { return ok_ && keep_alive_; }
+    void set_keep_alive(bool keep) { keep_alive_ = keep_alive_ && keep; }
+    unsigned version() const { return version_; }
+    std::string error_body(bhttp::status status, const std::string& message) const {
+        return error_body_(status, message);
+    }
+
+    /// The connection, to watch for a client that goes away during a long response (data it sends meanwhile must
+    /// be kept in its buffer for the next request). Shared: a watcher may outlive the handler by a step.
+    const std::shared_ptr<ServerConnection>& connection() const { return conn_; }
+
+private:
+    std::shared_ptr<ServerConnection> conn_;
+    unsigned version_;
+    bool keep_alive_;
+    std::chrono::seconds write_timeout_;
+    const ErrorBody& error_body_;
+    bool started_ = false, ok_ = true;
+};
+
+using Handler = std::function<boost::asio::awaitable<void>(ServerRequest& req, Responder& res)>;
+
+/// The route table: exact paths (the query is ignored), one handler per method.
+class Router {
+public:
+    void add(bhttp::verb method, std::string path, Handler handler);
+    /// The handler, or null; `path_known` tells a 405 from a 404.
+    const Handler* find(bhttp::verb method, std::string_view path, bool& path_known) const;
+    /// "GET, POST" for the Allow header.
+    std::string allowed_methods(std::string_view path) const;
+
+private:
+    struct Route {
+        bhttp::verb method;
+        std::string path;
+        Handler handler;
+    };
+    std::vector<Route> routes_;
+};
+
+struct ServerOptions {
+    std::string name = "http";                      ///< log prefix
+    std::string address = "127.0.0.1";              ///< loopback unless told otherwise
+    std::uint16_t port = 0;                         ///< 0: any free port (read it back with port())
+    std::size_t max_body_size = 64u * 1024 * 1024;  ///< larger bodies get 413
+    std::size_t max_header_size = 64u * 1024;       ///< larger headers get 431
+    /// Origins accepted besides loopback ones; "*" accepts any. A request without Origin is accepted.
+    std::vector<std::string> allowed_origins;
+    /// Answer CORS preflights (OPTIONS + Access-Control-Request-Method) from allowed origins for known paths.
+    bool cors = false;
+    std::string cors_allow_headers = "Content-Type, Authorization";
+    std::size_t max_connections = 512;
+    std::chrono::seconds read_timeout{120};  ///< idle keep-alive connection, or a slow request
+    std::chrono::seconds write_timeout{60};  ///< a client that stops reading is dropped
+    /// The body of every error response; default {"error":{"status":N,"message":"..."}}.
+    ErrorBody error_body;
+};
+
+class Server {
+public:
+    Server(boost::asio::any_io_executor ex, Router routes, ServerOptions options);
+    ~Server();
+    Server(const Server&) = delete;
+    Server& operator=(const Server&) = delete;
+
+    /// Binds and listens on options.address:options.port.
+    boost::system::error_code listen();
+    /// The bound port (after listen()).
+    std::uint16_t port() const;
+    /// Accepts connections until stop(). listen() first.
+    boost::asio::awaitable<void> run();
+    /// Stops accepting and cancels every connection.
+    void stop();
+    std::size_t connection_count() const;
+
+    struct Impl;
+
+private:
+    std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace switchboard::http

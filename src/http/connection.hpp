@@ -1,0 +1,27 @@
+// One pooled client connection, plain or TLS (private to the http library).
+#pragma once
+
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+
+#include <optional>
+#include <string>
+
+namespace switchboard::http {
+
+struct Connection {
+    std::string origin;
+    std::optional<boost::beast::tcp_stream> plain;
+    std::optional<boost::beast::ssl_stream<boost::beast::tcp_stream>> tls;
+    boost::beast::flat_buffer buffer;
+    bool reused = false;
+
+    boost::beast::tcp_stream& tcp() { return tls ? boost::beast::get_lowest_layer(*tls) : *plain; }
+    bool is_open() { return (tls || plain) && tcp().socket().is_open(); }
+    void close() {
+        if (tls || plain) tcp().close();
+    }
+};
+
+}  // namespace switchboard::http

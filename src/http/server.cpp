@@ -1,0 +1,301 @@
+#include <switchboard/http/listener.hpp>
+#include <switchboard/http/origin.hpp>
+#include <switchboard/http/server.hpp>
+
+#include <switchboard/core/as_tuple.hpp>
+#include <switchboard/core/scope_exit.hpp>
+#include <switchboard/core/task_group.hpp>
+#include <switchboard/core/text.hpp>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/http/chunk_encode.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <array>
+
+namespace switchboard::http {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace json = boost::json;
+using asio::awaitable;
+using core::as_tuple_awaitable;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+std::string default_error_body(bhttp::status status, const std::string& message) {
+    json::object error;
+    error["status"] = static_cast<unsigned>(status);
+    error["message"] = message;
+    json::object body;
+    body["error"] = std::move(error);
+    return json::serialize(body);
+}
+
+std::string_view path_of(std::string_view target) { return target.substr(0, target.find('?')); }
+
+}  // namespace
+
+std::string header_value(const ServerRequest& req, std::string_view name) {
+    auto it = req.find(name);
+    return it == req.end() ? std::string() : std::string(it->value());
+}
+
+// --- Responder ---------------------------------------------------------------------------------------------------
+
+Responder::Responder(std::shared_ptr<ServerConnection> conn, unsigned version, bool keep_alive,
+                     std::chrono::seconds write_timeout, const ErrorBody& error_body)
+    : conn_(std::move(conn)),
+      version_(version),
+      keep_alive_(keep_alive),
+      write_timeout_(write_timeout),
+      error_body_(error_body) {}
+
+awaitable<bool> Responder::send(Reply r) {
+    started_ = true;
+    bhttp::response<bhttp::string_body> res{r.status, version_};
+    res.set(bhttp::field::server, "switchboard");
+    if (!r.body.empty()) res.set(bhttp::field::content_type, r.content_type);
+    for (auto& [k, v] : r.headers) res.set(k, v);
+    res.body() = std::move(r.body);
+    res.keep_alive(keep_alive_ && !r.close);
+    res.prepare_payload();
+    conn_->stream.expires_after(write_timeout_);
+    auto [ec, n] = co_await bhttp::async_write(conn_->stream, res, as_tuple_awaitable);
+    conn_->stream.expires_never();
+    keep_alive_ = res.keep_alive();
+    ok_ = ok_ && !ec;
+    co_return ok_;
+}
+
+awaitable<bool> Responder::send_error(bhttp::status status, const std::string& message, Fields headers) {
+    Reply r;
+    r.status = status;
+    r.body = error_body_(status, message);
+    r.headers = std::move(headers);
+    co_return co_await send(std::move(r));
+}
+
+awaitable<bool> Responder::begin_stream(std::string content_type, Fields headers) {
+    started_ = true;
+    bhttp::response<bhttp::empty_body> res{bhttp::status::ok, version_};
+    res.set(bhttp::field::server, "switchboard");
+    res.set(bhttp::field::content_type, content_type);
+    for (auto& [k, v] : headers) res.set(k, v);
+    res.keep_alive(true);
+    res.chunked(true);
+    bhttp::response_serializer<bhttp::empty_body> sr{res};
+    conn_->stream.expires_after(write_timeout_);
+    auto [ec, n] = co_await bhttp::async_write_header(conn_->stream, sr, as_tuple_awaitable);
+    conn_->stream.expires_never();
+    ok_ = ok_ && !ec;
+    co_return ok_;
+}
+
+awaitable<bool> Responder::write_chunk(std::string_view a, std::string_view b, std::string_view c) {
+    std::array<asio::const_buffer, 3> parts{asio::buffer(a), asio::buffer(b), asio::buffer(c)};
+    conn_->stream.expires_after(write_timeout_);
+    auto [ec, n] = co_await asio::async_write(conn_->stream, bhttp::make_chunk(parts), as_tuple_awaitable);
+    conn_->stream.expires_never();
+    ok_ = ok_ && !ec;
+    co_return ok_;
+}
+
+awaitable<bool> Responder::end_stream() {
+    conn_->stream.expires_after(write_timeout_);
+    auto [ec, n] = co_await asio::async_write(conn_->stream, bhttp::make_chunk_last(), as_tuple_awaitable);
+    conn_->stream.expires_never();
+    ok_ = ok_ && !ec;
+    co_return ok_;
+}
+
+// --- Router ------------------------------------------------------------------------------------------------------
+
+void Router::add(bhttp::verb method, std::string path, Handler handler) {
+    routes_.push_back(Route{method, std::move(path), std::move(handler)});
+}
+
+const Handler* Router::find(bhttp::verb method, std::string_view path, bool& path_known) const {
+    path_known = false;
+    for (const auto& r : routes_) {
+        if (r.path != path) continue;
+        path_known = true;
+        if (r.method == method) return &r.handler;
+    }
+    return nullptr;
+}
+
+std::string Router::allowed_methods(std::string_view path) const {
+    std::string out;
+    for (const auto& r : routes_)
+        if (r.path == path)
+            out += fmt::format("{}{}", out.empty() ? "" : ", ", std::string_view(bhttp::to_string(r.method)));
+    return out;
+}
+
+// --- Server ------------------------------------------------------------------------------------------------------
+
+struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
+    Impl(asio::any_io_executor e, Router r, ServerOptions o)
+        : ex(e), routes(std::move(r)), opt(std::move(o)), acceptor(e), connections(e) {
+        if (!opt.error_body) opt.error_body = default_error_body;
+    }
+
+    asio::any_io_executor ex;
+    Router routes;
+    ServerOptions opt;
+    tcp::acceptor acceptor;
+    core::TaskGroup connections;
+    std::vector<std::weak_ptr<ServerConnection>> conns;
+    std::size_t count = 0;
+    bool stopped = false;
+
+    // The one place where a request meets its handler: routing, the shared checks, and the exception boundary.
+    awaitable<void> dispatch(ServerRequest& req, Responder& res) {
+        const auto path = path_of(req.target());
+        bool path_known = false;
+        const Handler* handler = routes.find(req.method(), path, path_known);
+        if (!path_known) {
+            co_await res.send_error(bhttp::status::not_found, fmt::format("Not Found: no route for {}", path), {});
+            co_return;
+        }
+        const auto origin = header_value(req, "Origin");
+        if (!origin.empty() && !origin_allowed(origin, opt.allowed_origins)) {
+            co_await res.send_error(bhttp::status::forbidden,
+                                    fmt::format("Forbidden: origin {} is not allowed", origin), {});
+            co_return;
+        }
+        if (opt.cors && req.method() == bhttp::verb::options && !origin.empty() &&
+            req.find("Access-Control-Request-Method") != req.end()) {
+            Reply r;
+            r.status = bhttp::status::no_content;
+            r.headers = cors_preflight_headers(origin, routes.allowed_methods(path), opt.cors_allow_headers);
+            co_await res.send(std::move(r));
+            co_return;
+        }
+        if (!handler) {
+            Fields allow;
+            allow.emplace_back("Allow", routes.allowed_methods(path));
+            co_await res.send_error(bhttp::status::method_not_allowed, "Method Not Allowed", std::move(allow));
+            co_return;
+        }
+        bhttp::status status = bhttp::status::internal_server_error;
+        std::string message;
+        Fields headers;
+        bool failed = false;
+        try {
+            co_await (*handler)(req, res);
+        } catch (const HttpError& e) {
+            failed = true;
+            status = e.status();
+            message = e.what();
+            headers = e.headers();
+        } catch (const std::exception& e) {
+            failed = true;
+            message = fmt::format("Internal Server Error: {}", e.what());
+            if (!stopped)  // a handler cancelled by stop() is no error
+                spdlog::error("{}: {} {} failed: {}", opt.name, std::string_view(req.method_string()), path, e.what());
+        }
+        if (stopped) co_return;
+        if (!failed && res.started()) co_return;
+        if (!failed) message = "Internal Server Error: the handler sent no response";
+        if (res.started()) {
+            res.set_keep_alive(false);  // a half-written response cannot be repaired: end the connection
+            co_return;
+        }
+        co_await res.send_error(status, message, std::move(headers));
+    }
+
+    awaitable<void> serve(std::shared_ptr<ServerConnection> conn) {
+        auto& stream = conn->stream;
+        auto& buffer = conn->buffer;
+        core::ScopeExit count_down([this, self = shared_from_this()] { --count; });
+        for (;;) {
+            bhttp::request_parser<bhttp::string_body> parser;
+            parser.header_limit(static_cast<std::uint32_t>(opt.max_header_size));
+            parser.body_limit(opt.max_body_size);
+            stream.expires_after(opt.read_timeout);
+            auto [ec, n] = co_await bhttp::async_read(stream, buffer, parser, as_tuple_awaitable);
+            stream.expires_never();
+            if (ec) {
+                Responder res(conn, parser.get().version() ? parser.get().version() : 11, false, opt.write_timeout,
+                              opt.error_body);
+                if (ec == bhttp::error::body_limit)
+                    co_await res.send_error(bhttp::status::payload_too_large,
+                                            fmt::format("Payload Too Large: the message size limit is {}",
+                                                        core::size_text(opt.max_body_size)),
+                                            {});
+                else if (ec == bhttp::error::header_limit)
+                    co_await res.send_error(bhttp::status::request_header_fields_too_large,
+                                            "Request Header Fields Too Large", {});
+                else if (ec.category() == bhttp::make_error_code(bhttp::error::bad_target).category() &&
+                         ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message)
+                    co_await res.send_error(bhttp::status::bad_request,
+                                            "Bad Request: malformed HTTP (" + ec.message() + ")", {});
+                break;
+            }
+            ServerRequest req = parser.release();
+            Responder res(conn, req.version(), req.keep_alive(), opt.write_timeout, opt.error_body);
+            co_await dispatch(req, res);
+            if (!res.reusable() || stopped) break;
+        }
+        beast::error_code ignored;
+        stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+        stream.close();
+    }
+
+    awaitable<void> run() {
+        auto self = shared_from_this();
+        std::function<std::size_t()> open_count = [this] { return count; };
+        std::function<void(tcp::socket)> start = [this](tcp::socket sock) {
+            auto conn = std::make_shared<ServerConnection>(std::move(sock));
+            std::erase_if(conns, [](const auto& w) { return w.expired(); });
+            conns.push_back(conn);
+            ++count;
+            connections.spawn(serve(conn), opt.name + " connection");
+        };
+        co_await accept_loop(acceptor, opt.name, stopped, open_count, opt.max_connections, start);
+    }
+
+    void stop() {
+        if (stopped) return;
+        stopped = true;
+        boost::system::error_code ignored;
+        acceptor.close(ignored);
+        for (auto& w : conns)
+            if (auto c = w.lock()) c->stream.socket().close(ignored);
+        connections.cancel();
+    }
+};
+
+Server::Server(asio::any_io_executor ex, Router routes, ServerOptions options)
+    : impl_(std::make_shared<Impl>(std::move(ex), std::move(routes), std::move(options))) {}
+
+Server::~Server() { impl_->stop(); }
+
+boost::system::error_code Server::listen() {
+    return open_listener(impl_->acceptor, impl_->opt.address, impl_->opt.port);
+}
+
+std::uint16_t Server::port() const { return listening_port(impl_->acceptor); }
+
+awaitable<void> Server::run() {
+    auto impl = impl_;
+    co_await impl->run();
+}
+
+void Server::stop() { impl_->stop(); }
+
+std::size_t Server::connection_count() const { return impl_->count; }
+
+}  // namespace switchboard::http

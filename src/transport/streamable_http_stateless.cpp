@@ -1,0 +1,159 @@
+// Stateless Streamable HTTP (2026-07-28): every POST is a session of its own, checked against its Mcp-Method /
+// Mcp-Name / MCP-Protocol-Version headers; its one stream carries what that session writes (notifications, the
+// subscriptions/listen stream, the answer); closing the response stream cancels the request.
+#include "streamable_http_server_impl.hpp"
+
+#include <switchboard/core/text.hpp>
+
+#include <boost/json/parse.hpp>
+#include <fmt/format.h>
+
+namespace switchboard::transport {
+
+using namespace streamable;
+using asio::awaitable;
+using switchboard::http::header_value;
+
+namespace {
+
+std::optional<std::string> base64_decode(std::string_view in) {
+    auto val = [](char c) -> int {
+        if (c >= 'A' && c <= 'Z') return c - 'A';
+        if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+        if (c >= '0' && c <= '9') return c - '0' + 52;
+        if (c == '+' || c == '-') return 62;
+        if (c == '/' || c == '_') return 63;
+        return -1;
+    };
+    std::string out;
+    unsigned buf = 0;
+    int bits = 0;
+    for (char c : in) {
+        if (c == '=') break;
+        int v = val(c);
+        if (v < 0) return std::nullopt;
+        buf = (buf << 6) | static_cast<unsigned>(v);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out += static_cast<char>((buf >> bits) & 0xff);
+        }
+    }
+    return out;
+}
+
+// A header value in the spec's "=?base64?...?=" sentinel form is decoded; anything else is taken as is.
+std::optional<std::string> decode_header_value(std::string_view v) {
+    constexpr std::string_view pre = "=?base64?", post = "?=";
+    if (v.size() >= pre.size() + post.size() && v.starts_with(pre) && v.ends_with(post))
+        return base64_decode(v.substr(pre.size(), v.size() - pre.size() - post.size()));
+    for (char c : v)
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\t') return std::nullopt;
+    return std::string(v);
+}
+
+// How a 2026-07-28 error answer maps to an HTTP status (the spec's table; clients detect the era from it).
+bhttp::status modern_status(const json::object& response) {
+    const auto* e = response.if_contains("error");
+    if (!e || !e->is_object()) return bhttp::status::ok;
+    const auto* c = e->get_object().if_contains("code");
+    if (!c || !c->is_int64()) return bhttp::status::ok;
+    switch (c->get_int64()) {
+    case code_header_mismatch:
+    case code_missing_capability:
+    case code_unsupported_version: return bhttp::status::bad_request;
+    case -32601: return bhttp::status::not_found;
+    default: return bhttp::status::ok;
+    }
+}
+
+}  // namespace
+
+void HttpServer::Impl::route_modern(const std::weak_ptr<Stream>& weak, std::string text) {
+    auto st = weak.lock();
+    if (!st || st->done) return;
+    boost::system::error_code ec;
+    auto v = json::parse(text, ec);
+    if (ec || !v.is_object()) return;
+    const auto& o = v.get_object();
+    const bool response = o.contains("id") && !o.contains("method");
+    auto status = response ? modern_status(o) : bhttp::status::ok;
+    st->emit(std::make_shared<const std::string>(std::move(text)), response, status);
+    if (response && st->channel) st->channel->end("request answered");
+}
+
+awaitable<void> HttpServer::Impl::handle_modern(ServerRequest& req, Responder& res, jsonrpc::Message msg,
+                                                std::string header_version, std::optional<std::string> body_version,
+                                                bool sse_ok) {
+    if (msg.kind != jsonrpc::Message::Kind::request) {
+        // 2026-07-28 defines no client notifications over HTTP (closing a stream cancels); accept and drop.
+        Reply r;
+        r.status = bhttp::status::accepted;
+        co_await res.send(std::move(r));
+        co_return;
+    }
+    std::string mismatch;
+    const std::string body_v = body_version.value_or("");
+    if (header_version.empty())
+        mismatch = "MCP-Protocol-Version header is required";
+    else if (!body_version)
+        mismatch = fmt::format("MCP-Protocol-Version header is {} but the request's _meta has no {}", header_version,
+                               meta_protocol_version);
+    else if (header_version != body_v)
+        mismatch = fmt::format("MCP-Protocol-Version header value '{}' does not match body value '{}'", header_version,
+                               body_v);
+    if (mismatch.empty()) {
+        auto m = header_value(req, "Mcp-Method");
+        if (m.empty())
+            mismatch = "Mcp-Method header is required";
+        else if (m != msg.method)
+            mismatch = fmt::format("Mcp-Method header value '{}' does not match body value '{}'", m, msg.method);
+    }
+    if (mismatch.empty() &&
+        (msg.method == "tools/call" || msg.method == "prompts/get" || msg.method == "resources/read")) {
+        const char* field = msg.method == "resources/read" ? "uri" : "name";
+        std::string expected;
+        if (const auto* p = msg.params.if_object())
+            if (const auto* v = p->if_contains(field); v && v->is_string()) expected = std::string(v->get_string());
+        auto raw = header_value(req, "Mcp-Name");
+        auto decoded = decode_header_value(raw);
+        if (raw.empty())
+            mismatch = "Mcp-Name header is required for " + msg.method;
+        else if (!decoded)
+            mismatch = "Mcp-Name header value is malformed";
+        else if (*decoded != expected)
+            mismatch = fmt::format("Mcp-Name header value '{}' does not match body value '{}'", *decoded, expected);
+    }
+    if (!mismatch.empty()) {
+        auto r = json_reply(bhttp::status::bad_request,
+                            error_body(code_header_mismatch, "Header mismatch: " + mismatch, msg.id, nullptr));
+        co_await res.send(std::move(r));
+        co_return;
+    }
+
+    auto st = std::make_shared<Stream>();
+    st->request_id = msg.id;
+    auto pipe = std::make_shared<Pipe>(ex, pipe_limit());
+    st->pipe = pipe;
+    std::weak_ptr<Stream> weak = st;
+    st->channel = std::make_shared<detail::PushChannel>(
+        ex, opt.max_message_size, [weak](std::string text) { route_modern(weak, std::move(text)); });
+    spawn_session(st->channel, [weak] { finish_stream(weak.lock()); });
+    st->channel->push(std::move(req.body()));
+
+    DeliverOptions d;
+    d.sse_ok = sse_ok;
+    d.unanswered_body = error_body(-32603, "Internal error: the request ended without an answer", msg.id, nullptr);
+    d.on_disconnect = [weak] {
+        // Closing the response stream is the cancellation signal of 2026-07-28.
+        auto sp = weak.lock();
+        if (!sp || sp->done) return;
+        json::object params{{"requestId", sp->request_id}, {"reason", "the client closed the HTTP stream"}};
+        sp->channel->push(jsonrpc::serialize_notification("notifications/cancelled", params));
+        sp->channel->end("the client closed the HTTP stream");
+    };
+    co_await deliver(res, st, pipe, std::move(d));
+    st->channel->end("request finished");
+}
+
+}  // namespace switchboard::transport
