@@ -6,10 +6,11 @@
 // the io_context that runs it is the only thread that touches the object.
 #pragma once
 
-#include <switchboard/jsonrpc/async_event.hpp>
+#include <switchboard/core/one_shot_event.hpp>
 #include <switchboard/jsonrpc/channel.hpp>
 #include <switchboard/jsonrpc/error.hpp>
 #include <switchboard/jsonrpc/message.hpp>
+#include <switchboard/jsonrpc/signal.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -131,6 +132,9 @@ private:
     void cancel_incoming(const boost::json::value& params);
     void protocol_error(std::string what);
     void fail_all(Error why);
+    boost::asio::awaitable<void> wait_drained(clock::time_point until);
+    struct Incoming;
+    void forget_incoming(std::unordered_map<std::string, std::shared_ptr<Incoming>>::iterator it);
     void enqueue(std::string text);
     std::string with_context(std::string message) const;
 
@@ -143,7 +147,6 @@ private:
 
     std::int64_t next_id_ = 1;
     std::unordered_map<std::int64_t, std::shared_ptr<Pending>> pending_;
-    struct Incoming;
     std::unordered_map<std::string, std::shared_ptr<Incoming>> incoming_;  // key: serialized id
 
     std::deque<std::string> outbox_;
@@ -154,7 +157,11 @@ private:
     bool closing_ = false;
     bool writing_ = false;  // the write loop is inside a channel write
     std::optional<Error> closed_error_;
-    AsyncEvent closed_event_;
+    core::OneShotEvent closed_event_;
+    // Fired when the outbox is empty and no write is in flight (close() and end-of-input flush on it).
+    Signal drained_;
+    // Fired when the last incoming request is answered (end of input waits on it).
+    Signal incoming_idle_;
     std::string last_protocol_error_;
 
     friend class IncomingRequest;
