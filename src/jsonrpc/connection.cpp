@@ -77,7 +77,7 @@ std::shared_ptr<Connection> Connection::create(asio::any_io_executor ex, std::sh
 }
 
 Connection::Connection(asio::any_io_executor ex, std::shared_ptr<Channel> channel, Options options)
-    : executor_(ex), channel_(std::move(channel)), options_(std::move(options)), outbox_signal_(ex), loops_done_(ex) {}
+    : executor_(ex), channel_(std::move(channel)), options_(std::move(options)), outbox_signal_(ex) {}
 
 Connection::~Connection() = default;
 
@@ -91,7 +91,7 @@ void Connection::start() {
             core::log_exception(e, self->with_context("connection loop"));
             self->fail_all(Error::make_local(code::transport_error, self->with_context("internal error in a loop")));
         }
-        if (--self->running_loops_ == 0) self->loops_done_.cancel();
+        if (--self->running_loops_ == 0) self->loops_done_.fire();
     };
     asio::co_spawn(executor_, read_loop(), done);
     asio::co_spawn(executor_, write_loop(), done);
@@ -388,7 +388,7 @@ awaitable<Outcome<json::value>> Connection::request(std::string method, json::va
     while (!p->outcome) {
         p->timer.expires_at(std::min(p->deadline, p->max_deadline));
         try {
-            auto [ec] = co_await p->timer.async_wait(as_tuple_awaitable);
+            co_await p->timer.async_wait(as_tuple_awaitable);
             if (p->outcome) break;
             auto state = co_await asio::this_coro::cancellation_state;
             if (state.cancelled() != asio::cancellation_type::none) cancelled = true;
@@ -431,12 +431,10 @@ awaitable<void> Connection::close() {
         co_await channel_->close();
         if (!started_) fail_all(Error::make_local(code::connection_closed, with_context("connection closed")));
     }
-    // A wake-up is not proof the loops ended: another close() re-arming the timer wakes this one too.
+    // Bounded: a channel whose close() does not end its read must not hang the caller.
     const auto loops_deadline = clock::now() + std::chrono::seconds(15);
-    while (started_ && running_loops_ > 0 && clock::now() < loops_deadline) {
-        loops_done_.expires_at(loops_deadline);
-        co_await loops_done_.async_wait(as_tuple_awaitable);
-    }
+    while (started_ && running_loops_ > 0 && clock::now() < loops_deadline)
+        co_await loops_done_.wait_for(loops_deadline - clock::now());
     if (!closed_error_) fail_all(Error::make_local(code::connection_closed, with_context("connection closed")));
 }
 

@@ -115,7 +115,6 @@ public:
     /// The last thing the peer sent that could not be used (non-JSON line, oversize message), for error messages.
     const std::string& last_protocol_error() const { return last_protocol_error_; }
     std::size_t pending_requests() const { return pending_.size(); }
-    const Options& options() const { return options_; }
     boost::asio::any_io_executor get_executor() const { return executor_; }
 
 private:
@@ -151,7 +150,7 @@ private:
 
     std::deque<std::string> outbox_;
     boost::asio::steady_timer outbox_signal_;
-    boost::asio::steady_timer loops_done_;
+    Signal loops_done_;  // fired when both loops have ended
     int running_loops_ = 0;
     bool started_ = false;
     bool closing_ = false;
