@@ -64,12 +64,21 @@ bool match_uri_template(std::string_view tmpl, std::string_view uri, ServerHandl
 StaticHandler::StaticHandler(StaticHandlerOptions options) : options_(options) {}
 StaticHandler::~StaticHandler() = default;
 
-void StaticHandler::add_tool(json::object definition, ToolFunction function) {
+namespace {
+
+// An entry keyed by a field of its definition ("name", "uri", "uriTemplate").
+template <class Entry>
+std::shared_ptr<Entry> make_entry(json::object definition, std::string_view key_field) {
     auto e = std::make_shared<Entry>();
-    e->key = string_field(definition, "name");
+    e->key = string_field(definition, key_field);
     e->definition = std::move(definition);
-    e->tool = std::move(function);
-    tools_.push_back(std::move(e));
+    return e;
+}
+
+}  // namespace
+
+void StaticHandler::add_tool(json::object definition, ToolFunction function) {
+    tools_.emplace_back(make_entry<Entry>(std::move(definition), "name"))->tool = std::move(function);
 }
 
 bool StaticHandler::remove_tool(std::string_view name) {
@@ -77,27 +86,15 @@ bool StaticHandler::remove_tool(std::string_view name) {
 }
 
 void StaticHandler::add_resource(json::object definition, ResourceReader reader) {
-    auto e = std::make_shared<Entry>();
-    e->key = string_field(definition, "uri");
-    e->definition = std::move(definition);
-    e->reader = std::move(reader);
-    resources_.push_back(std::move(e));
+    resources_.emplace_back(make_entry<Entry>(std::move(definition), "uri"))->reader = std::move(reader);
 }
 
 void StaticHandler::add_resource_template(json::object definition, ResourceReader reader) {
-    auto e = std::make_shared<Entry>();
-    e->key = string_field(definition, "uriTemplate");
-    e->definition = std::move(definition);
-    e->reader = std::move(reader);
-    templates_.push_back(std::move(e));
+    templates_.emplace_back(make_entry<Entry>(std::move(definition), "uriTemplate"))->reader = std::move(reader);
 }
 
 void StaticHandler::add_prompt(json::object definition, PromptGetter getter) {
-    auto e = std::make_shared<Entry>();
-    e->key = string_field(definition, "name");
-    e->definition = std::move(definition);
-    e->prompt = std::move(getter);
-    prompts_.push_back(std::move(e));
+    prompts_.emplace_back(make_entry<Entry>(std::move(definition), "name"))->prompt = std::move(getter);
 }
 
 void StaticHandler::set_completer(Completer completer) { completer_ = std::move(completer); }

@@ -15,6 +15,8 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 
 #include <memory>
@@ -44,6 +46,7 @@ std::string text_of(const json::value* v) { return v && v->is_string() ? std::st
 class AskingHandler : public mcp::ServerHandler {
 public:
     int calls = 0;  // handler invocations: a modern retry must resume the call, not start it again
+    std::vector<std::string> ask_errors;  // what the asks of ask_elicitation_only failed with
 
     json::object capabilities() const override { return json::object{{"tools", json::object{{"listChanged", true}}}}; }
 
@@ -58,6 +61,7 @@ public:
         ++calls;
         if (name == "ask_elicitation_only") {
             auto answer = co_await ctx.elicit(elicitation());
+            if (!answer) ask_errors.push_back(answer.error().message);
             if (!answer) co_return answer.error();
             co_return text_result("elicited");
         }
@@ -214,23 +218,40 @@ TEST_P(ServerHandlerTest, HandlerAnnouncesListChanges) {
     });
 }
 
-// The 2026-07-28 wire shape, from a plain JSON-RPC client: input_required with the asks and an opaque requestState;
-// the retry with the answers gets the result; a forged requestState is refused.
-TEST(ServerHandlerWire, ModernInputRequiredRoundTrip) {
-    std::unique_ptr<mcp::Server> server;
+namespace {
+
+// A plain JSON-RPC client speaking 2026-07-28 to a server with the AskingHandler: the wire shape, not our client.
+struct WireFixture {
+    std::unique_ptr<mcp::Server> server;  // declared first: destroyed after the io_context
     asio::io_context ctx;
-    auto handler = std::make_shared<AskingHandler>();
-    auto [client_channel, server_channel] = switchboard::transport::make_channel_pair(ctx.get_executor());
-    server = std::make_unique<mcp::Server>(mcp::ServerOptions{}, handler);
-    asio::co_spawn(ctx, server->serve(server_channel), asio::detached);
-    auto conn = rpc::Connection::create(ctx.get_executor(), client_channel, rpc::Connection::Options{});
-    conn->start();
-    run(ctx, [&]() -> awaitable<void> {
+    std::shared_ptr<AskingHandler> handler = std::make_shared<AskingHandler>();
+    std::shared_ptr<rpc::Connection> conn;
+
+    explicit WireFixture(mcp::ServerOptions o = {}) {
+        auto [client_channel, server_channel] = switchboard::transport::make_channel_pair(ctx.get_executor());
+        server = std::make_unique<mcp::Server>(o, handler);
+        asio::co_spawn(ctx, server->serve(server_channel), asio::detached);
+        conn = rpc::Connection::create(ctx.get_executor(), client_channel, rpc::Connection::Options{});
+        conn->start();
+    }
+
+    static json::object call_params() {
         json::object caps{{"elicitation", json::object{}}};
         json::object meta{{std::string(mcp::meta::protocol_version), mcp::modern_version},
                           {std::string(mcp::meta::client_capabilities), std::move(caps)}};
-        json::object params{{"_meta", meta}, {"name", "ask_elicitation_only"}, {"arguments", json::object{}}};
-        auto first = co_await conn->request("tools/call", params);
+        return json::object{{"_meta", meta}, {"name", "ask_elicitation_only"}, {"arguments", json::object{}}};
+    }
+};
+
+}  // namespace
+
+// input_required with the asks and an opaque requestState; the retry with the answers gets the result; a forged or
+// used-up requestState is refused.
+TEST(ServerHandlerWire, ModernInputRequiredRoundTrip) {
+    WireFixture w;
+    run(w.ctx, [&]() -> awaitable<void> {
+        const auto params = WireFixture::call_params();
+        auto first = co_await w.conn->request("tools/call", params);
         CO_ASSERT_TRUE(first.has_value()) << first.error().message;
         const auto& o = first->as_object();
         EXPECT_EQ(o.at("resultType"), "input_required");
@@ -242,7 +263,7 @@ TEST(ServerHandlerWire, ModernInputRequiredRoundTrip) {
 
         json::object forged = params;
         forged["requestState"] = state + "x";
-        auto refused = co_await conn->request("tools/call", forged);
+        auto refused = co_await w.conn->request("tools/call", forged);
         CO_ASSERT_FALSE(refused.has_value());
         EXPECT_EQ(refused.error().code, rpc::code::invalid_params);
 
@@ -251,15 +272,37 @@ TEST(ServerHandlerWire, ModernInputRequiredRoundTrip) {
         json::object retry = params;
         retry["requestState"] = state;
         retry["inputResponses"] = std::move(answers);
-        auto done = co_await conn->request("tools/call", retry);
+        auto done = co_await w.conn->request("tools/call", retry);
         CO_ASSERT_TRUE(done.has_value()) << done.error().message;
         EXPECT_EQ(done->at("resultType"), "complete");
         EXPECT_EQ(done->at("content").at(0).at("text"), "elicited");
-        EXPECT_EQ(handler->calls, 1);
+        EXPECT_EQ(w.handler->calls, 1);
 
-        auto again = co_await conn->request("tools/call", retry);  // the state is used up
+        auto again = co_await w.conn->request("tools/call", retry);  // the state is used up
         CO_ASSERT_FALSE(again.has_value());
         EXPECT_EQ(again.error().code, rpc::code::invalid_params);
-        co_await conn->close();
+        co_await w.conn->close();
+    });
+}
+
+// A client that does not come back: the suspended handler's ask fails after the input timeout, and the state expires.
+TEST(ServerHandlerWire, UnansweredInputExpires) {
+    mcp::ServerOptions o;
+    o.input_timeout = 50ms;
+    WireFixture w(o);
+    run(w.ctx, [&]() -> awaitable<void> {
+        auto params = WireFixture::call_params();
+        auto first = co_await w.conn->request("tools/call", params);
+        CO_ASSERT_TRUE(first.has_value()) << first.error().message;
+        EXPECT_EQ(first->at("resultType"), "input_required");
+        asio::steady_timer pause(w.ctx, 300ms);
+        co_await pause.async_wait(asio::use_awaitable);
+        CO_ASSERT_EQ(w.handler->ask_errors.size(), 1u);
+        EXPECT_NE(w.handler->ask_errors[0].find("did not answer"), std::string::npos) << w.handler->ask_errors[0];
+        params["requestState"] = first->at("requestState");
+        auto late = co_await w.conn->request("tools/call", params);
+        CO_ASSERT_FALSE(late.has_value());
+        EXPECT_EQ(late.error().code, rpc::code::invalid_params);
+        co_await w.conn->close();
     });
 }
