@@ -42,15 +42,12 @@ public:
     /// Runs one session until the channel ends.
     boost::asio::awaitable<void> serve(std::shared_ptr<jsonrpc::Channel> channel);
 
-    ServerHandler& handler() { return *handler_; }
     /// The StaticHandler of Server(ServerOptions); std::logic_error for a server built with another handler.
     StaticHandler& registry();
     /// registry().add_tool(), kept for callers that build a server and its tools in one place.
     void add_tool(boost::json::object definition, StaticHandler::ToolFunction function) {
         registry().add_tool(std::move(definition), std::move(function));
     }
-
-    const ServerOptions& options() const { return options_; }
 
 private:
     struct Session;
