@@ -53,19 +53,19 @@ InputRounds::~InputRounds() {
     for (auto& [token, run] : runs_) run->task.cancel();
 }
 
-awaitable<Outcome<json::value>> InputRounds::round(const json::object& params,
-                                                   std::shared_ptr<RequestContext::State> ctx, Call call) {
+awaitable<Outcome<json::value>> InputRounds::round(json::object params, std::shared_ptr<RequestContext::State> ctx,
+                                                   Call call) {
     const auto* state = params.if_contains("requestState");
     if (!state) {
         auto run = std::make_shared<Run>(executor_);
-        run->token = new_token();
         run->ctx = std::move(ctx);
         // Not owning: the context lives in the run.
         run->ctx->ask = [this, weak = std::weak_ptr<Run>(run)](std::string method, json::object p) {
             return ask(weak, std::move(method), std::move(p));
         };
-        runs_.emplace(run->token, run);
-        run->task.spawn(run_handler(run, std::move(call)), run->ctx->method);
+        // A handler that never asks (the common case) is never registered: no token, no map entry. Until it asks it
+        // is cancelled through the request that waits for it.
+        run->task.spawn(run_handler(run, std::move(call), std::move(params)), run->ctx->method);
         co_return co_await await_round(std::move(run));
     }
     auto it = state->is_string() ? runs_.find(std::string(state->get_string())) : runs_.end();
@@ -86,8 +86,8 @@ awaitable<Outcome<json::value>> InputRounds::round(const json::object& params,
     co_return co_await await_round(std::move(run));
 }
 
-awaitable<void> InputRounds::run_handler(std::shared_ptr<Run> run, Call call) {
-    auto r = co_await call(RequestContext(run->ctx));
+awaitable<void> InputRounds::run_handler(std::shared_ptr<Run> run, Call call, json::object params) {
+    auto r = co_await call(std::move(params), RequestContext(run->ctx));
     run->result = std::move(r);
     run->changed.fire();  // collected by the round that waits, or by the client's next retry
 }
@@ -105,6 +105,10 @@ awaitable<Outcome<json::value>> InputRounds::await_round(std::shared_ptr<Run> ru
             // Let asks made together (e.g. through run_all) go out in one round.
             co_await asio::post(executor_, asio::use_awaitable);
             if (run->result) continue;
+            if (run->token.empty()) {
+                run->token = new_token();
+                runs_.emplace(run->token, run);
+            }
             json::object requests;
             for (const auto& [key, request] : run->asked) requests[key] = request;
             json::object r;
@@ -157,6 +161,7 @@ awaitable<Outcome<json::value>> InputRounds::ask(std::weak_ptr<Run> weak, std::s
 }
 
 void InputRounds::forget(const Run& run) {
+    if (run.token.empty()) return;
     if (auto it = runs_.find(run.token); it != runs_.end() && it->second.get() == &run) runs_.erase(it);
 }
 

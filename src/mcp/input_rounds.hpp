@@ -25,14 +25,15 @@ namespace switchboard::mcp {
 
 class InputRounds {
 public:
-    using Call = std::function<boost::asio::awaitable<Outcome<boost::json::value>>(RequestContext ctx)>;
+    using Call = std::function<boost::asio::awaitable<Outcome<boost::json::value>>(boost::json::object params,
+                                                                                   RequestContext ctx)>;
 
     InputRounds(boost::asio::any_io_executor ex, std::chrono::milliseconds timeout);
     ~InputRounds();
 
     /// Answers one round of a request that may need input. `params` is the request's params (requestState and
     /// inputResponses are read from it), `ctx` this round's context; `call` runs the handler (first round only).
-    boost::asio::awaitable<Outcome<boost::json::value>> round(const boost::json::object& params,
+    boost::asio::awaitable<Outcome<boost::json::value>> round(boost::json::object params,
                                                               std::shared_ptr<RequestContext::State> ctx, Call call);
     /// Cancels every suspended handler and waits for them to end.
     boost::asio::awaitable<void> shutdown();
@@ -43,12 +44,12 @@ private:
     boost::asio::awaitable<Outcome<boost::json::value>> await_round(std::shared_ptr<Run> run);
     boost::asio::awaitable<Outcome<boost::json::value>> ask(std::weak_ptr<Run> weak, std::string method,
                                                             boost::json::object params);
-    boost::asio::awaitable<void> run_handler(std::shared_ptr<Run> run, Call call);
+    boost::asio::awaitable<void> run_handler(std::shared_ptr<Run> run, Call call, boost::json::object params);
     void forget(const Run& run);
 
     boost::asio::any_io_executor executor_;
     std::chrono::milliseconds timeout_;
-    std::map<std::string, std::shared_ptr<Run>> runs_;  // key: requestState
+    std::map<std::string, std::shared_ptr<Run>> runs_;  // key: requestState; only runs that asked for input
 };
 
 }  // namespace switchboard::mcp

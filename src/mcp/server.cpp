@@ -32,6 +32,11 @@ bool may_need_input(std::string_view method) {
     return method == "tools/call" || method == "prompts/get" || method == "resources/read";
 }
 
+bool can_answer_input(const json::object& client_capabilities) {
+    return client_capabilities.contains("sampling") || client_capabilities.contains("elicitation") ||
+           client_capabilities.contains("roots");
+}
+
 std::string_view list_name(ListKind kind) {
     switch (kind) {
     case ListKind::tools: return "tools";
@@ -139,10 +144,11 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
             if (const auto* l = meta->if_contains(meta::log_level); l && l->is_string())
                 state->log_level = std::string(l->get_string());
             // Outside the input rounds a modern server cannot ask (the spec allows input_required only there).
-            state->ask = [method](std::string asked, json::object) -> awaitable<Outcome<json::value>> {
-                co_return Error::make_local(
-                    code::protocol_violation,
-                    fmt::format("{} cannot ask the client for {} in protocol {}", method, asked, modern_version));
+            state->ask = [](std::string asked, json::object) -> awaitable<Outcome<json::value>> {
+                co_return Error::make_local(code::protocol_violation,
+                                            fmt::format("in protocol {} a server asks the client for {} only while "
+                                                        "answering tools/call, prompts/get or resources/read",
+                                                        modern_version, asked));
             };
         } else {
             state->client_capabilities = legacy_client_capabilities;
@@ -208,10 +214,14 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
                 legacy_subscriptions.erase(uri);
             co_return json::value(json::object{});
         }
-        if (ctx->era == Era::modern && may_need_input(method)) {
+        // A client that declared none of sampling, elicitation and roots is never asked (RequestContext::ask refuses
+        // first): its requests skip the rounds, which cost a task per call.
+        if (ctx->era == Era::modern && may_need_input(method) && can_answer_input(ctx->client_capabilities)) {
             auto self = shared_from_this();
-            auto call = [self, method, p](RequestContext c) { return self->call(method, p, std::move(c)); };
-            co_return co_await rounds.round(p, std::move(ctx), std::move(call));
+            auto call = [self, method](json::object params, RequestContext c) {
+                return self->call(method, std::move(params), std::move(c));
+            };
+            co_return co_await rounds.round(std::move(p), std::move(ctx), std::move(call));
         }
         co_return co_await call(std::move(method), std::move(p), RequestContext(std::move(ctx)));
     }
