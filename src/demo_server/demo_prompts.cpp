@@ -1,9 +1,10 @@
 #include "demo_server.hpp"
 
+#include <switchboard/core/text.hpp>
+
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 
 namespace switchboard::demo {
 
@@ -25,16 +26,13 @@ json::object prompt_result(std::string description, std::string text) {
     return json::object{{"description", std::move(description)}, {"messages", std::move(messages)}};
 }
 
-std::string arg_or(const mcp::Server::Args& args, const std::string& key, std::string fallback) {
+std::string arg_or(const mcp::StaticHandler::Args& args, const std::string& key, std::string fallback) {
     auto it = args.find(key);
     return it != args.end() ? it->second : fallback;
 }
 
 bool starts_with_ci(std::string_view s, std::string_view prefix) {
-    if (prefix.size() > s.size()) return false;
-    return std::equal(prefix.begin(), prefix.end(), s.begin(), [](char a, char b) {
-        return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-    });
+    return prefix.size() <= s.size() && core::iequals(s.substr(0, prefix.size()), prefix);
 }
 
 template <std::size_t N>
@@ -47,7 +45,7 @@ std::vector<std::string> matching(const std::string_view (&candidates)[N], std::
 
 }  // namespace
 
-void add_demo_prompts(mcp::Server& server, DemoState&) {
+void add_demo_prompts(mcp::StaticHandler& server, DemoState&) {
     {
         json::array args;
         args.push_back(argument("name", "Who to greet", true));
@@ -56,23 +54,25 @@ void add_demo_prompts(mcp::Server& server, DemoState&) {
                          {"title", "Greeting"},
                          {"description", "Asks for a greeting in a given style"},
                          {"arguments", std::move(args)}};
-        server.add_prompt(std::move(def), [](const mcp::Server::Args& args) -> awaitable<Outcome<json::object>> {
-            auto name = arg_or(args, "name", "");
-            auto style = arg_or(args, "style", "casual");
-            std::string text;
-            if (style == "formal")
-                text = fmt::format("Please write a formal greeting addressed to {}.", name);
-            else if (style == "casual")
-                text = fmt::format("Say hi to {} in a casual, friendly way.", name);
-            else if (style == "pirate")
-                text = fmt::format("Greet {} the way a pirate would, arr!", name);
-            else
-                co_return Error{jsonrpc::code::invalid_params,
-                                fmt::format("Invalid style \"{}\": expected formal, casual or pirate", style),
-                                {},
-                                false};
-            co_return prompt_result(fmt::format("A {} greeting for {}", style, name), std::move(text));
-        });
+        server.add_prompt(
+            std::move(def),
+            [](const mcp::StaticHandler::Args& args, mcp::RequestContext) -> awaitable<Outcome<json::object>> {
+                auto name = arg_or(args, "name", "");
+                auto style = arg_or(args, "style", "casual");
+                std::string text;
+                if (style == "formal")
+                    text = fmt::format("Please write a formal greeting addressed to {}.", name);
+                else if (style == "casual")
+                    text = fmt::format("Say hi to {} in a casual, friendly way.", name);
+                else if (style == "pirate")
+                    text = fmt::format("Greet {} the way a pirate would, arr!", name);
+                else
+                    co_return Error{jsonrpc::code::invalid_params,
+                                    fmt::format("Invalid style \"{}\": expected formal, casual or pirate", style),
+                                    {},
+                                    false};
+                co_return prompt_result(fmt::format("A {} greeting for {}", style, name), std::move(text));
+            });
     }
     {
         json::array args;
@@ -81,24 +81,28 @@ void add_demo_prompts(mcp::Server& server, DemoState&) {
                          {"title", "Summarize"},
                          {"description", "Asks for a summary of a text"},
                          {"arguments", std::move(args)}};
-        server.add_prompt(std::move(def), [](const mcp::Server::Args& args) -> awaitable<Outcome<json::object>> {
-            co_return prompt_result("Summarize a text", "Please summarize:\n" + arg_or(args, "text", ""));
-        });
+        server.add_prompt(
+            std::move(def),
+            [](const mcp::StaticHandler::Args& args, mcp::RequestContext) -> awaitable<Outcome<json::object>> {
+                co_return prompt_result("Summarize a text", "Please summarize:\n" + arg_or(args, "text", ""));
+            });
     }
     {
         json::object def{{"name", "plain"},
                          {"title", "Plain"},
                          {"description", "A prompt without arguments"},
                          {"arguments", json::array{}}};
-        server.add_prompt(std::move(def), [](const mcp::Server::Args&) -> awaitable<Outcome<json::object>> {
-            co_return prompt_result("A fixed prompt", "Tell me something interesting about telephone switchboards.");
-        });
+        server.add_prompt(std::move(def),
+                          [](const mcp::StaticHandler::Args&, mcp::RequestContext) -> awaitable<Outcome<json::object>> {
+                              co_return prompt_result("A fixed prompt",
+                                                      "Tell me something interesting about telephone switchboards.");
+                          });
     }
 }
 
-void set_demo_completer(mcp::Server& server) {
+void set_demo_completer(mcp::StaticHandler& server) {
     server.set_completer([](const json::object& ref, const std::string& argument, const std::string& value,
-                            const mcp::Server::Args&) -> std::vector<std::string> {
+                            const mcp::StaticHandler::Args&) -> std::vector<std::string> {
         const auto type = mcp::string_field(ref, "type");
         if (type == "ref/prompt" && mcp::string_field(ref, "name") == "greet") {
             if (argument == "style") return matching(greet_styles, value);

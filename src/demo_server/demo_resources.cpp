@@ -59,30 +59,32 @@ json::string blob_base64(std::size_t bytes) {
 
 }  // namespace
 
-void add_demo_resources(mcp::Server& server, DemoState& state) {
+void add_demo_resources(mcp::StaticHandler& server, DemoState& state) {
     server.add_resource(
         resource("demo://text/readme", "readme", "Demo README", "What this demo server offers", "text/plain"),
-        [](const std::string& uri, const mcp::Server::Args&) -> awaitable<Outcome<json::object>> {
-            co_return contents(uri, "text/plain", "text", readme_text);
-        });
+        [](const std::string& uri, const mcp::StaticHandler::Args&, mcp::RequestContext)
+            -> awaitable<Outcome<json::object>> { co_return contents(uri, "text/plain", "text", readme_text); });
 
     auto logo = resource("demo://binary/logo.png", "logo.png", "Demo logo", "A 1x1 PNG image", "image/png");
     logo["size"] = png_size;
     server.add_resource(std::move(logo),
-                        [](const std::string& uri, const mcp::Server::Args&) -> awaitable<Outcome<json::object>> {
+                        [](const std::string& uri, const mcp::StaticHandler::Args&,
+                           mcp::RequestContext) -> awaitable<Outcome<json::object>> {
                             co_return contents(uri, "image/png", "blob", png_base64);
                         });
 
     server.add_resource(resource("demo://counter", "counter", "Counter",
                                  "The value incremented by the bump tool (subscribable)", "text/plain"),
-                        [&state](const std::string& uri, const mcp::Server::Args&) -> awaitable<Outcome<json::object>> {
+                        [&state](const std::string& uri, const mcp::StaticHandler::Args&,
+                                 mcp::RequestContext) -> awaitable<Outcome<json::object>> {
                             co_return contents(uri, "text/plain", "text", std::to_string(state.counter));
                         });
 
     for (int i = 1; i <= 10; ++i) {
         server.add_resource(resource(fmt::format("demo://items/{}", i), fmt::format("item-{}", i),
                                      fmt::format("Item {}", i), fmt::format("Demo item number {}", i), "text/plain"),
-                            [i](const std::string& uri, const mcp::Server::Args&) -> awaitable<Outcome<json::object>> {
+                            [i](const std::string& uri, const mcp::StaticHandler::Args&,
+                                mcp::RequestContext) -> awaitable<Outcome<json::object>> {
                                 co_return contents(uri, "text/plain", "text", fmt::format("item {}", i));
                             });
     }
@@ -92,13 +94,13 @@ void add_demo_resources(mcp::Server& server, DemoState& state) {
                           {"title", "Greeting"},
                           {"description", "A greeting for {name}"},
                           {"mimeType", "text/plain"}};
-    server.add_resource_template(
-        std::move(greeting),
-        [](const std::string& uri, const mcp::Server::Args& vars) -> awaitable<Outcome<json::object>> {
-            auto it = vars.find("name");
-            std::string name = it != vars.end() ? it->second : std::string("world");
-            co_return contents(uri, "text/plain", "text", fmt::format("Hello, {}!", name));
-        });
+    server.add_resource_template(std::move(greeting),
+                                 [](const std::string& uri, const mcp::StaticHandler::Args& vars,
+                                    mcp::RequestContext) -> awaitable<Outcome<json::object>> {
+                                     auto it = vars.find("name");
+                                     std::string name = it != vars.end() ? it->second : std::string("world");
+                                     co_return contents(uri, "text/plain", "text", fmt::format("Hello, {}!", name));
+                                 });
 
     if (!state.blob_template) return;
     json::object blob{{"uriTemplate", "demo://blob/{bytes}"},
@@ -107,7 +109,9 @@ void add_demo_resources(mcp::Server& server, DemoState& state) {
                       {"description", "{bytes} bytes of deterministic binary data (up to 256 MiB)"},
                       {"mimeType", "application/octet-stream"}};
     server.add_resource_template(
-        std::move(blob), [](const std::string& uri, const mcp::Server::Args& vars) -> awaitable<Outcome<json::object>> {
+        std::move(blob),
+        [](const std::string& uri, const mcp::StaticHandler::Args& vars,
+           mcp::RequestContext) -> awaitable<Outcome<json::object>> {
             std::size_t bytes = 0;
             const std::string& text = vars.at("bytes");
             auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), bytes);

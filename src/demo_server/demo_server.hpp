@@ -1,10 +1,11 @@
-// The demo MCP server's content: tools, resources, prompts and completions, registered on an mcp::Server.
+// The demo MCP server's content: tools, resources, prompts and completions, registered on an mcp::StaticHandler.
 // Used by switchboard-demo-server (tests and manual runs of the host against a known peer).
 //
 // Thread-safety: single-threaded; everything runs on the one io_context of main().
 #pragma once
 
-#include <switchboard/mcp/server.hpp>
+#include <switchboard/mcp/static_handler.hpp>
+#include <switchboard/mcp/types.hpp>
 
 #include <boost/json/object.hpp>
 
@@ -35,12 +36,12 @@ inline constexpr std::string_view greet_styles[] = {"formal", "casual", "pirate"
 /// A CallToolResult with one text block.
 boost::json::object text_result(std::string text, bool is_error = false);
 
-void add_demo_tools(mcp::Server& server, DemoState& state);
+void add_demo_tools(mcp::StaticHandler& server, DemoState& state);
 /// `--dynamic-tools`: a tool `toggle_extra` that adds or removes the tool `extra` and announces tools/list_changed.
-void add_dynamic_tools(mcp::Server& server);
-void add_demo_resources(mcp::Server& server, DemoState& state);
-void add_demo_prompts(mcp::Server& server, DemoState& state);
+void add_dynamic_tools(mcp::StaticHandler& server);
+void add_demo_resources(mcp::StaticHandler& server, DemoState& state);
+void add_demo_prompts(mcp::StaticHandler& server, DemoState& state);
 /// Sets the completer for the `greet` prompt and the greeting template.
-void set_demo_completer(mcp::Server& server);
+void set_demo_completer(mcp::StaticHandler& server);
 
 }  // namespace switchboard::demo

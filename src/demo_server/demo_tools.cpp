@@ -76,10 +76,10 @@ json::object missing(std::string_view key) {
 
 }  // namespace
 
-void add_demo_tools(mcp::Server& server, DemoState& state) {
+void add_demo_tools(mcp::StaticHandler& server, DemoState& state) {
     server.add_tool(tool("echo", "Echo", "Returns its message unchanged.",
                          json::object{{"message", prop("string", "The text to send back")}}, {"message"}),
-                    [](json::object args, const jsonrpc::IncomingRequest&) -> awaitable<Outcome<json::object>> {
+                    [](json::object args, mcp::RequestContext) -> awaitable<Outcome<json::object>> {
                         auto message = string_arg(args, "message");
                         if (!message) co_return missing("message");
                         co_return text_result(std::move(*message));
@@ -88,7 +88,7 @@ void add_demo_tools(mcp::Server& server, DemoState& state) {
     server.add_tool(
         tool("add", "Add", "Adds two numbers.",
              json::object{{"a", prop("number", "First addend")}, {"b", prop("number", "Second addend")}}, {"a", "b"}),
-        [](json::object args, const jsonrpc::IncomingRequest&) -> awaitable<Outcome<json::object>> {
+        [](json::object args, mcp::RequestContext) -> awaitable<Outcome<json::object>> {
             auto a = number_arg(args, "a");
             auto b = number_arg(args, "b");
             if (!a) co_return missing("a");
@@ -101,7 +101,7 @@ void add_demo_tools(mcp::Server& server, DemoState& state) {
                          json::object{{"seconds", prop_default("number", "Total duration in seconds", 2)},
                                       {"steps", prop_default("integer", "Number of progress steps", 4)}},
                          {}),
-                    [](json::object args, const jsonrpc::IncomingRequest& req) -> awaitable<Outcome<json::object>> {
+                    [](json::object args, mcp::RequestContext ctx) -> awaitable<Outcome<json::object>> {
                         double seconds = number_arg(args, "seconds").value_or(2.0);
                         if (!(seconds >= 0) || seconds > 86400) seconds = 0;
                         double steps_d = number_arg(args, "steps").value_or(4.0);
@@ -114,7 +114,7 @@ void add_demo_tools(mcp::Server& server, DemoState& state) {
                             for (long long i = 1; i <= steps; ++i) {
                                 timer.expires_after(interval);
                                 co_await timer.async_wait(asio::use_awaitable);
-                                req.progress(static_cast<double>(i), static_cast<double>(steps),
+                                ctx.progress(static_cast<double>(i), static_cast<double>(steps),
                                              fmt::format("step {} of {}", i, steps));
                             }
                         } catch (const boost::system::system_error& e) {
@@ -126,14 +126,14 @@ void add_demo_tools(mcp::Server& server, DemoState& state) {
 
     server.add_tool(tool("fail", "Fail", "Always returns a tool error (isError: true).",
                          json::object{{"message", prop("string", "Text to include in the error")}}, {}),
-                    [](json::object args, const jsonrpc::IncomingRequest&) -> awaitable<Outcome<json::object>> {
+                    [](json::object args, mcp::RequestContext) -> awaitable<Outcome<json::object>> {
                         auto message = string_arg(args, "message").value_or("no message given");
                         co_return text_result("failure requested: " + message, true);
                     });
 
     server.add_tool(
         tool("image", "Image", "Returns a 1x1 PNG image.", json::object{}, {}),
-        [](json::object, const jsonrpc::IncomingRequest&) -> awaitable<Outcome<json::object>> {
+        [](json::object, mcp::RequestContext) -> awaitable<Outcome<json::object>> {
             json::array content;
             content.push_back(json::object{{"type", "image"}, {"mimeType", "image/png"}, {"data", png_base64}});
             content.push_back(json::object{{"type", "text"}, {"text", "a 1x1 PNG"}});
@@ -150,33 +150,31 @@ void add_demo_tools(mcp::Server& server, DemoState& state) {
         def["outputSchema"] = json::object{{"type", "object"},
                                            {"properties", std::move(out_props)},
                                            {"required", json::array{"city", "temperature", "conditions"}}};
-        server.add_tool(std::move(def),
-                        [](json::object args, const jsonrpc::IncomingRequest&) -> awaitable<Outcome<json::object>> {
-                            auto city = string_arg(args, "city");
-                            if (!city) co_return missing("city");
-                            json::object data{{"city", *city}, {"temperature", 21.5}, {"conditions", "sunny"}};
-                            // Written by hand: Boost.JSON 1.81 would print 21.5 as 2.15E1.
-                            auto r = text_result(fmt::format(R"({{"city":{},"temperature":21.5,"conditions":"sunny"}})",
-                                                             json::serialize(json::value(*city))));
-                            r["structuredContent"] = std::move(data);
-                            co_return r;
-                        });
+        server.add_tool(std::move(def), [](json::object args, mcp::RequestContext) -> awaitable<Outcome<json::object>> {
+            auto city = string_arg(args, "city");
+            if (!city) co_return missing("city");
+            json::object data{{"city", *city}, {"temperature", 21.5}, {"conditions", "sunny"}};
+            // Written by hand: Boost.JSON 1.81 would print 21.5 as 2.15E1.
+            auto r = text_result(fmt::format(R"({{"city":{},"temperature":21.5,"conditions":"sunny"}})",
+                                             json::serialize(json::value(*city))));
+            r["structuredContent"] = std::move(data);
+            co_return r;
+        });
     }
 
-    server.add_tool(
-        tool("bump", "Bump counter", "Increments the counter and notifies subscribers of demo://counter.",
-             json::object{}, {}),
-        [&server, &state](json::object, const jsonrpc::IncomingRequest&) -> awaitable<Outcome<json::object>> {
-            ++state.counter;
-            server.notify_resource_updated("demo://counter");
-            co_return text_result(fmt::format("counter = {}", state.counter));
-        });
+    server.add_tool(tool("bump", "Bump counter", "Increments the counter and notifies subscribers of demo://counter.",
+                         json::object{}, {}),
+                    [&server, &state](json::object, mcp::RequestContext) -> awaitable<Outcome<json::object>> {
+                        ++state.counter;
+                        server.notify_resource_updated("demo://counter");
+                        co_return text_result(fmt::format("counter = {}", state.counter));
+                    });
 
     server.add_tool(tool("write_stderr", "Write to stderr", "Writes `text` to the server's stderr `lines` times.",
                          json::object{{"text", prop("string", "The line to write")},
                                       {"lines", prop_default("integer", "How many times to write it", 1)}},
                          {"text"}),
-                    [](json::object args, const jsonrpc::IncomingRequest&) -> awaitable<Outcome<json::object>> {
+                    [](json::object args, mcp::RequestContext) -> awaitable<Outcome<json::object>> {
                         auto text = string_arg(args, "text");
                         if (!text) co_return missing("text");
                         double lines_d = number_arg(args, "lines").value_or(1.0);
@@ -188,7 +186,7 @@ void add_demo_tools(mcp::Server& server, DemoState& state) {
 
     server.add_tool(tool("exit", "Exit", "Terminates the server process at once with the given exit code (a test aid).",
                          json::object{{"code", prop_default("integer", "Exit code", 1)}}, {}),
-                    [](json::object args, const jsonrpc::IncomingRequest&) -> awaitable<Outcome<json::object>> {
+                    [](json::object args, mcp::RequestContext) -> awaitable<Outcome<json::object>> {
                         double code_d = number_arg(args, "code").value_or(1.0);
                         int code = code_d >= 0 && code_d <= 255 ? static_cast<int>(code_d) : 1;
                         std::fprintf(stderr, "demo server exiting with code %d\n", code);
@@ -202,28 +200,27 @@ void add_demo_tools(mcp::Server& server, DemoState& state) {
         server.add_tool(tool(fmt::format("echo_{}", i), fmt::format("Echo {}", i),
                              fmt::format("Returns its message unchanged (extra tool {}).", i),
                              json::object{{"message", prop("string", "The text to send back")}}, {"message"}),
-                        [](json::object args, const jsonrpc::IncomingRequest&) -> awaitable<Outcome<json::object>> {
+                        [](json::object args, mcp::RequestContext) -> awaitable<Outcome<json::object>> {
                             auto message = string_arg(args, "message");
                             if (!message) co_return missing("message");
                             co_return text_result(std::move(*message));
                         });
 }
 
-void add_dynamic_tools(mcp::Server& server) {
+void add_dynamic_tools(mcp::StaticHandler& server) {
     server.add_tool(tool("toggle_extra", "Toggle the extra tool",
                          "Adds the tool `extra` when absent, removes it when present; announces tools/list_changed.",
                          json::object{}, {}),
-                    [&server](json::object, const jsonrpc::IncomingRequest&) -> awaitable<Outcome<json::object>> {
+                    [&server](json::object, mcp::RequestContext) -> awaitable<Outcome<json::object>> {
                         if (server.remove_tool("extra")) {
-                            server.notify_tools_list_changed();
+                            server.notify_list_changed(mcp::ListKind::tools);
                             co_return text_result("extra removed");
                         }
-                        server.add_tool(
-                            tool("extra", "Extra", "Returns \"extra\".", json::object{}, {}),
-                            [](json::object, const jsonrpc::IncomingRequest&) -> awaitable<Outcome<json::object>> {
-                                co_return text_result("extra");
-                            });
-                        server.notify_tools_list_changed();
+                        server.add_tool(tool("extra", "Extra", "Returns \"extra\".", json::object{}, {}),
+                                        [](json::object, mcp::RequestContext) -> awaitable<Outcome<json::object>> {
+                                            co_return text_result("extra");
+                                        });
+                        server.notify_list_changed(mcp::ListKind::tools);
                         co_return text_result("extra added");
                     });
 }

@@ -1,8 +1,10 @@
 // switchboard-demo-server: a small MCP server with tools, resources, a resource template, prompts and completions,
-// built on switchboard's mcp::Server. Used by tests and for trying the host by hand. Speaks stdio (default; stdout
-// carries JSON-RPC only), Streamable HTTP (--http PORT) or WebSocket (--ws PORT); every log line goes to stderr.
+// built on switchboard's mcp::Server and mcp::StaticHandler. Used by tests and for trying the host by hand. Speaks
+// stdio (default; stdout carries JSON-RPC only), Streamable HTTP (--http PORT) or WebSocket (--ws PORT); every log line
+// goes to stderr.
 #include "demo_server.hpp"
 
+#include <switchboard/core/spawn.hpp>
 #include <switchboard/mcp/server.hpp>
 #include <switchboard/mcp/version.hpp>
 #include <switchboard/transport/fd_channel.hpp>
@@ -74,32 +76,29 @@ int main(int argc, char** argv) {
     mcp::ServerOptions options;
     options.info = mcp::Implementation{name, SWITCHBOARD_VERSION, "Switchboard demo server"};
     options.instructions = instructions;
-    options.page_size = page_size;
     options.legacy = !modern_only;
     options.modern = !legacy_only;
-    options.tools_list_changed = dynamic_tools;
 
-    mcp::Server server(options);
+    mcp::StaticHandlerOptions handler_options;
+    handler_options.page_size = page_size;
+    handler_options.tools_list_changed = dynamic_tools;
+    auto handler = std::make_shared<mcp::StaticHandler>(handler_options);
     demo::DemoState state;
     state.extra_tools = extra_tools;
     state.blob_template = blob_template;
-    demo::add_demo_tools(server, state);
-    if (dynamic_tools) demo::add_dynamic_tools(server);
-    demo::add_demo_resources(server, state);
-    demo::add_demo_prompts(server, state);
-    demo::set_demo_completer(server);
+    demo::add_demo_tools(*handler, state);
+    if (dynamic_tools) demo::add_dynamic_tools(*handler);
+    demo::add_demo_resources(*handler, state);
+    demo::add_demo_prompts(*handler, state);
+    demo::set_demo_completer(*handler);
+    mcp::Server server(options, handler);
 
     boost::asio::io_context ctx;
     int exit_code = 0;
     auto report = [&exit_code](const char* what) {
         return [&exit_code, what](std::exception_ptr e) {
-            if (!e) return;
-            exit_code = 1;
-            try {
-                std::rethrow_exception(e);
-            } catch (const std::exception& x) {
-                spdlog::error("{} failed: {}", what, x.what());
-            }
+            if (e) exit_code = 1;
+            core::log_exception(e, what);
         };
     };
 
@@ -148,16 +147,9 @@ int main(int argc, char** argv) {
 
     boost::asio::co_spawn(ctx, server.serve(transport::make_stdio_server_channel(ctx.get_executor(), max_message_size)),
                           [&exit_code](std::exception_ptr e) {
-                              if (!e) {
-                                  spdlog::debug("stdin closed; session ended");
-                                  return;
-                              }
-                              exit_code = 1;
-                              try {
-                                  std::rethrow_exception(e);
-                              } catch (const std::exception& x) {
-                                  spdlog::error("session failed: {}", x.what());
-                              }
+                              if (!e) spdlog::debug("stdin closed; session ended");
+                              if (e) exit_code = 1;
+                              core::log_exception(e, "the session");
                           });
     fmt::print(stderr, "switchboard-demo-server {} ready (stdio{}{})\n", SWITCHBOARD_VERSION,
                legacy_only ? ", legacy only" : "", modern_only ? ", modern only" : "");

@@ -1,11 +1,13 @@
 #include <switchboard/jsonrpc/connection.hpp>
 
-#include <boost/asio/as_tuple.hpp>
+#include <switchboard/core/as_tuple.hpp>
+#include <switchboard/core/spawn.hpp>
+#include <switchboard/core/text.hpp>
+
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/json/serialize.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -21,7 +23,8 @@ using asio::awaitable;
 
 namespace {
 
-constexpr auto as_tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+using core::as_tuple_awaitable;
+using core::size_text;
 constexpr std::size_t max_batch = 256;  // messages per channel write
 
 std::string format_duration(std::chrono::milliseconds d) {
@@ -50,12 +53,6 @@ std::optional<std::int64_t> id_of_dropped(const std::string& head, const std::st
     return std::nullopt;
 }
 
-std::string size_text(std::size_t bytes) {
-    if (bytes >= 1024 * 1024) return fmt::format("{:.1f} MiB", bytes / (1024.0 * 1024.0));
-    if (bytes >= 1024) return fmt::format("{:.1f} KiB", bytes / 1024.0);
-    return fmt::format("{} bytes", bytes);
-}
-
 }  // namespace
 
 struct Connection::Pending {
@@ -80,7 +77,7 @@ std::shared_ptr<Connection> Connection::create(asio::any_io_executor ex, std::sh
 }
 
 Connection::Connection(asio::any_io_executor ex, std::shared_ptr<Channel> channel, Options options)
-    : executor_(ex), channel_(std::move(channel)), options_(std::move(options)), outbox_signal_(ex), loops_done_(ex) {}
+    : executor_(ex), channel_(std::move(channel)), options_(std::move(options)), outbox_signal_(ex) {}
 
 Connection::~Connection() = default;
 
@@ -91,14 +88,10 @@ void Connection::start() {
     auto self = shared_from_this();
     auto done = [self](std::exception_ptr e) {
         if (e) {
-            try {
-                std::rethrow_exception(e);
-            } catch (const std::exception& x) {
-                spdlog::error("{}: internal error in connection loop: {}", self->options_.peer_name, x.what());
-                self->fail_all(Error::make_local(code::transport_error, self->with_context(x.what())));
-            }
+            core::log_exception(e, self->with_context("connection loop"));
+            self->fail_all(Error::make_local(code::transport_error, self->with_context("internal error in a loop")));
         }
-        if (--self->running_loops_ == 0) self->loops_done_.cancel();
+        if (--self->running_loops_ == 0) self->loops_done_.fire();
     };
     asio::co_spawn(executor_, read_loop(), done);
     asio::co_spawn(executor_, write_loop(), done);
@@ -116,17 +109,11 @@ awaitable<void> Connection::read_loop() {
         case Received::Kind::oversize: handle_oversize(r); break;
         case Received::Kind::closed:
             if (!closing_ && options_.finish_incoming_on_eof.count() > 0) {
-                asio::steady_timer wait(executor_);
                 const auto until = clock::now() + options_.finish_incoming_on_eof;
-                while (!incoming_.empty() && clock::now() < until) {
-                    wait.expires_after(std::chrono::milliseconds(5));
-                    co_await wait.async_wait(as_tuple_awaitable);
-                }
+                while (!incoming_.empty() && clock::now() < until)
+                    co_await incoming_idle_.wait_for(until - clock::now());
                 // Let the writer flush what the finished requests queued.
-                while (!outbox_.empty() && clock::now() < until) {
-                    wait.expires_after(std::chrono::milliseconds(2));
-                    co_await wait.async_wait(as_tuple_awaitable);
-                }
+                co_await wait_drained(until);
             }
             if (closing_)
                 fail_all(Error::make_local(code::connection_closed, with_context("connection closed")));
@@ -141,6 +128,7 @@ awaitable<void> Connection::read_loop() {
 awaitable<void> Connection::write_loop() {
     while (!closed_error_) {
         if (outbox_.empty()) {
+            drained_.fire();
             outbox_signal_.expires_at(clock::time_point::max());
             co_await outbox_signal_.async_wait(as_tuple_awaitable);
             continue;
@@ -235,16 +223,10 @@ void Connection::dispatch(std::string text) {
         auto self = shared_from_this();
         asio::co_spawn(executor_, handle_incoming(std::move(m), key),
                        asio::bind_cancellation_slot(inc->signal.slot(), [self, key, inc](std::exception_ptr e) {
-                           if (e) {
-                               try {
-                                   std::rethrow_exception(e);
-                               } catch (const std::exception& x) {
-                                   spdlog::error("{}: request handler failed: {}", self->options_.peer_name, x.what());
-                               }
-                           }
+                           core::log_exception(e, self->with_context("request handler"));
                            // The id may already be reused by a newer request: erase only our own entry.
                            if (auto it = self->incoming_.find(key); it != self->incoming_.end() && it->second == inc)
-                               self->incoming_.erase(it);
+                               self->forget_incoming(it);
                        }));
         return;
     }
@@ -267,7 +249,7 @@ awaitable<void> Connection::handle_incoming(Message m, std::string key) {
         out = Error{code::internal_error, std::string("Internal error: ") + e.what(), {}, false};
     }
     if (inc->cancelled || closed_error_) co_return;  // a cancelled request gets no response
-    incoming_.erase(key);                            // answered: the peer may reuse the id from now on
+    forget_incoming(incoming_.find(key));            // answered: the peer may reuse the id from now on
     if (out) {
         enqueue(serialize_result(m.id, *out));
     } else {
@@ -370,6 +352,7 @@ void Connection::fail_all(Error why) {
     }
     outbox_.clear();
     outbox_signal_.cancel();
+    drained_.fire();
     if (close_handler_) {
         auto h = std::move(close_handler_);
         h(why);
@@ -405,7 +388,7 @@ awaitable<Outcome<json::value>> Connection::request(std::string method, json::va
     while (!p->outcome) {
         p->timer.expires_at(std::min(p->deadline, p->max_deadline));
         try {
-            auto [ec] = co_await p->timer.async_wait(as_tuple_awaitable);
+            co_await p->timer.async_wait(as_tuple_awaitable);
             if (p->outcome) break;
             auto state = co_await asio::this_coro::cancellation_state;
             if (state.cancelled() != asio::cancellation_type::none) cancelled = true;
@@ -429,26 +412,29 @@ awaitable<Outcome<json::value>> Connection::request(std::string method, json::va
     co_return Error::make_local(code::timeout, with_context(msg));
 }
 
+awaitable<void> Connection::wait_drained(clock::time_point until) {
+    while ((!outbox_.empty() || writing_) && !closed_error_ && clock::now() < until)
+        co_await drained_.wait_for(until - clock::now());
+}
+
+void Connection::forget_incoming(std::unordered_map<std::string, std::shared_ptr<Incoming>>::iterator it) {
+    incoming_.erase(it);
+    if (incoming_.empty()) incoming_idle_.fire();
+}
+
 awaitable<void> Connection::close() {
     const bool first = !closing_;
     closing_ = true;
     if (first) {
         // Flush what is queued (e.g. a last notifications/cancelled), briefly.
-        asio::steady_timer wait(executor_);
-        const auto flush_deadline = clock::now() + std::chrono::milliseconds(500);
-        while (started_ && !outbox_.empty() && !closed_error_ && clock::now() < flush_deadline) {
-            wait.expires_after(std::chrono::milliseconds(2));
-            co_await wait.async_wait(as_tuple_awaitable);
-        }
+        if (started_) co_await wait_drained(clock::now() + std::chrono::milliseconds(500));
         co_await channel_->close();
         if (!started_) fail_all(Error::make_local(code::connection_closed, with_context("connection closed")));
     }
-    // A wake-up is not proof the loops ended: another close() re-arming the timer wakes this one too.
+    // Bounded: a channel whose close() does not end its read must not hang the caller.
     const auto loops_deadline = clock::now() + std::chrono::seconds(15);
-    while (started_ && running_loops_ > 0 && clock::now() < loops_deadline) {
-        loops_done_.expires_at(loops_deadline);
-        co_await loops_done_.async_wait(as_tuple_awaitable);
-    }
+    while (started_ && running_loops_ > 0 && clock::now() < loops_deadline)
+        co_await loops_done_.wait_for(loops_deadline - clock::now());
     if (!closed_error_) fail_all(Error::make_local(code::connection_closed, with_context("connection closed")));
 }
 

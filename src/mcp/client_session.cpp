@@ -1,4 +1,5 @@
-#include <switchboard/jsonrpc/async_event.hpp>
+#include <switchboard/core/one_shot_event.hpp>
+#include <switchboard/core/spawn.hpp>
 #include <switchboard/mcp/client_session.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -53,7 +54,7 @@ std::chrono::milliseconds remaining(clock::time_point deadline) {
 struct ClientSession::Listen {
     std::int64_t id = 0;
     asio::cancellation_signal cancel;
-    jsonrpc::AsyncEvent settled;  // acknowledged, or the request ended
+    core::OneShotEvent settled;  // acknowledged, or the request ended
     std::optional<Error> error;
     bool acknowledged = false;
 };
@@ -541,12 +542,7 @@ awaitable<Outcome<void>> ClientSession::reopen_listen() {
             l->settled.set();
         },
         asio::bind_cancellation_slot(l->cancel.slot(), [name](std::exception_ptr e) {
-            if (!e) return;
-            try {
-                std::rethrow_exception(e);
-            } catch (const std::exception& x) {
-                spdlog::error("[{}] subscriptions/listen failed: {}", name, x.what());
-            }
+            core::log_exception(e, fmt::format("[{}] subscriptions/listen", name));
         }));
     co_await l->settled.wait_for(std::chrono::seconds(10));
     if (l->acknowledged) co_return Outcome<void>{};

@@ -126,8 +126,8 @@ TEST(Failure, HundredMegabyteLineIsDroppedWithBoundedMemory) {
         auto r = co_await c.session->call_tool("echo", args);
         CO_ASSERT_TRUE(r);
         const auto& problem = c.session->connection().last_protocol_error();
-        EXPECT_TRUE(contains(problem, "100.0 MiB")) << problem;
-        EXPECT_TRUE(contains(problem, "over the 1.0 MiB limit")) << problem;
+        EXPECT_TRUE(contains(problem, "100 MiB")) << problem;
+        EXPECT_TRUE(contains(problem, "over the 1 MiB limit")) << problem;
         EXPECT_LT(peak_rss() - before, 32u * 1024 * 1024) << "memory grew with the line";
         co_await c.session->close();
     });
@@ -139,7 +139,7 @@ TEST(Failure, HundredMegabyteLineWithTheDefaultLimit) {
                                                   demo_server()};  // GCC 12: no init-list in co_await
         auto c = co_await connect("bash", c_args);
         CO_ASSERT_TRUE(c.session);
-        EXPECT_TRUE(contains(c.session->connection().last_protocol_error(), "over the 64.0 MiB limit"));
+        EXPECT_TRUE(contains(c.session->connection().last_protocol_error(), "over the 64 MiB limit"));
         EXPECT_TRUE(co_await c.session->ping());
         co_await c.session->close();
     });
@@ -158,7 +158,7 @@ TEST(Failure, OversizeReplyFailsItsRequestAtOnce) {
         CO_ASSERT_TRUE(!r);
         EXPECT_LT(clock::now() - start, std::chrono::seconds(5));
         EXPECT_EQ(r.error().code, jsonrpc::code::protocol_violation);
-        EXPECT_TRUE(contains(r.error().message, "over the 1.0 MiB message size limit")) << r.error().message;
+        EXPECT_TRUE(contains(r.error().message, "over the 1 MiB message size limit")) << r.error().message;
         json::object small;
         small["message"] = "fine";
         EXPECT_TRUE(co_await c.session->call_tool("echo", small));

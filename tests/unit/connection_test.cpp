@@ -1,4 +1,4 @@
-#include <switchboard/jsonrpc/async_event.hpp>
+#include <switchboard/core/one_shot_event.hpp>
 #include <switchboard/jsonrpc/connection.hpp>
 #include <switchboard/jsonrpc/message.hpp>
 #include <switchboard/transport/fd_channel.hpp>
@@ -37,7 +37,7 @@ namespace {
 
 /// A spawned coroutine that another can join.
 struct Task {
-    rpc::AsyncEvent done;
+    switchboard::core::OneShotEvent done;
     std::exception_ptr error;
 };
 
@@ -311,7 +311,7 @@ TEST_F(ConnectionTest, CancellationWithAwaitableOperatorCancelsServerHandler) {
     auto client = make_client();
     auto server = make_server();
     bool handler_started = false, handler_cancelled = false, handler_finished = false;
-    rpc::AsyncEvent handler_ended;
+    switchboard::core::OneShotEvent handler_ended;
     server->on_request([&](std::string, json::value, rpc::IncomingRequest) -> awaitable<rpc::Outcome<json::value>> {
         handler_started = true;
         try {
@@ -518,7 +518,7 @@ TEST_F(ConnectionTest, NotificationsReachTheHandler) {
     auto client = make_client();
     auto server = make_server();
     std::vector<std::string> seen;
-    rpc::AsyncEvent got;
+    switchboard::core::OneShotEvent got;
     server->on_notification([&](const std::string& method, const json::value& params) {
         seen.push_back(method + " " + json::serialize(params));
         got.set();

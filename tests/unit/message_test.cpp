@@ -218,3 +218,16 @@ TEST(SerializeMessage, LargeResultIsComplete) {
     ASSERT_TRUE(m.has_value());
     EXPECT_EQ(m->result, json::value(result));
 }
+
+TEST(ErrorCode, CodesAreStdErrorCodesWithTheirWireValues) {
+    std::error_code ec = rpc::Code::method_not_found;
+    EXPECT_EQ(ec.value(), -32601);
+    EXPECT_STREQ(ec.category().name(), "jsonrpc");
+    EXPECT_EQ(ec.message(), "method not found");
+    EXPECT_EQ(rpc::code::unsupported_protocol_version, -32022);
+    const rpc::Error e{rpc::code::timeout, "no reply"};
+    EXPECT_EQ(e.error_code(), rpc::Code::timeout);
+    EXPECT_NE(e.error_code(), rpc::Code::cancelled);
+    // A code the enum does not name keeps its value.
+    EXPECT_EQ(rpc::Error(-32099, "server defined").error_code().value(), -32099);
+}

@@ -1,4 +1,4 @@
-#include <switchboard/jsonrpc/async_event.hpp>
+#include <switchboard/core/one_shot_event.hpp>
 #include <switchboard/jsonrpc/connection.hpp>
 #include <switchboard/mcp/client_session.hpp>
 #include <switchboard/mcp/server.hpp>
@@ -41,24 +41,24 @@ json::object text_content(const std::string& text) {
     return json::object{{"content", std::move(content)}};
 }
 
-void populate(mcp::Server& s) {
+void populate(mcp::StaticHandler& s) {
     json::object echo_def{
         {"name", "echo"}, {"description", "Echoes its text"}, {"inputSchema", json::object{{"type", "object"}}}};
     s.add_tool(std::move(echo_def),
-               [](json::object args, const rpc::IncomingRequest&) -> awaitable<rpc::Outcome<json::object>> {
+               [](json::object args, mcp::RequestContext) -> awaitable<rpc::Outcome<json::object>> {
                    const auto* t = args.if_contains("text");
                    co_return text_content(t && t->is_string() ? std::string(t->get_string()) : std::string("<none>"));
                });
     for (int i = 1; i <= 4; ++i) {
         json::object def{{"name", "tool" + std::to_string(i)}, {"inputSchema", json::object{{"type", "object"}}}};
-        s.add_tool(std::move(def),
-                   [i](json::object, const rpc::IncomingRequest&) -> awaitable<rpc::Outcome<json::object>> {
-                       co_return text_content("tool" + std::to_string(i));
-                   });
+        s.add_tool(std::move(def), [i](json::object, mcp::RequestContext) -> awaitable<rpc::Outcome<json::object>> {
+            co_return text_content("tool" + std::to_string(i));
+        });
     }
     json::object static_def{{"uri", "demo://static"}, {"name", "static"}, {"mimeType", "text/plain"}};
     s.add_resource(std::move(static_def),
-                   [](const std::string& uri, const mcp::Server::Args&) -> awaitable<rpc::Outcome<json::object>> {
+                   [](const std::string& uri, const mcp::StaticHandler::Args&,
+                      mcp::RequestContext) -> awaitable<rpc::Outcome<json::object>> {
                        json::array contents;
                        contents.push_back(json::object{{"uri", uri}, {"mimeType", "text/plain"}, {"text", "static"}});
                        co_return json::object{{"contents", std::move(contents)}};
@@ -66,7 +66,8 @@ void populate(mcp::Server& s) {
     json::object greeting_def{{"uriTemplate", "demo://greeting/{name}"}, {"name", "greeting"}};
     s.add_resource_template(
         std::move(greeting_def),
-        [](const std::string& uri, const mcp::Server::Args& vars) -> awaitable<rpc::Outcome<json::object>> {
+        [](const std::string& uri, const mcp::StaticHandler::Args& vars,
+           mcp::RequestContext) -> awaitable<rpc::Outcome<json::object>> {
             json::array contents;
             contents.push_back(
                 json::object{{"uri", uri}, {"mimeType", "text/plain"}, {"text", "Hello, " + vars.at("name") + "!"}});
@@ -76,15 +77,18 @@ void populate(mcp::Server& s) {
     prompt_args.push_back(json::object{{"name", "name"}, {"required", true}});
     prompt_args.push_back(json::object{{"name", "style"}, {"required", false}});
     json::object prompt_def{{"name", "greet"}, {"arguments", std::move(prompt_args)}};
-    s.add_prompt(std::move(prompt_def), [](const mcp::Server::Args& args) -> awaitable<rpc::Outcome<json::object>> {
-        std::string text = "Hello, " + args.at("name") + "!";
-        if (auto it = args.find("style"); it != args.end()) text += " (" + it->second + ")";
-        json::array messages;
-        messages.push_back(json::object{{"role", "user"}, {"content", json::object{{"type", "text"}, {"text", text}}}});
-        co_return json::object{{"description", "A greeting"}, {"messages", std::move(messages)}};
-    });
+    s.add_prompt(
+        std::move(prompt_def),
+        [](const mcp::StaticHandler::Args& args, mcp::RequestContext) -> awaitable<rpc::Outcome<json::object>> {
+            std::string text = "Hello, " + args.at("name") + "!";
+            if (auto it = args.find("style"); it != args.end()) text += " (" + it->second + ")";
+            json::array messages;
+            messages.push_back(
+                json::object{{"role", "user"}, {"content", json::object{{"type", "text"}, {"text", text}}}});
+            co_return json::object{{"description", "A greeting"}, {"messages", std::move(messages)}};
+        });
     s.set_completer([](const json::object& ref, const std::string& argument, const std::string& value,
-                       const mcp::Server::Args& context) {
+                       const mcp::StaticHandler::Args& context) {
         std::vector<std::string> out;
         if (mcp::string_field(ref, "name") != "greet" || argument != "name") return out;
         for (std::string v : {"alice", "albert", "bob"})
@@ -99,16 +103,19 @@ struct SessionFixture {
     asio::io_context ctx;
     std::shared_ptr<FdChannel> client_channel, server_channel;
     std::vector<std::pair<std::string, json::value>> notifications;
-    rpc::AsyncEvent got_update;
+    switchboard::core::OneShotEvent got_update;
     bool serve_failed = false;
 
     SessionFixture() {
         std::tie(client_channel, server_channel) = switchboard::transport::make_channel_pair(ctx.get_executor());
     }
 
-    void start_server(mcp::ServerOptions o = {}) {
-        server = std::make_unique<mcp::Server>(std::move(o));
-        populate(*server);
+    std::shared_ptr<mcp::StaticHandler> handler;
+
+    void start_server(mcp::ServerOptions o = {}, mcp::StaticHandlerOptions ho = {}) {
+        handler = std::make_shared<mcp::StaticHandler>(ho);
+        populate(*handler);
+        server = std::make_unique<mcp::Server>(std::move(o), handler);
         asio::co_spawn(ctx, server->serve(server_channel), [this](std::exception_ptr e) {
             if (e) serve_failed = true;
         });
@@ -291,9 +298,9 @@ INSTANTIATE_TEST_SUITE_P(Eras, SessionEraTest, ::testing::Values(Era::legacy, Er
                          [](const auto& info) { return std::string(mcp::to_string(info.param)); });
 
 TEST_P(SessionEraTest, ListToolsFollowsPagination) {
-    mcp::ServerOptions o;
-    o.page_size = 2;
-    start_server(o);
+    mcp::StaticHandlerOptions ho;
+    ho.page_size = 2;
+    start_server({}, ho);
     run(ctx, [&]() -> awaitable<void> {
         auto s = co_await connect_in_era();
         auto tools = co_await s->list_tools();
@@ -402,8 +409,8 @@ TEST_P(SessionEraTest, SubscribeDeliversResourceUpdates) {
         auto s = co_await connect_in_era();
         auto sub = co_await s->subscribe("demo://static");
         CO_ASSERT_TRUE(sub.has_value()) << sub.error().message;
-        server->notify_resource_updated("demo://not-subscribed");
-        server->notify_resource_updated("demo://static");
+        handler->notify_resource_updated("demo://not-subscribed");
+        handler->notify_resource_updated("demo://static");
         const bool updated_in_time = co_await got_update.wait_for(2s);
         EXPECT_TRUE(updated_in_time);
         std::vector<std::string> updated;
@@ -435,21 +442,21 @@ TEST_P(SessionEraTest, PingAndToolsAfterSubscribe) {
 // ---- URI templates and versions ---------------------------------------------------------------------------------
 
 TEST(MatchUriTemplate, SimpleVariable) {
-    mcp::Server::Args vars;
+    mcp::StaticHandler::Args vars;
     ASSERT_TRUE(mcp::match_uri_template("demo://greeting/{name}", "demo://greeting/alice", vars));
-    EXPECT_EQ(vars, (mcp::Server::Args{{"name", "alice"}}));
+    EXPECT_EQ(vars, (mcp::StaticHandler::Args{{"name", "alice"}}));
 }
 
 TEST(MatchUriTemplate, SeveralVariablesWithLiteralsBetween) {
-    mcp::Server::Args vars;
+    mcp::StaticHandler::Args vars;
     ASSERT_TRUE(mcp::match_uri_template("file:///{dir}/{file}.txt", "file:///docs/readme.txt", vars));
-    EXPECT_EQ(vars, (mcp::Server::Args{{"dir", "docs"}, {"file", "readme"}}));
+    EXPECT_EQ(vars, (mcp::StaticHandler::Args{{"dir", "docs"}, {"file", "readme"}}));
     ASSERT_TRUE(mcp::match_uri_template("x://{a}-{b}", "x://foo-bar", vars));
-    EXPECT_EQ(vars, (mcp::Server::Args{{"a", "foo"}, {"b", "bar"}}));
+    EXPECT_EQ(vars, (mcp::StaticHandler::Args{{"a", "foo"}, {"b", "bar"}}));
 }
 
 TEST(MatchUriTemplate, Mismatches) {
-    mcp::Server::Args vars;
+    mcp::StaticHandler::Args vars;
     EXPECT_FALSE(mcp::match_uri_template("demo://greeting/{name}", "demo://greeting/a/b", vars));
     EXPECT_FALSE(mcp::match_uri_template("demo://greeting/{name}", "demo://greeting/", vars));
     EXPECT_FALSE(mcp::match_uri_template("demo://greeting/{name}", "demo://other/alice", vars));
@@ -460,7 +467,7 @@ TEST(MatchUriTemplate, Mismatches) {
 }
 
 TEST(MatchUriTemplate, NoVariables) {
-    mcp::Server::Args vars;
+    mcp::StaticHandler::Args vars;
     EXPECT_TRUE(mcp::match_uri_template("demo://static", "demo://static", vars));
     EXPECT_TRUE(vars.empty());
     EXPECT_FALSE(mcp::match_uri_template("demo://static", "demo://static2", vars));

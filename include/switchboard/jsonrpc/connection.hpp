@@ -6,10 +6,11 @@
 // the io_context that runs it is the only thread that touches the object.
 #pragma once
 
-#include <switchboard/jsonrpc/async_event.hpp>
+#include <switchboard/core/one_shot_event.hpp>
 #include <switchboard/jsonrpc/channel.hpp>
 #include <switchboard/jsonrpc/error.hpp>
 #include <switchboard/jsonrpc/message.hpp>
+#include <switchboard/jsonrpc/signal.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -114,7 +115,6 @@ public:
     /// The last thing the peer sent that could not be used (non-JSON line, oversize message), for error messages.
     const std::string& last_protocol_error() const { return last_protocol_error_; }
     std::size_t pending_requests() const { return pending_.size(); }
-    const Options& options() const { return options_; }
     boost::asio::any_io_executor get_executor() const { return executor_; }
 
 private:
@@ -131,6 +131,9 @@ private:
     void cancel_incoming(const boost::json::value& params);
     void protocol_error(std::string what);
     void fail_all(Error why);
+    boost::asio::awaitable<void> wait_drained(clock::time_point until);
+    struct Incoming;
+    void forget_incoming(std::unordered_map<std::string, std::shared_ptr<Incoming>>::iterator it);
     void enqueue(std::string text);
     std::string with_context(std::string message) const;
 
@@ -143,18 +146,21 @@ private:
 
     std::int64_t next_id_ = 1;
     std::unordered_map<std::int64_t, std::shared_ptr<Pending>> pending_;
-    struct Incoming;
     std::unordered_map<std::string, std::shared_ptr<Incoming>> incoming_;  // key: serialized id
 
     std::deque<std::string> outbox_;
     boost::asio::steady_timer outbox_signal_;
-    boost::asio::steady_timer loops_done_;
+    Signal loops_done_;  // fired when both loops have ended
     int running_loops_ = 0;
     bool started_ = false;
     bool closing_ = false;
     bool writing_ = false;  // the write loop is inside a channel write
     std::optional<Error> closed_error_;
-    AsyncEvent closed_event_;
+    core::OneShotEvent closed_event_;
+    // Fired when the outbox is empty and no write is in flight (close() and end-of-input flush on it).
+    Signal drained_;
+    // Fired when the last incoming request is answered (end of input waits on it).
+    Signal incoming_idle_;
     std::string last_protocol_error_;
 
     friend class IncomingRequest;

@@ -8,30 +8,55 @@
 #include <boost/system/result.hpp>
 
 #include <string>
+#include <system_error>
 
 namespace switchboard::jsonrpc {
 
-namespace code {
-// JSON-RPC 2.0.
-inline constexpr int parse_error = -32700;
-inline constexpr int invalid_request = -32600;
-inline constexpr int method_not_found = -32601;
-inline constexpr int invalid_params = -32602;
-inline constexpr int internal_error = -32603;
-// MCP.
-inline constexpr int resource_not_found_legacy = -32002;
-inline constexpr int header_mismatch = -32020;
-inline constexpr int missing_required_client_capability = -32021;
-inline constexpr int unsupported_protocol_version = -32022;
-inline constexpr int url_elicitation_required = -32042;
+/// Error codes: JSON-RPC 2.0, MCP, and local ones (raised here, never received from a peer; outside the JSON-RPC
+/// range so they cannot be mistaken for the peer's, as the 2026-07-28 spec asks). The values are the wire values.
+/// `Code` converts to std::error_code through error_category().
+enum class Code : int {
+    // JSON-RPC 2.0.
+    parse_error = -32700,
+    invalid_request = -32600,
+    method_not_found = -32601,
+    invalid_params = -32602,
+    internal_error = -32603,
+    // MCP.
+    resource_not_found_legacy = -32002,
+    header_mismatch = -32020,
+    missing_required_client_capability = -32021,
+    unsupported_protocol_version = -32022,
+    url_elicitation_required = -32042,
+    // Local.
+    timeout = -1,
+    cancelled = -2,
+    connection_closed = -3,
+    protocol_violation = -4,  ///< the peer sent something we cannot use
+    transport_error = -5,
+};
 
-// Local errors: raised here, never received from a peer. Outside the JSON-RPC range so they cannot be mistaken
-// for the peer's (the 2026-07-28 spec asks for that).
-inline constexpr int timeout = -1;
-inline constexpr int cancelled = -2;
-inline constexpr int connection_closed = -3;
-inline constexpr int protocol_violation = -4;  ///< the peer sent something we cannot use
-inline constexpr int transport_error = -5;
+/// The category of Code ("jsonrpc"); message() names the code.
+const std::error_category& error_category() noexcept;
+inline std::error_code make_error_code(Code c) noexcept { return {static_cast<int>(c), error_category()}; }
+
+/// The codes as plain ints, the type of Error::code and of the wire: `Error{code::invalid_params, ...}`.
+namespace code {
+inline constexpr int parse_error = static_cast<int>(Code::parse_error);
+inline constexpr int invalid_request = static_cast<int>(Code::invalid_request);
+inline constexpr int method_not_found = static_cast<int>(Code::method_not_found);
+inline constexpr int invalid_params = static_cast<int>(Code::invalid_params);
+inline constexpr int internal_error = static_cast<int>(Code::internal_error);
+inline constexpr int resource_not_found_legacy = static_cast<int>(Code::resource_not_found_legacy);
+inline constexpr int header_mismatch = static_cast<int>(Code::header_mismatch);
+inline constexpr int missing_required_client_capability = static_cast<int>(Code::missing_required_client_capability);
+inline constexpr int unsupported_protocol_version = static_cast<int>(Code::unsupported_protocol_version);
+inline constexpr int url_elicitation_required = static_cast<int>(Code::url_elicitation_required);
+inline constexpr int timeout = static_cast<int>(Code::timeout);
+inline constexpr int cancelled = static_cast<int>(Code::cancelled);
+inline constexpr int connection_closed = static_cast<int>(Code::connection_closed);
+inline constexpr int protocol_violation = static_cast<int>(Code::protocol_violation);
+inline constexpr int transport_error = static_cast<int>(Code::transport_error);
 }  // namespace code
 
 /// A JSON-RPC error, from the peer (`local == false`) or raised by this process.
@@ -47,6 +72,9 @@ struct Error {
     bool local = false;
 
     static Error make_local(int c, std::string msg) { return Error{c, std::move(msg), {}, true}; }
+
+    /// The code in error_category(); codes the enum does not name keep their value.
+    std::error_code error_code() const noexcept { return {code, error_category()}; }
 
     /// Human-readable, e.g. "Method not found (-32601)" or "timed out after 30 s".
     std::string describe() const;
@@ -72,3 +100,6 @@ template <class T>
 using Outcome = boost::system::result<T, Error>;
 
 }  // namespace switchboard::jsonrpc
+
+template <>
+struct std::is_error_code_enum<switchboard::jsonrpc::Code> : std::true_type {};

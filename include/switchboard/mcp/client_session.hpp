@@ -71,7 +71,6 @@ public:
 
     Era era() const { return era_; }
     const std::string& protocol_version() const { return protocol_version_; }
-    const boost::json::object& server_capabilities() const { return capabilities_; }
     /// e.g. has_capability("tools"), has_capability("resources", "subscribe").
     bool has_capability(std::string_view name, std::string_view flag = {}) const;
     const Implementation& server_info() const { return server_info_; }

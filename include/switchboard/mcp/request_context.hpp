@@ -1,0 +1,63 @@
+// What a ServerHandler call can do besides returning its result: report progress, send log messages, and ask the
+// client that sent the request for a sampling, an elicitation or its roots. In a legacy session those asks are
+// JSON-RPC requests to the client; in a 2026-07-28 one the request is answered with `input_required` and the handler
+// resumes when the client retries with the answers (see server.hpp). The handler's code is the same in both eras.
+//
+// Thread-safety: a handle (copy freely); use it on the session's executor while the handler call runs.
+#pragma once
+
+#include <switchboard/jsonrpc/connection.hpp>
+#include <switchboard/mcp/version.hpp>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace switchboard::mcp {
+
+using jsonrpc::Outcome;
+
+class RequestContext {
+public:
+    struct State;  ///< built by the session (src/mcp/request_state.hpp)
+    explicit RequestContext(std::shared_ptr<State> state) : state_(std::move(state)) {}
+
+    Era era() const;
+    /// The MCP method being answered ("tools/call", ...).
+    const std::string& method() const;
+    /// The client's capabilities: from `initialize` (legacy) or the request's `_meta` (modern).
+    const boost::json::object& client_capabilities() const;
+    /// Whether the client declared `capability` ("sampling", "elicitation", "roots").
+    bool client_supports(std::string_view capability) const;
+
+    /// notifications/progress for this request, when the client asked for progress; otherwise nothing.
+    void progress(double progress, std::optional<double> total = {}, std::string message = {}) const;
+    /// notifications/message at `level` ("debug" ... "emergency"), when the client's log level lets it through
+    /// (legacy: logging/setLevel, everything when unset; modern: the request's `_meta` logLevel, nothing when unset).
+    void log(std::string_view level, boost::json::value data, std::string_view logger = {}) const;
+
+    /// sampling/createMessage: returns the CreateMessageResult.
+    boost::asio::awaitable<Outcome<boost::json::value>> create_message(boost::json::object params) const;
+    /// elicitation/create: returns the ElicitResult.
+    boost::asio::awaitable<Outcome<boost::json::value>> elicit(boost::json::object params) const;
+    /// roots/list: returns the ListRootsResult.
+    boost::asio::awaitable<Outcome<boost::json::value>> list_roots() const;
+    /// Any of the three by method name. An Error with missing_required_client_capability when the client did not
+    /// declare the capability (the spec forbids asking then).
+    boost::asio::awaitable<Outcome<boost::json::value>> ask(std::string method, boost::json::object params) const;
+
+    /// The JSON-RPC request being answered (in a modern multi-round request: the current round's), for code written
+    /// against the JSON-RPC layer.
+    const jsonrpc::IncomingRequest& request() const;
+    operator const jsonrpc::IncomingRequest&() const { return request(); }
+
+private:
+    std::shared_ptr<State> state_;
+};
+
+}  // namespace switchboard::mcp

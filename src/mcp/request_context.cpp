@@ -1,0 +1,83 @@
+#include "request_state.hpp"
+
+#include <boost/json/object.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+
+namespace switchboard::mcp {
+
+namespace json = boost::json;
+using boost::asio::awaitable;
+using jsonrpc::Error;
+
+namespace {
+
+// RFC 5424 severities, the order of MCP log levels.
+constexpr std::array<std::string_view, 8> levels{"debug", "info",     "notice", "warning",
+                                                 "error", "critical", "alert",  "emergency"};
+
+int severity(std::string_view level) {
+    auto it = std::find(levels.begin(), levels.end(), level);
+    return it == levels.end() ? -1 : static_cast<int>(it - levels.begin());
+}
+
+// The capability a client must declare before a server may ask it `method`.
+std::string_view capability_of(std::string_view method) {
+    if (method == "sampling/createMessage") return "sampling";
+    if (method == "elicitation/create") return "elicitation";
+    if (method == "roots/list") return "roots";
+    return {};
+}
+
+}  // namespace
+
+Era RequestContext::era() const { return state_->era; }
+const std::string& RequestContext::method() const { return state_->method; }
+const json::object& RequestContext::client_capabilities() const { return state_->client_capabilities; }
+
+bool RequestContext::client_supports(std::string_view capability) const {
+    return state_->client_capabilities.contains(capability);
+}
+
+const jsonrpc::IncomingRequest& RequestContext::request() const { return *state_->request; }
+
+void RequestContext::progress(double progress, std::optional<double> total, std::string message) const {
+    state_->request->progress(progress, total, std::move(message));
+}
+
+void RequestContext::log(std::string_view level, json::value data, std::string_view logger) const {
+    const int wanted = severity(level);
+    if (wanted < 0) return;
+    if (state_->log_level.empty() ? state_->era == Era::modern : wanted < severity(state_->log_level)) return;
+    json::object params;
+    params["level"] = level;
+    if (!logger.empty()) params["logger"] = logger;
+    params["data"] = std::move(data);
+    state_->request->notify("notifications/message", std::move(params));
+}
+
+awaitable<Outcome<json::value>> RequestContext::create_message(json::object params) const {
+    return ask("sampling/createMessage", std::move(params));
+}
+
+awaitable<Outcome<json::value>> RequestContext::elicit(json::object params) const {
+    return ask("elicitation/create", std::move(params));
+}
+
+awaitable<Outcome<json::value>> RequestContext::list_roots() const { return ask("roots/list", json::object{}); }
+
+awaitable<Outcome<json::value>> RequestContext::ask(std::string method, json::object params) const {
+    const auto capability = capability_of(method);
+    if (capability.empty())
+        co_return Error{jsonrpc::code::invalid_params, fmt::format("a server cannot ask a client for {}", method)};
+    if (!client_supports(capability))
+        co_return Error{jsonrpc::code::missing_required_client_capability,
+                        fmt::format("the client does not support {} ({})", capability, method),
+                        json::object{{"requiredCapabilities", json::array{json::value(capability)}}}};
+    auto state = state_;  // keeps the state alive across the suspension
+    co_return co_await state->ask(std::move(method), std::move(params));
+}
+
+}  // namespace switchboard::mcp

@@ -1,0 +1,24 @@
+// The state behind a RequestContext, filled in by the session that answers the request (private to the mcp layer).
+#pragma once
+
+#include <switchboard/mcp/request_context.hpp>
+
+#include <functional>
+
+namespace switchboard::mcp {
+
+struct RequestContext::State {
+    using Asker = std::function<boost::asio::awaitable<Outcome<boost::json::value>>(std::string method,
+                                                                                    boost::json::object params)>;
+    Era era = Era::legacy;
+    std::string method;
+    boost::json::object client_capabilities;
+    /// The lowest level sent; empty: everything (legacy) or nothing (modern).
+    std::string log_level;
+    /// The JSON-RPC request of the current round.
+    std::optional<jsonrpc::IncomingRequest> request;
+    /// Sends a request to the client and returns its result (legacy: on the connection; modern: an input round).
+    Asker ask;
+};
+
+}  // namespace switchboard::mcp
