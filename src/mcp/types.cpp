@@ -62,7 +62,9 @@ Tool Tool::from_json(const json::value& v) {
     t.description = string_field(o, "description");
     if (const auto* s = o.if_contains("inputSchema"); s && s->is_object()) t.input_schema = s->get_object();
     if (t.input_schema.empty()) t.input_schema = json::object{{"type", "object"}};
-    if (const auto* s = o.if_contains("outputSchema"); s && s->is_object()) t.output_schema = s->get_object();
+    // emplace() copy-constructs: in the default storage, or the optional would keep `v`'s storage (a message's arena)
+    if (const auto* s = o.if_contains("outputSchema"); s && s->is_object())
+        t.output_schema.emplace(s->get_object(), json::storage_ptr());
     t.raw = o;
     return t;
 }
@@ -117,7 +119,7 @@ std::string Content::mime_type() const { return string_field(raw, "mimeType"); }
 
 Content Content::from_json(const json::value& v) {
     const auto& o = as_object(v);
-    return {string_field(o, "type"), o};
+    return {string_field(o, "type"), json::object(o, json::storage_ptr())};
 }
 
 CallToolResult CallToolResult::from_json(const json::value& v) {
@@ -125,7 +127,7 @@ CallToolResult CallToolResult::from_json(const json::value& v) {
     CallToolResult r;
     if (const auto* c = o.if_contains("content"); c && c->is_array())
         for (const auto& item : c->get_array()) r.content.push_back(Content::from_json(item));
-    if (const auto* s = o.if_contains("structuredContent")) r.structured_content = *s;
+    if (const auto* s = o.if_contains("structuredContent")) r.structured_content.emplace(*s, json::storage_ptr());
     if (const auto* e = o.if_contains("isError"); e && e->is_bool()) r.is_error = e->get_bool();
     r.raw = o;
     return r;
