@@ -1,6 +1,6 @@
 // Sections "coldstart" (N stdio servers to all connected and indexed) and "memory" (host RSS with 20 servers and
-// about 1,000 tools), measured on the real host: a host::ServerPool and its main context created, started, settled (every server connected and the
-// tool index built), then shut down.
+// about 1,000 tools), measured on the real host: a host::ServerPool and its main context created, started, settled
+// (every server connected and the tool index built), then shut down.
 #include "harness.hpp"
 #include "sync.hpp"
 
@@ -8,9 +8,14 @@
 #include <switchboard/host/pool.hpp>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/json/serialize.hpp>
 #include <fmt/format.h>
 
+#include <malloc.h>
+
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
 namespace switchboard::bench {
 
@@ -138,6 +143,7 @@ std::vector<Row> run_memory(const Context& ctx) {
     r.target = "<= 12 MB (11.44 MiB)";
     judge(r, *r.ours, 12e6 / (1024.0 * 1024.0), true, "12 MB");
     r.note += fmt::format("; peak {:.1f} MiB", *number(*out, "peak_kib") / 1024.0);
+    if (auto heap = number(*out, "heap_in_use_kib")) r.note += fmt::format("; heap in use {:.2f} MiB", *heap / 1024.0);
     rows.push_back(std::move(r));
     return rows;
 }
@@ -157,7 +163,15 @@ json::object memory_child(const std::vector<std::string>& args) {
     auto h = start_host(io, cfg);
     out["rss_after_kib"] = rss_kib();
     out["peak_kib"] = peak_rss_kib();
+    out["heap_in_use_kib"] = static_cast<std::int64_t>(mallinfo2().uordblks / 1024);  // glibc: allocated, not freed
     out["tools"] = h.tools();
+    // SWITCHBOARD_BENCH_MEMORY_EXIT=1: exit here, without shutting down, so that heaptrack reports what a settled host
+    // holds as leaked (`heaptrack_print --print-leaks 1`).
+    if (const char* e = std::getenv("SWITCHBOARD_BENCH_MEMORY_EXIT"); e && *e == '1') {
+        std::puts(json::serialize(out).c_str());
+        std::fflush(stdout);
+        std::_Exit(0);
+    }
     h.shutdown(io);
     return out;
 }

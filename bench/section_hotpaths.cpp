@@ -250,7 +250,6 @@ std::vector<host::ServerTools> many_servers_tools() {
             t.description = "Does " + t.name + " on " + st.server;
             t.input_schema = json::object{{"type", "object"},
                                           {"properties", json::object{{"query", json::object{{"type", "string"}}}}}};
-            t.raw = json::object{{"name", t.name}, {"description", t.description}, {"inputSchema", t.input_schema}};
             st.tools.push_back(std::move(t));
         };
         for (const char* c : common) add(c);

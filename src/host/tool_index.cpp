@@ -4,7 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <set>
+#include <tuple>
 
 namespace switchboard::host {
 
@@ -58,8 +58,10 @@ bool tool_allowed(std::string_view name, const std::vector<std::string>& allowed
 }
 
 const IndexedTool* ToolIndex::find(std::string_view exposed_name) const {
-    auto it = by_name_.find(exposed_name);
-    return it == by_name_.end() ? nullptr : &tools_[it->second];
+    // tools_ is sorted by name: no map beside it (1,000 tools were 1,000 map nodes and name copies).
+    auto it = std::lower_bound(tools_.begin(), tools_.end(), exposed_name,
+                               [](const IndexedTool& t, std::string_view n) { return std::string_view(t.name) < n; });
+    return it != tools_.end() && it->name == exposed_name ? &*it : nullptr;
 }
 
 std::optional<std::string> ToolIndex::exposed_name(std::string_view server, std::string_view tool) const {
@@ -69,35 +71,61 @@ std::optional<std::string> ToolIndex::exposed_name(std::string_view server, std:
 }
 
 ToolIndex ToolIndex::build(const std::vector<ServerTools>& servers) {
+    // Sorted vectors instead of maps and sets: building allocates the entries, their names and little else.
     struct Entry {
-        std::string server;
+        std::string_view server;  // into `servers`
         const mcp::Tool* tool;
+        std::size_t list;  // into `lists`
+        std::size_t pos;   // order of listing: the first of a server's tools with the same name wins
+        bool shared = false;
         std::string name;
-        std::shared_ptr<const std::vector<mcp::Tool>> list;
     };
-    // Sorted by (server, tool): the result depends on the set of tools, never on the order servers connected in.
-    std::vector<Entry> entries;
-    std::map<std::string, std::set<std::string>> servers_of;  // bare name -> servers exposing it
+    std::vector<std::shared_ptr<const std::vector<mcp::Tool>>> lists;
+    lists.reserve(servers.size());
+    std::size_t total = 0;
     for (const auto& s : servers) {
-        auto list = s.shared ? s.shared : std::make_shared<const std::vector<mcp::Tool>>(s.tools);
-        std::set<std::string> seen;  // a server listing a name twice: the first wins
-        for (const auto& t : *list) {
-            if (!tool_allowed(t.name, s.allowed, s.excluded) || (s.keep && !s.keep(t.name)) ||
-                !seen.insert(t.name).second)
-                continue;
-            entries.push_back({s.server, &t, {}, list});
-            servers_of[t.name].insert(s.server);
-        }
+        lists.push_back(s.shared ? s.shared : std::make_shared<const std::vector<mcp::Tool>>(s.tools));
+        total += lists.back()->size();
     }
+    std::vector<Entry> entries;
+    entries.reserve(total);
+    for (std::size_t i = 0; i < servers.size(); ++i) {
+        const auto& s = servers[i];
+        for (const auto& t : *lists[i])
+            if (tool_allowed(t.name, s.allowed, s.excluded) && (!s.keep || s.keep(t.name)))
+                entries.push_back({s.server, &t, i, entries.size(), false, {}});
+    }
+    // Sorted by (server, tool): the result depends on the set of tools, never on the order servers connected in.
     std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-        return std::tie(a.server, a.tool->name) < std::tie(b.server, b.tool->name);
+        return std::tie(a.server, a.tool->name, a.pos) < std::tie(b.server, b.tool->name, b.pos);
     });
+    // A server listing a name twice: the first wins.
+    entries.erase(std::unique(entries.begin(), entries.end(),
+                              [](const Entry& a, const Entry& b) {
+                                  return a.server == b.server && a.tool->name == b.tool->name;
+                              }),
+                  entries.end());
+
+    // Groups of equal `key`: each entry of a group of two or more gets `mark` called on it.
+    std::vector<Entry*> order(entries.size());
+    auto mark_groups = [&](auto key, auto mark) {
+        for (std::size_t i = 0; i < entries.size(); ++i) order[i] = &entries[i];
+        std::sort(order.begin(), order.end(), [&](const Entry* a, const Entry* b) { return key(*a) < key(*b); });
+        for (std::size_t i = 0; i < order.size();) {
+            std::size_t j = i + 1;
+            while (j < order.size() && key(*order[j]) == key(*order[i])) ++j;
+            if (j - i > 1)
+                for (std::size_t k = i; k < j; ++k) mark(*order[k]);
+            i = j;
+        }
+    };
+    // A bare name several servers expose (each (server, name) is unique by now).
+    mark_groups([](const Entry& e) { return std::string_view(e.tool->name); }, [](Entry& e) { e.shared = true; });
 
     for (auto& e : entries) {
-        const bool shared = servers_of[e.tool->name].size() > 1;
-        const std::string wanted = shared ? e.server + "__" + e.tool->name : e.tool->name;
+        const std::string wanted = e.shared ? fmt::format("{}__{}", e.server, e.tool->name) : e.tool->name;
         e.name = safe_tool_name(wanted);
-        if (shared && e.name.size() == max_tool_name_length && wanted.size() > max_tool_name_length) {
+        if (e.shared && e.name.size() == max_tool_name_length && wanted.size() > max_tool_name_length) {
             // Keep the tool's own name visible: shorten the server part first.
             auto tool_part = safe_tool_name(e.tool->name, 40);
             auto server_part = safe_tool_name(e.server, 64);
@@ -110,24 +138,21 @@ ToolIndex ToolIndex::build(const std::vector<ServerTools>& servers) {
     // Names that collide after sanitizing or shortening: every colliding entry gets a hash of (server, tool), so no
     // entry is favoured and the result stays order-independent. Repeat in case a suffixed name hits another.
     for (int round = 0; round < 4; ++round) {
-        std::map<std::string, int> count;
-        for (const auto& e : entries) ++count[e.name];
-        bool changed = false;
-        for (auto& e : entries) {
-            if (count[e.name] < 2) continue;
-            e.name = with_suffix(e.name, hash_suffix(e.server, e.tool->name + std::string(round, '#')),
-                                 max_tool_name_length);
-            changed = true;
-        }
-        if (!changed) break;
+        // The groups are found first and renamed after: renaming changes the key the groups are sorted by.
+        std::vector<Entry*> colliding;
+        mark_groups([](const Entry& e) { return std::string_view(e.name); },
+                    [&](Entry& e) { colliding.push_back(&e); });
+        if (colliding.empty()) break;
+        for (auto* e : colliding)
+            e->name = with_suffix(e->name, hash_suffix(e->server, e->tool->name + std::string(round, '#')),
+                                  max_tool_name_length);
     }
 
     ToolIndex index;
     index.tools_.reserve(entries.size());
-    for (auto& e : entries) index.tools_.push_back({std::move(e.name), e.server, e.tool, std::move(e.list)});
+    for (auto& e : entries) index.tools_.push_back({std::move(e.name), std::string(e.server), e.tool, lists[e.list]});
     std::sort(index.tools_.begin(), index.tools_.end(),
               [](const IndexedTool& a, const IndexedTool& b) { return a.name < b.name; });
-    for (std::size_t i = 0; i < index.tools_.size(); ++i) index.by_name_.emplace(index.tools_[i].name, i);
     return index;
 }
 

@@ -17,11 +17,18 @@ const json::object& as_object(const json::value& v) {
 
 // `o` without the members named in `skip`, in the default storage: nothing then keeps the storage `o` was parsed into
 // (a message's arena holding a large blob).
+// An empty name in `skip` skips nothing. Reserves only what is kept: nothing at all when nothing is.
 json::object without(const json::object& o, std::initializer_list<std::string_view> skip) {
+    auto kept = [&](std::string_view key) {
+        return std::none_of(skip.begin(), skip.end(), [&](std::string_view s) { return !s.empty() && s == key; });
+    };
+    const auto n =
+        static_cast<std::size_t>(std::count_if(o.begin(), o.end(), [&](const auto& kv) { return kept(kv.key()); }));
     json::object r;
-    r.reserve(o.size());
+    if (n == 0) return r;
+    r.reserve(n);
     for (const auto& kv : o)
-        if (std::find(skip.begin(), skip.end(), kv.key()) == skip.end()) r.emplace(kv.key(), kv.value());
+        if (kept(kv.key())) r.emplace(kv.key(), kv.value());
     return r;
 }
 
@@ -57,14 +64,42 @@ json::object Implementation::to_json() const {
 Tool Tool::from_json(const json::value& v) {
     const auto& o = as_object(v);
     Tool t;
-    t.name = string_field(o, "name");
-    t.title = string_field(o, "title");
-    t.description = string_field(o, "description");
-    if (const auto* s = o.if_contains("inputSchema"); s && s->is_object()) t.input_schema = s->get_object();
-    if (t.input_schema.empty()) t.input_schema = json::object{{"type", "object"}};
-    if (const auto* s = o.if_contains("outputSchema"); s && s->is_object()) t.output_schema = s->get_object();
-    t.raw = o;
+    // Taken into the typed fields (and left out of `raw`) only when to_json() can put them back as they were.
+    auto take_string = [&](std::string_view key, std::string& out) -> std::string_view {
+        const auto* s = o.if_contains(key);
+        if (!s || !s->is_string() || s->get_string().empty()) return {};
+        out = std::string(s->get_string());
+        return key;
+    };
+    const auto name = take_string("name", t.name);
+    const auto title = take_string("title", t.title);
+    const auto description = take_string("description", t.description);
+    std::string_view input, output;
+    if (const auto* s = o.if_contains("inputSchema"); s && s->is_object() && !s->get_object().empty()) {
+        t.input_schema = s->get_object();  // assigned: the default storage, not `v`'s
+        input = "inputSchema";
+    } else {
+        t.input_schema = json::object{{"type", "object"}};
+    }
+    // emplace() copy-constructs: in the default storage, or the optional would keep `v`'s storage (a message's arena)
+    if (const auto* s = o.if_contains("outputSchema"); s && s->is_object()) {
+        t.output_schema.emplace(s->get_object(), json::storage_ptr());
+        output = "outputSchema";
+    }
+    t.raw = without(o, {name, title, description, input, output});
     return t;
+}
+
+json::object Tool::to_json() const {
+    json::object o;
+    o.reserve(raw.size() + 5);
+    if (!name.empty()) o["name"] = name;
+    if (!title.empty()) o["title"] = title;
+    if (!description.empty()) o["description"] = description;
+    if (!raw.contains("inputSchema")) o["inputSchema"] = input_schema;
+    if (output_schema) o["outputSchema"] = *output_schema;
+    for (const auto& kv : raw) o.emplace(kv.key(), kv.value());
+    return o;
 }
 
 Resource Resource::from_json(const json::value& v) {
@@ -117,7 +152,7 @@ std::string Content::mime_type() const { return string_field(raw, "mimeType"); }
 
 Content Content::from_json(const json::value& v) {
     const auto& o = as_object(v);
-    return {string_field(o, "type"), o};
+    return {string_field(o, "type"), json::object(o, json::storage_ptr())};
 }
 
 CallToolResult CallToolResult::from_json(const json::value& v) {
@@ -125,7 +160,7 @@ CallToolResult CallToolResult::from_json(const json::value& v) {
     CallToolResult r;
     if (const auto* c = o.if_contains("content"); c && c->is_array())
         for (const auto& item : c->get_array()) r.content.push_back(Content::from_json(item));
-    if (const auto* s = o.if_contains("structuredContent")) r.structured_content = *s;
+    if (const auto* s = o.if_contains("structuredContent")) r.structured_content.emplace(*s, json::storage_ptr());
     if (const auto* e = o.if_contains("isError"); e && e->is_bool()) r.is_error = e->get_bool();
     r.raw = o;
     return r;

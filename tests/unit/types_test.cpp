@@ -73,6 +73,53 @@ TEST(Types, ReadResourceResultKeepsNothingOfTheParsedStorage) {
     EXPECT_EQ(r.contents[0].raw.storage().get(), json::storage_ptr().get());
 }
 
+// A tool's `raw` holds what the typed fields do not (a host keeps every server's tools: nothing twice); to_json()
+// gives the object back.
+TEST(Types, ToolRawLeavesOutTheTypedFields) {
+    const auto v =
+        json::parse(R"({"name":"echo","title":"Echo","description":"Says it again",)"
+                    R"("inputSchema":{"type":"object","properties":{"text":{"type":"string"}}},)"
+                    R"("outputSchema":{"type":"object"},"annotations":{"readOnlyHint":true},"_meta":{"k":1}})");
+    auto t = mcp::Tool::from_json(v);
+    EXPECT_EQ(t.name, "echo");
+    EXPECT_EQ(t.title, "Echo");
+    EXPECT_EQ(t.description, "Says it again");
+    EXPECT_EQ(t.input_schema, v.at("inputSchema").as_object());
+    ASSERT_TRUE(t.output_schema);
+    EXPECT_EQ(*t.output_schema, v.at("outputSchema").as_object());
+    EXPECT_EQ(t.raw, json::parse(R"({"annotations":{"readOnlyHint":true},"_meta":{"k":1}})").as_object());
+    EXPECT_EQ(t.to_json(), v.as_object());
+
+    // Fields the typed members do not take as they are stay in raw, so the round trip is exact.
+    for (const char* text :
+         {R"({"name":"a","title":"","description":7,"inputSchema":{}})",
+          R"({"name":"b","inputSchema":"nope","outputSchema":[1]})", R"({"name":"c","inputSchema":{},"":1})"}) {
+        SCOPED_TRACE(text);
+        const auto w = json::parse(text);
+        auto u = mcp::Tool::from_json(w);
+        EXPECT_EQ(u.input_schema, json::parse(R"({"type":"object"})").as_object());
+        EXPECT_FALSE(u.output_schema);
+        EXPECT_EQ(u.to_json(), w.as_object());
+    }
+    // No inputSchema: to_json() gives the default one.
+    EXPECT_EQ(mcp::Tool::from_json(json::parse(R"({"name":"d"})")).to_json(),
+              json::parse(R"({"name":"d","inputSchema":{"type":"object"}})").as_object());
+}
+
+// A tools/list result is parsed into its message's arena: nothing of a tool may keep that arena alive.
+TEST(Types, ToolKeepsNothingOfTheParsedStorage) {
+    json::monotonic_resource arena;
+    json::value v = json::parse(R"({"name":"echo","inputSchema":{"type":"object"},"outputSchema":{"type":"object"},)"
+                                R"("_meta":{"k":[1,2]}})",
+                                &arena);
+    auto t = mcp::Tool::from_json(v);
+    EXPECT_EQ(t.input_schema.storage().get(), json::storage_ptr().get());
+    ASSERT_TRUE(t.output_schema);
+    EXPECT_EQ(t.output_schema->storage().get(), json::storage_ptr().get());
+    EXPECT_EQ(t.raw.storage().get(), json::storage_ptr().get());
+    EXPECT_EQ(t.raw.at("_meta").storage().get(), json::storage_ptr().get());
+}
+
 TEST(Types, FromMovedNonObjectIsEmpty) {
     auto r = mcp::ReadResourceResult::from_json(json::value(42));
     EXPECT_TRUE(r.contents.empty());

@@ -54,8 +54,7 @@ public:
     static ToolIndex build(const std::vector<ServerTools>& servers);
 
 private:
-    std::vector<IndexedTool> tools_;
-    std::map<std::string, std::size_t, std::less<>> by_name_;
+    std::vector<IndexedTool> tools_;  // sorted by name: find() searches it
 };
 
 inline constexpr std::size_t max_tool_name_length = 64;

@@ -1,7 +1,8 @@
 // The MCP protocol model used above the mcp layer: typed views of tools, resources, prompts and results. Each keeps
-// the object it was read from (`raw`), so `_meta` and fields of newer revisions survive a round trip. Resource
-// contents are the exception: their `raw` leaves out what the typed fields hold (the text or blob, the contents
-// list), so that a large blob is held once, not twice; to_json() puts the object back together.
+// the object it was read from (`raw`), so `_meta` and fields of newer revisions survive a round trip. Tools and
+// resource contents are the exception: their `raw` leaves out what the typed fields hold (a tool's names and schemas,
+// the text or blob, the contents list), so that it is held once, not twice (a host keeps every server's tools);
+// to_json() puts the object back together.
 //
 // Thread-safety: plain values.
 #pragma once
@@ -31,8 +32,13 @@ struct Tool {
     std::string description;
     boost::json::object input_schema;
     std::optional<boost::json::object> output_schema;
+    /// The object it was read from without what the fields above hold: annotations, icons, _meta, newer fields.
+    /// A field of the wrong type, an empty title or description, an empty inputSchema stay here.
     boost::json::object raw;
     static Tool from_json(const boost::json::value& v);
+    /// The object again: `raw` with the fields above put back (`inputSchema` always: `{"type":"object"}` when the
+    /// server sent none).
+    boost::json::object to_json() const;
 };
 
 struct Resource {
