@@ -1,3 +1,4 @@
+#include <switchboard/core/as_tuple.hpp>
 #include <switchboard/transport/fd_channel.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -29,7 +30,7 @@ using asio::awaitable;
 using jsonrpc::Received;
 
 namespace {
-constexpr auto as_tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+using core::as_tuple_awaitable;
 }
 
 // The reading side. Asio's descriptor read, once a read has returned data, always tries the next read at once

@@ -1,4 +1,5 @@
-#include <switchboard/jsonrpc/async_event.hpp>
+#include <switchboard/core/as_tuple.hpp>
+#include <switchboard/core/one_shot_event.hpp>
 #include <switchboard/transport/fd_channel.hpp>
 #include <switchboard/transport/stdio_process.hpp>
 
@@ -34,7 +35,7 @@ using jsonrpc::Received;
 
 namespace {
 
-constexpr auto as_tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+using core::as_tuple_awaitable;
 
 // An owned descriptor.
 struct Fd {
@@ -108,7 +109,7 @@ struct StdioProcessChannel::State : std::enable_shared_from_this<State> {
     asio::readable_pipe err;
     int pid = -1;
     std::string stderr_ring;
-    jsonrpc::AsyncEvent exit_event, stderr_event;
+    core::OneShotEvent exit_event, stderr_event;
     int native_status = 0;
     bool close_started = false;
 
