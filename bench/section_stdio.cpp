@@ -222,7 +222,7 @@ Measured measure_floor(const std::string& request, const std::string& response, 
 // floor: the pipe ping-pong). Start-up, warm-up and shutdown are the same for every N, so the difference between a
 // run of n2 and one of n1 calls, divided by n2 - n1, is what one round trip costs. By hand:
 //   strace -f -ff -qq -o /tmp/sb/t build-rel/switchboard-bench --bin-dir build-rel --child stdio_seq 2000 ours
-//   valgrind --tool=callgrind --trace-children=yes --callgrind-out-file=/tmp/sb/cg.%p \
+//   valgrind --tool=callgrind --trace-children=yes --callgrind-out-file=/tmp/sb/cg.%p
 //            build-rel/switchboard-bench --bin-dir build-rel --child stdio_seq 2000 ours
 // (then the same with another N; t.<pid> has one line per system call, cg.<pid> a "totals:" line).
 

@@ -45,9 +45,8 @@ int main(int argc, char** argv) {
         auto arguments = boost::json::parse(argc > 3 ? argv[3] : "{}").as_object();
         asio::io_context io;
         int status = 1;
-        asio::co_spawn(io, run(std::move(config), argv[2], std::move(arguments)), [&](std::exception_ptr e, int s) {
-            status = e ? 70 : s;
-        });
+        asio::co_spawn(io, run(std::move(config), argv[2], std::move(arguments)),
+                       [&](std::exception_ptr e, int s) { status = e ? 70 : s; });
         io.run();
         return status;
     } catch (const std::exception& e) {

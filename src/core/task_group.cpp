@@ -31,20 +31,20 @@ TaskGroup::~TaskGroup() {
 bool TaskGroup::spawn(asio::awaitable<void> task, std::string name) {
     if (state_->closed) return false;
     auto it = state_->running.emplace(state_->running.end());
-    asio::co_spawn(state_->ex, std::move(task),
-                   asio::bind_cancellation_slot(
-                       it->slot(), [state = state_, it, name = std::move(name)](std::exception_ptr e) {
-                           log_exception(e, name);
-                           // The signal is erased after this handler has returned: the slot is still in use now.
-                           asio::post(state->ex, [state, it] {
-                               state->running.erase(it);
-                               if (state->running.empty()) {
-                                   auto idle = std::move(state->idle);
-                                   state->idle = std::make_shared<OneShotEvent>();
-                                   idle->set();
-                               }
-                           });
-                       }));
+    asio::co_spawn(
+        state_->ex, std::move(task),
+        asio::bind_cancellation_slot(it->slot(), [state = state_, it, name = std::move(name)](std::exception_ptr e) {
+            log_exception(e, name);
+            // The signal is erased after this handler has returned: the slot is still in use now.
+            asio::post(state->ex, [state, it] {
+                state->running.erase(it);
+                if (state->running.empty()) {
+                    auto idle = std::move(state->idle);
+                    state->idle = std::make_shared<OneShotEvent>();
+                    idle->set();
+                }
+            });
+        }));
     return true;
 }
 

@@ -30,9 +30,8 @@ bool iequals(std::string_view a, std::string_view b) {
 }
 
 bool icontains(std::string_view haystack, std::string_view needle) {
-    return std::search(haystack.begin(), haystack.end(), needle.begin(), needle.end(), [](char x, char y) {
-               return lower_char(x) == lower_char(y);
-           }) != haystack.end();
+    return std::search(haystack.begin(), haystack.end(), needle.begin(), needle.end(),
+                       [](char x, char y) { return lower_char(x) == lower_char(y); }) != haystack.end();
 }
 
 bool glob_match(std::string_view pattern, std::string_view text) {

@@ -183,10 +183,9 @@ awaitable<Outcome<ResolvedTool>> Context::resolve_tool(std::string exposed_name)
             }
             names.push_back(t.name);
         }
-        co_return Error::make_local(
-            code::invalid_params,
-            fmt::format("no tool \"{}\" on any connected server (available: {})", exposed_name,
-                        names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
+        co_return Error::make_local(code::invalid_params,
+                                    fmt::format("no tool \"{}\" on any connected server (available: {})", exposed_name,
+                                                names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
     }
     if (auto ok = check_server(resolved->server); !ok) co_return ok.error();
     if (!tool_enabled(resolved->server, resolved->tool) || !patterns_allow(resolved->server, resolved->tool))
@@ -194,9 +193,9 @@ awaitable<Outcome<ResolvedTool>> Context::resolve_tool(std::string exposed_name)
                                     fmt::format("tool \"{}\" is switched off in this conversation", exposed_name));
     if (const auto* sc = pool_->server_config(resolved->server);
         sc && !tool_allowed(resolved->tool, sc->allowed_tools, sc->excluded_tools))
-        co_return Error::make_local(code::invalid_params,
-                                    fmt::format("tool \"{}\" of server \"{}\" is excluded by the config",
-                                                resolved->tool, resolved->server));
+        co_return Error::make_local(
+            code::invalid_params,
+            fmt::format("tool \"{}\" of server \"{}\" is excluded by the config", resolved->tool, resolved->server));
     co_return std::move(*resolved);
 }
 
@@ -208,7 +207,7 @@ std::chrono::milliseconds Context::longest_startup_of_starting_servers() const {
 }
 
 awaitable<Outcome<mcp::CallToolResult>> Context::call_tool(std::string exposed_name, json::object arguments,
-                                                          ToolCallOptions options) {
+                                                           ToolCallOptions options) {
     auto resolved = co_await resolve_tool(std::move(exposed_name));
     if (!resolved) co_return resolved.error();
     auto self = shared_from_this();  // alive across the call, whoever drops it meanwhile

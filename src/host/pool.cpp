@@ -219,7 +219,8 @@ awaitable<ServerPool::Attempt> ServerPool::connect_attempt(std::shared_ptr<Serve
                 "closing an abandoned connection");
         } else if (auto channel = pending->channel.lock(); channel && !pending->done.is_set()) {
             // Still in the handshake: closing the channel ends it now (the attempt then closes what it got).
-            core::spawn_logged(ex, [channel] { return channel->close(); }, "closing an abandoned connection");
+            core::spawn_logged(
+                ex, [channel] { return channel->close(); }, "closing an abandoned connection");
         }
         pending->result.reset();
     });
@@ -227,9 +228,9 @@ awaitable<ServerPool::Attempt> ServerPool::connect_attempt(std::shared_ptr<Serve
     const bool finished = co_await pending->done.wait_for(limit);
     if (!finished) {
         *live = false;
-        co_return Attempt::failed(fmt::format(
-            "server \"{}\" did not finish starting within {} ms (startupTimeoutMs; it was {})", s->config.name,
-            s->config.startup_timeout.count(), to_string(s->phase)));
+        co_return Attempt::failed(
+            fmt::format("server \"{}\" did not finish starting within {} ms (startupTimeoutMs; it was {})",
+                        s->config.name, s->config.startup_timeout.count(), to_string(s->phase)));
     }
     auto sc = std::move(*pending->result);
     pending->result.reset();
@@ -308,7 +309,9 @@ void ServerPool::on_lost(const std::shared_ptr<Server>& s, std::uint64_t gen, co
     s->last_error = why.describe();
     spdlog::warn("server \"{}\" lost: {}", s->config.name, s->last_error);
     // Reaping the process / releasing the transport runs to its end, whoever owns the pool by then.
-    if (old) core::spawn_logged(ex_, [old] { return old->close(); }, "closing a lost session");
+    if (old)
+        core::spawn_logged(
+            ex_, [old] { return old->close(); }, "closing a lost session");
     shared_->tasks.spawn([self = shared_from_this(), s, gen] { return self->reconnect_loop(s, gen); },
                          "reconnect " + s->config.name);
 }

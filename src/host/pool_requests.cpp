@@ -212,8 +212,8 @@ awaitable<Outcome<mcp::GetPromptResult>> ServerPool::get_prompt(std::string serv
     co_return co_await session->get_prompt(std::move(name), std::move(arguments), co);
 }
 
-awaitable<Outcome<mcp::CompleteResult>> ServerPool::complete(std::string server, json::object ref,
-                                                             std::string argument, std::string value,
+awaitable<Outcome<mcp::CompleteResult>> ServerPool::complete(std::string server, json::object ref, std::string argument,
+                                                             std::string value,
                                                              std::map<std::string, std::string> context) {
     auto held = co_await hold_for_request(server);
     if (!held) co_return held.error();

@@ -84,7 +84,8 @@ TEST_F(Cli, ACallGoesAheadWithoutWaitingForAHungServer) {
     // call waited for every server; it waits only until a server that answered knows the name.
     auto cfg = write_config(R"({"mcpServers": {
         "hung": {"command": "sh", "args": ["-c", "sleep 1000"], "startupTimeoutMs": 600000},
-        "demo": {"command": ")" + demo_server() + R"("}}})");
+        "demo": {"command": ")" +
+                            demo_server() + R"("}}})");
     std::string out;
     EXPECT_EQ(cli("--config " + cfg + " call echo '{\"message\": \"not held up\"}'", out), 0) << out;
     EXPECT_EQ(out, "not held up\n");

@@ -1,5 +1,6 @@
-// The server pool and its main context against real processes: parallel start with misbehaving servers, reconnect after SIGKILL, name conflicts
-// in either connect order, 10,000 concurrent calls, shutdown, hot reload, lazy servers, resources and prompts.
+// The server pool and its main context against real processes: parallel start with misbehaving servers, reconnect after
+// SIGKILL, name conflicts in either connect order, 10,000 concurrent calls, shutdown, hot reload, lazy servers,
+// resources and prompts.
 #include "host_harness.hpp"
 
 #include <switchboard/host/context.hpp>
@@ -73,9 +74,9 @@ public:
         options.call_id = call.id;
         auto r = co_await main->call_tool(call.name, std::move(*args), std::move(options));
         if (!r)
-            co_return llm::error_result(call, resolved->server, r.error().describe(),
-                                        r.error().code == jsonrpc::code::cancelled ? Status::cancelled
-                                                                                   : Status::failed);
+            co_return llm::error_result(
+                call, resolved->server, r.error().describe(),
+                r.error().code == jsonrpc::code::cancelled ? Status::cancelled : Status::failed);
         co_return llm::format_tool_result(call, resolved->server, *r);
     }
 };

@@ -154,8 +154,8 @@ TEST(Pool, AcquireWhileTheServerIsStoppingStartsAFreshOneAfterTheOldIsGone) {
     TempDir dir;
     const auto pids = dir.path / "pids";
     // Slow to stop: after the demo server exits (stdin closed), its shell lingers half a second.
-    auto cfg = config_of(
-        {{"lazy", sh_entry("echo $$ >> " + pids.string() + "; " + demo_server() + "; sleep 0.5", R"(, "lazy": true)")}});
+    auto cfg = config_of({{"lazy", sh_entry("echo $$ >> " + pids.string() + "; " + demo_server() + "; sleep 0.5",
+                                            R"(, "lazy": true)")}});
     run([&]() -> awaitable<void> {
         auto pool = host::ServerPool::create(co_await asio::this_coro::executor, cfg, fast_options());
         pool->start();
@@ -164,7 +164,7 @@ TEST(Pool, AcquireWhileTheServerIsStoppingStartsAFreshOneAfterTheOldIsGone) {
         const int old_pid = std::stoi(read_lines(pids).at(0));
         first->release();
         EXPECT_TRUE(co_await wait_phase(pool, "lazy", Phase::dormant, 5s));  // stopping has begun
-        EXPECT_TRUE(process_alive(old_pid));                                // ...and is not over
+        EXPECT_TRUE(process_alive(old_pid));                                 // ...and is not over
         auto second = co_await pool->acquire("lazy");
         CO_ASSERT_TRUE(second.has_value()) << second.error().describe();
         auto lines = read_lines(pids);

@@ -460,7 +460,8 @@ TEST(Config, DeeplyNestedVariableDefaultsAreBoundedAndFast) {
     for (int i = 0; i < 60'000; ++i) nested += "${X:-";
     nested += "end";
     for (int i = 0; i < 60'000; ++i) nested += "}";
-    const auto config = parse(R"({"mcpServers": {"deep": {"command": ")" + nested + R"("}, "fine": {"command": "x"}}})");
+    const auto config =
+        parse(R"({"mcpServers": {"deep": {"command": ")" + nested + R"("}, "fine": {"command": "x"}}})");
     EXPECT_NE(config.find("deep")->invalid.find("nested more than 16 deep"), std::string::npos)
         << config.find("deep")->invalid.substr(0, 200);
     EXPECT_EQ(config.find("fine")->invalid, "");
@@ -480,8 +481,7 @@ TEST(Config, OversizedDocumentsAreRefusedBeforeParsing) {
         sh::load_config_file(file);
         ADD_FAILURE() << "a 8 MiB+ file was accepted";
     } catch (const sh::ConfigError& e) {
-        EXPECT_NE(std::string(e.what()).find("big.json: the file is larger than 8 MiB"), std::string::npos)
-            << e.what();
+        EXPECT_NE(std::string(e.what()).find("big.json: the file is larger than 8 MiB"), std::string::npos) << e.what();
     }
 }
 

@@ -149,7 +149,12 @@ TEST(Text, Helpers) {
     EXPECT_FALSE(is_valid_utf8("\xED\xA0\x80"));      // a surrogate
     EXPECT_FALSE(is_valid_utf8("\xF4\x90\x80\x80"));  // past U+10FFFF
     EXPECT_FALSE(is_valid_utf8("cut \xE6\xBC"));      // truncated
-    EXPECT_EQ(to_valid_utf8("a\xFF" "b\xE6\xBC" "c"), "a\uFFFD" "b\uFFFD\uFFFD" "c");
+    EXPECT_EQ(to_valid_utf8("a\xFF"
+                            "b\xE6\xBC"
+                            "c"),
+              "a\uFFFD"
+              "b\uFFFD\uFFFD"
+              "c");
     EXPECT_EQ(to_valid_utf8("ok é"), "ok é");
 }
 

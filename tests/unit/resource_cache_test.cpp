@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 namespace switchboard::host {
-using core::BackoffPolicy;
 using core::backoff_delay;
+using core::BackoffPolicy;
 namespace {
 
 using namespace std::chrono_literals;

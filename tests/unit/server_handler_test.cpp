@@ -213,7 +213,9 @@ TEST_P(ServerHandlerTest, HandlerAnnouncesListChanges) {
         auto tools = co_await s->list_tools();                 // a round trip: the notification is in by then
         CO_ASSERT_TRUE(tools.has_value());
         EXPECT_EQ(notifications_named("notifications/tools/list_changed").size(), 1u);
-        if (GetParam() == Era::modern) EXPECT_TRUE(notifications_named("notifications/prompts/list_changed").empty());
+        if (GetParam() == Era::modern) {
+            EXPECT_TRUE(notifications_named("notifications/prompts/list_changed").empty());
+        }
         co_await s->close();
     });
 }

@@ -30,7 +30,7 @@ void log_exception(std::exception_ptr e, std::string_view what);
 void spawn_logged(const boost::asio::any_io_executor& ex, boost::asio::awaitable<void> task, std::string what);
 /// Same, for a callable returning awaitable<void>; the callable (and its captures) lives until the task ends.
 template <class F>
-    requires std::invocable<F&>
+requires std::invocable<F&>
 void spawn_logged(const boost::asio::any_io_executor& ex, F f, std::string what) {
     spawn_logged(ex, keep_alive(std::move(f)), std::move(what));
 }

@@ -33,7 +33,7 @@ public:
     bool spawn(boost::asio::awaitable<void> task, std::string name);
     /// Same, for a callable returning awaitable<void>; the callable (and its captures) lives until the task ends.
     template <class F>
-        requires std::invocable<F&>
+    requires std::invocable<F&>
     bool spawn(F f, std::string name) {
         if (closed()) return false;
         return spawn(keep_alive(std::move(f)), std::move(name));

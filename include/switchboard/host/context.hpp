@@ -84,8 +84,8 @@ public:
     /// This context's tool index, rebuilt when the pool's tools, the view or the overrides changed.
     const ToolIndex& tools();
     /// Resolves an exposed name (or `server__tool`). When the name is not known yet and servers of this context are
-    /// still starting, it looks again at each of their changes and goes ahead as soon as it is known. Errors (local, invalid_params) name the tool and list what is available, or
-    /// say that the tool is switched off here.
+    /// still starting, it looks again at each of their changes and goes ahead as soon as it is known. Errors (local,
+    /// invalid_params) name the tool and list what is available, or say that the tool is switched off here.
     boost::asio::awaitable<Outcome<ResolvedTool>> resolve_tool(std::string exposed_name);
     /// Resolves and calls: progress, timeout, cancellation of the awaiting coroutine → cancelled on the server.
     boost::asio::awaitable<Outcome<mcp::CallToolResult>> call_tool(std::string exposed_name,
