@@ -1,5 +1,7 @@
 #include <switchboard/jsonrpc/message.hpp>
 
+#include <fmt/format.h>
+
 #include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -24,7 +26,14 @@ Outcome<Message> parse_message(std::string_view text) {
     // freeing it is one too. The parts taken out below keep the arena alive (and keep their storage: a value moved
     // into a value of another storage would be copied).
     json::error_code ec;
-    json::value v = json::parse(text, ec, json::make_shared_resource<json::monotonic_resource>());
+    // Real tool schemas nest deeper than Boost.JSON's default limit of 32; a hostile document of 100,000 levels is
+    // still refused (the parser itself does not recurse, and nothing built from a message nests deeper than this).
+    json::parse_options options;
+    options.max_depth = max_message_depth;
+    json::value v = json::parse(text, ec, json::make_shared_resource<json::monotonic_resource>(), options);
+    if (ec == json::error::too_deep)
+        return Error{
+            code::parse_error, fmt::format("Parse error: nested deeper than {} levels", max_message_depth), {}, false};
     if (ec) return Error{code::parse_error, "Parse error: " + ec.message(), {}, false};
     auto* o = v.if_object();
     if (!o) {

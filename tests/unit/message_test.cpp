@@ -231,3 +231,30 @@ TEST(ErrorCode, CodesAreStdErrorCodesWithTheirWireValues) {
     // A code the enum does not name keeps its value.
     EXPECT_EQ(rpc::Error(-32099, "server defined").error_code().value(), -32099);
 }
+
+namespace switchboard::jsonrpc {
+namespace {
+
+// A tools/list result whose one tool's input schema nests `depth` levels of {"properties": {"x": ...}}.
+std::string nested_schema_message(int depth) {
+    std::string schema;
+    for (int i = 0; i < depth; ++i) schema += R"({"type":"object","properties":{"x":)";
+    schema += R"({"type":"string"})";
+    for (int i = 0; i < depth; ++i) schema += "}}";
+    return R"({"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"deep","inputSchema":)" + schema + "}]}}";
+}
+
+TEST(ParseMessage, RealisticDepthIsAcceptedAndHostileDepthIsAClearError) {
+    // 45 schema levels are ~90 JSON levels: past Boost.JSON's default limit of 32, common in real servers.
+    auto realistic = parse_message(nested_schema_message(45));
+    ASSERT_TRUE(realistic.has_value()) << realistic.error().message;
+    EXPECT_EQ(realistic->kind, Message::Kind::response);
+    // 100,000 levels: refused with the reason, without recursing into it.
+    auto hostile = parse_message(std::string(100'000, '[') + std::string(100'000, ']'));
+    ASSERT_FALSE(hostile.has_value());
+    EXPECT_EQ(hostile.error().code, code::parse_error);
+    EXPECT_EQ(hostile.error().message, "Parse error: nested deeper than 1000 levels");
+}
+
+}  // namespace
+}  // namespace switchboard::jsonrpc

@@ -29,6 +29,9 @@ struct Message {
 
 /// Parses one JSON-RPC message. Batches are not part of MCP since 2025-06-18 and are rejected.
 /// On failure returns an Error with code parse_error or invalid_request.
+/// How deep a message may nest (objects and arrays): hundreds of levels for real schemas, bounded for hostile input.
+inline constexpr std::size_t max_message_depth = 1000;
+
 Outcome<Message> parse_message(std::string_view text);
 
 std::string serialize_request(const Id& id, std::string_view method, const boost::json::value& params);
