@@ -57,9 +57,10 @@ void SseParser::feed(std::string_view bytes) {
     }
     if (pos_ == input_.size()) {
         input_.clear();
-        pos_ = 0;
+        pos_ = scanned_ = 0;
     } else if (pos_ > 4096 && pos_ * 2 > input_.size()) {
         input_.erase(0, pos_);
+        scanned_ = scanned_ > pos_ ? scanned_ - pos_ : 0;
         pos_ = 0;
     }
     input_.append(bytes);
@@ -72,7 +73,10 @@ void SseParser::feed(std::string_view bytes) {
 bool SseParser::next(SseEvent& out) {
     for (;;) {
         std::string_view rest = std::string_view(input_).substr(pos_);
-        const auto eol = find_eol(rest);
+        const std::size_t from = scanned_ > pos_ ? scanned_ - pos_ : 0;
+        auto eol = find_eol(rest.substr(from));
+        if (eol != std::string_view::npos) eol += from;
+        scanned_ = eol == std::string_view::npos ? input_.size() : pos_;
         if (eol == std::string_view::npos) {
             if (rest.size() + data_.size() > max_ + 16) {
                 // A line longer than any event may be: drop it as it streams, the event becomes oversize.
@@ -94,7 +98,7 @@ bool SseParser::next(SseEvent& out) {
                 seen_ += rest.size();
                 keep_tail(tail_, rest);
                 input_.clear();
-                pos_ = 0;
+                pos_ = scanned_ = 0;
                 discarding_line_ = true;
             }
             return false;

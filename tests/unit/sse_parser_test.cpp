@@ -132,3 +132,23 @@ TEST(SseParser, OversizeAcrossManyDataLines) {
     EXPECT_EQ(ev[0].kind, "oversize");
     EXPECT_EQ(ev[1].data, "ok");
 }
+
+namespace {
+
+TEST(SseParser, ALargeEventArrivingInManyPiecesIsParsedOnceAndIntact) {
+    // 4 MiB of data in one line, fed 1 KiB at a time (each piece used to rescan everything unparsed), with CR LF
+    // endings that fall on piece boundaries.
+    std::string payload(4u << 20, 'x');
+    for (std::size_t i = 0; i < payload.size(); i += 4099) payload[i] = static_cast<char>('a' + i % 26);
+    const std::string text = "id: 7\r\ndata: " + payload + "\r\n\r\ndata: after\r\n\r\n";
+    for (std::size_t step : {1024u, 1023u, 4099u}) {
+        auto events = parse_in_steps(text, step, 8u << 20);
+        ASSERT_EQ(events.size(), 2u) << "step " << step;
+        EXPECT_EQ(events[0].kind, "event");
+        EXPECT_EQ(events[0].id, "7");
+        EXPECT_TRUE(events[0].data == payload) << "step " << step << ": " << events[0].data.size() << " bytes";
+        EXPECT_EQ(events[1].data, "after");
+    }
+}
+
+}  // namespace

@@ -56,6 +56,9 @@ private:
     std::size_t max_;
     std::string input_;  // unparsed bytes from input_[pos_]
     std::size_t pos_ = 0;
+    // input_[pos_, scanned_) holds no line terminator: a line arriving in many pieces is scanned once, not once per
+    // piece (which made one large event quadratic).
+    std::size_t scanned_ = 0;
     bool skip_lf_ = false;  // the previous chunk ended with CR: a leading LF belongs to it
     bool bom_checked_ = false;
     bool discarding_line_ = false;  // inside a line longer than the limit
