@@ -123,6 +123,30 @@ struct StdioProcessChannel::State : std::enable_shared_from_this<State> {
         if (pid > 0 && !exit_event.is_set()) ::kill(-pid, sig);
     }
 
+    // Whether anything is left in the server's process group (its children, once the server itself exited).
+    bool group_alive() const { return pid > 0 && ::kill(-pid, 0) == 0; }
+
+    // After the server exited: what it left behind in its group (a child holding its pipes) is ended too, TERM
+    // first, then KILL. The group id stays reserved while any member lives, so this reaches only the server's own.
+    awaitable<void> end_leftovers() {
+        if (!group_alive()) co_return;
+        spdlog::debug("[{}] ending what process {} left in its process group", opts.name, pid);
+        ::kill(-pid, SIGTERM);
+        asio::steady_timer t(ex);
+        for (int i = 0; i < 20 && group_alive(); ++i) {
+            t.expires_after(std::chrono::milliseconds(25));
+            co_await t.async_wait(as_tuple_awaitable);
+        }
+        if (group_alive()) ::kill(-pid, SIGKILL);
+    }
+
+    // stdout and stderr can outlive the server when a child of it holds them: stop reading them.
+    void stop_reading() {
+        if (!lines->read_closed()) lines->close_read();
+        boost::system::error_code ignored;
+        err.close(ignored);
+    }
+
     awaitable<void> watch_exit() {
         auto self = shared_from_this();
         if (proc) {
@@ -144,10 +168,11 @@ struct StdioProcessChannel::State : std::enable_shared_from_this<State> {
         }
         exit_event.set();
         spdlog::debug("[{}] process {} {}", opts.name, pid, describe_exit());
-        // stdout can outlive the child when a grandchild holds it open: end reads shortly after the exit.
+        // stdout and stderr can outlive the server when a child of it holds them open: stop reading shortly after
+        // the exit (what is already in the pipes is still read), so pending calls fail and nothing waits on them.
         asio::steady_timer t(ex, std::chrono::milliseconds(200));
         co_await t.async_wait(as_tuple_awaitable);
-        if (!lines->read_closed()) lines->close_read();
+        stop_reading();
     }
 
     awaitable<void> pump_stderr() {
@@ -311,8 +336,9 @@ jsonrpc::Outcome<std::shared_ptr<StdioProcessChannel>> StdioProcessChannel::spaw
 }
 
 StdioProcessChannel::~StdioProcessChannel() {
-    // Never leave an orphan: the watchers hold the state until the process is gone.
+    // Never leave an orphan (the watchers hold the state until the process is gone), nor what it left in its group.
     state_->signal_group(SIGKILL);
+    if (state_->group_alive()) ::kill(-state_->pid, SIGKILL);
 }
 
 awaitable<Received> StdioProcessChannel::read() {
@@ -359,8 +385,9 @@ awaitable<void> StdioProcessChannel::close() {
             co_await s->exit_event.wait_for(std::chrono::seconds(2));
         }
     }
-    s->lines->close_read();
+    co_await s->end_leftovers();
     co_await s->stderr_event.wait_for(std::chrono::milliseconds(100));
+    s->stop_reading();
 }
 
 std::size_t StdioProcessChannel::max_message_size() const { return state_->lines->max_message_size(); }

@@ -6,6 +6,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
+
+#include <signal.h>
 
 namespace switchboard::test {
 namespace {
@@ -110,6 +113,29 @@ TEST_F(Cli, TheOfficialSdkV2ServerOverStdioInTheModernEraWithoutNoise) {
     EXPECT_EQ(out, "42\n");
     EXPECT_EQ(cli("--config " + cfg + " read sdk2 note://hello", out), 0) << out;
     EXPECT_EQ(out, "a note\n");
+}
+
+TEST_F(Cli, AServerChildHoldingItsPipesDoesNotHoldTheCommandAndIsEndedWithIt) {
+    // The server starts a child that inherits its stdin, stdout and stderr and outlives it. The command must not
+    // wait for that child (300 s, past the test's timeout) and must not leave it running.
+    const auto pid_file = dir_ / "child.pid";
+    auto cfg = write_config(R"({"mcpServers": {"forks": {"command": "sh", "args": ["-c",
+        "sleep 300 & echo $! > )" +
+                            pid_file.string() + "; exec " + demo_server() + R"("]}}})");
+    std::string out;
+    EXPECT_EQ(cli("--config " + cfg + " call echo '{\"message\": \"done\"}'", out), 0) << out;
+    EXPECT_EQ(out, "done\n");
+    std::ifstream f(pid_file);
+    int child = 0;
+    f >> child;
+    ASSERT_GT(child, 0);
+    bool gone = false;
+    for (int i = 0; i < 100 && !gone; ++i) {  // reaped by init once killed: give it a moment
+        gone = ::kill(child, 0) != 0;
+        if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    EXPECT_TRUE(gone) << "the server's child " << child << " is still running";
+    if (!gone) ::kill(child, SIGKILL);
 }
 
 TEST_F(Cli, ToolsJsonPrefixesConflictingNames) {
