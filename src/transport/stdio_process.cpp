@@ -170,8 +170,11 @@ struct StdioProcessChannel::State : std::enable_shared_from_this<State> {
         spdlog::debug("[{}] process {} {}", opts.name, pid, describe_exit());
         // stdout and stderr can outlive the server when a child of it holds them open: stop reading shortly after
         // the exit (what is already in the pipes is still read), so pending calls fail and nothing waits on them.
-        asio::steady_timer t(ex, std::chrono::milliseconds(200));
-        co_await t.async_wait(as_tuple_awaitable);
+        // When the host is closing the channel, close() does this without the wait (a command exits at once).
+        if (!close_started) {
+            asio::steady_timer t(ex, std::chrono::milliseconds(200));
+            co_await t.async_wait(as_tuple_awaitable);
+        }
         stop_reading();
     }
 
