@@ -344,6 +344,28 @@ TEST_F(HttpFault, OversizeEventIsAClearErrorAndTheSessionStaysUsable) {
     });
 }
 
+TEST_F(HttpFault, AHundredMebibyteEventFailsItsRequestWithTheSizeAndTheSessionStaysUsable) {
+    // One SSE event of 100 MiB against the default 64 MiB limit: dropped as it streams, the request fails with the
+    // limit named once the event ends (it used to be parsed quadratically and end in a timeout).
+    run(
+        []() -> awaitable<void> {
+            auto f = co_await start_fault_server({});
+            CO_ASSERT_TRUE(f.http > 0);
+            auto o = options("fault");
+            o.read_timeout = std::chrono::seconds(60);
+            auto s = co_await connect_http("http://127.0.0.1:" + std::to_string(f.http) + "/oversize", o);
+            CO_ASSERT_TRUE(s.session) << s.error;
+            auto huge = co_await echo(*s.session, "huge");
+            EXPECT_NE(huge.find("limit"), std::string::npos) << huge;
+            EXPECT_NE(huge.find("MiB"), std::string::npos) << huge;
+            EXPECT_EQ(huge.find("timed out"), std::string::npos) << huge;
+            EXPECT_EQ(co_await echo(*s.session, "small"), "Echo: small");
+            co_await s.session->close();
+            co_await f.proc->close();
+        },
+        std::chrono::seconds(90));
+}
+
 TEST_F(HttpFault, ConnectionClosedMidResponseNamesTheServer) {
     run([]() -> awaitable<void> {
         auto f = co_await start_fault_server({});
@@ -519,7 +541,10 @@ TEST_F(HttpFault, ModernServerGetsHeadersNoSessionAndAListenStreamClosedOnCancel
         // A name that is not plain ASCII goes into Mcp-Name in the spec's Base64 sentinel form.
         json::object args;
         args["message"] = "x";
-        auto accented = co_await s.session->call_tool("\xC3\xA9" "cho", std::move(args));
+        auto accented = co_await s.session->call_tool(
+            "\xC3\xA9"
+            "cho",
+            std::move(args));
         EXPECT_TRUE(accented) << accented.error().describe();
         auto sub = co_await s.session->subscribe("file:///x");
         EXPECT_TRUE(sub) << sub.error().describe();

@@ -5,7 +5,8 @@
 //   /expire    the first session is gone when tools/call arrives (404); later sessions work
 //   /resume    the SSE reply sends retry + an event with an id, then the connection is cut; a GET with
 //              Last-Event-ID gets the result
-//   /oversize  tools/call with message "big" answers with a result bigger than the client's limit
+//   /oversize  tools/call with message "big" answers with a result bigger than the client's limit; "huge" with one
+//              SSE event of 100 MiB, written in 1 MiB pieces
 //   /slow      the JSON reply to tools/call comes after 10 s (a client that gives up must close the connection)
 //   /cut       the JSON reply is cut in the middle (the socket is destroyed)
 //   /redirect/N  307 to /redirect/N-1 ... /mcp          /tohttp  307 to the plain-http server (from https)
@@ -28,6 +29,17 @@ const stats = { initializes: 0, deletes: 0, requests: [], resume: null, headerEr
 const pendingResume = new Map();
 let cutAt = 0;
 let httpPort = 0;
+
+// One SSE event carrying a 100 MiB text result, written as the socket drains (a client must fail the request with
+// the size at the end of the event, not time out, and not hold it all in memory).
+async function writeHugeEvent(res, id) {
+  const piece = 'x'.repeat(1 << 20);
+  const write = (chunk) => res.write(chunk) ? Promise.resolve() : new Promise((r) => res.once('drain', r));
+  await write(`data: {"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[{"type":"text","text":"`);
+  for (let i = 0; i < 100 && !res.destroyed; ++i) await write(piece);
+  await write('"}]}}\n\n');
+  res.end();
+}
 
 function json(res, status, body, headers = {}) {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
@@ -112,6 +124,11 @@ function handler(req, res) {
     if (mode === 'oversize' && text === 'bigjson') {
       result.result.content[0].text = 'x'.repeat(300000);
       return json(res, 200, result);
+    }
+    if (mode === 'oversize' && text === 'huge') {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      writeHugeEvent(res, msg.id);
+      return;
     }
     if (mode === 'oversize' && text === 'big') {
       result.result.content[0].text = 'x'.repeat(300000);
