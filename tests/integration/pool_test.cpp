@@ -334,5 +334,29 @@ TEST(Context, AForkedContextLeasesItsLazyServerAndReleasesItWhenDropped) {
     });
 }
 
+TEST(Context, RemovingALeasedServerReleasesItAndTakesItOutOfTheView) {
+    TempDir dir;
+    const auto pids = dir.path / "pids";
+    auto cfg = config_of({{"lazy", counted_lazy_entry(pids)}});
+    run([&]() -> awaitable<void> {
+        auto pool = host::ServerPool::create(co_await asio::this_coro::executor, cfg, fast_options());
+        pool->start();
+        host::ContextOptions options;
+        options.servers = std::vector<std::string>{"lazy"};
+        auto ctx = host::Context::create(pool, options);
+        auto added = co_await ctx->add_server("lazy");
+        CO_ASSERT_TRUE(added.has_value()) << added.error().describe();
+        EXPECT_EQ(ctx->leased(), std::vector<std::string>{"lazy"});
+        EXPECT_TRUE(ctx->tools().find("echo"));
+        const int pid = std::stoi(read_lines(pids).at(0));
+        ctx->remove_server("lazy");
+        EXPECT_TRUE(ctx->leased().empty());
+        EXPECT_TRUE(ctx->servers().empty());
+        EXPECT_TRUE(ctx->tools().empty());
+        EXPECT_TRUE(co_await wait_gone(pid, 5s));  // nobody else held it
+        co_await pool->shutdown();
+    });
+}
+
 }  // namespace
 }  // namespace switchboard::test
