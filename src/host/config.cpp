@@ -44,7 +44,7 @@ constexpr std::string_view server_keys[] = {"type",
 constexpr std::string_view foreign_server_keys[] = {"envFile", "description", "autoApprove", "alwaysAllow", "timeout",
                                                     "trust",   "note",        "name",        "transport"};
 
-constexpr std::string_view top_level_keys[] = {"mcpServers", "servers", "inputs", "$schema"};
+constexpr std::string_view top_level_keys[] = {"mcpServers", "servers", "inputs", "$schema", "llm"};
 
 template <std::size_t N>
 bool contains(const std::string_view (&keys)[N], std::string_view key) {
@@ -539,6 +539,41 @@ std::string expand_vars(std::string_view text, const EnvLookup& env, std::vector
     return out;
 }
 
+namespace {
+
+/// `${VAR}` expanded in every string of `obj` (nested objects and arrays too); an unset variable is a warning.
+json::value expand_strings_in(const json::value& v, const EnvLookup& env, std::string_view where,
+                              std::vector<std::string>& warnings) {
+    if (const auto* s = v.if_string()) {
+        Expansion ex;
+        std::string out;
+        expand_into(*s, env, ex, out);
+        for (const auto& name : ex.missing)
+            warnings.push_back(fmt::format("{}: environment variable ${{{}}} is not set", where, name));
+        return json::value(out);
+    }
+    if (const auto* o = v.if_object()) {
+        json::object r;
+        for (const auto& kv : *o)
+            r[kv.key()] = expand_strings_in(kv.value(), env, fmt::format("{}.{}", where, std::string(kv.key())),
+                                            warnings);
+        return r;
+    }
+    if (const auto* a = v.if_array()) {
+        json::array r;
+        for (const auto& x : *a) r.push_back(expand_strings_in(x, env, where, warnings));
+        return r;
+    }
+    return v;
+}
+
+json::object expand_strings(const json::object& obj, const EnvLookup& env, std::string_view source,
+                            std::vector<std::string>& warnings) {
+    return expand_strings_in(obj, env, fmt::format("{}: llm", source), warnings).as_object();
+}
+
+}  // namespace
+
 Config parse_config(std::string_view text, std::string_view source_name, const EnvLookup& env) {
     if (text.size() > max_config_size)
         throw ConfigError(fmt::format("{}: the document is larger than {} (the limit for a config file)", source_name,
@@ -555,6 +590,12 @@ Config parse_config(std::string_view text, std::string_view source_name, const E
         const std::string_view key = item.key();
         if (key == "mcpServers" || key == "servers") {
             add_servers(server_map(item.value(), key, source_name), key, env, config);
+        } else if (key == "llm") {
+            if (const auto* llm = item.value().if_object()) {
+                config.llm = expand_strings(*llm, env, source_name, config.warnings);
+            } else {
+                config.warnings.push_back(fmt::format("{}: \"llm\" must be an object; ignored", source_name));
+            }
         } else if (!contains(top_level_keys, key)) {
             config.warnings.push_back(
                 fmt::format("{}: unknown top-level key \"{}\"{}", source_name, key, suggestion(key, top_level_keys)));

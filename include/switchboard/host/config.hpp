@@ -61,6 +61,9 @@ struct Config {
     std::vector<ServerConfig> servers;  ///< in file order
     std::string source;                 ///< file path or "<string>"
     std::vector<std::string> warnings;  ///< e.g. "settings.json: server \"x\": unknown key \"comand\""
+    /// The top-level `llm` object with `${VAR}` expanded in every string (read by llm::parse_settings; the host does
+    /// not know that layer). Empty when the file has none.
+    boost::json::object llm;
 
     const ServerConfig* find(std::string_view name) const;
 };

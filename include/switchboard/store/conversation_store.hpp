@@ -1,0 +1,106 @@
+// Conversations on disk: one SQLite file (WAL, foreign keys on, a schema version with migrations). A conversation
+// has a title, a model, timestamps, and its settings (per-conversation server/tool overrides and remembered
+// approvals); its messages are stored in order, each with its complete record (llm::Message::to_json: content, tool
+// calls with arguments, reasoning, usage, timings) and `meta` (attachments of a user message; server, tool, isError,
+// denied and duration of a tool result).
+//
+// Every append is one transaction: a crash or kill -9 mid-turn leaves the file consistent and every message either
+// fully there or absent. The calls are short synchronous statements (the loop's thread is blocked for well under a
+// millisecond per message).
+//
+// Errors throw StoreError, whose message names the file and what SQLite said.
+//
+// Thread-safety: single owner.
+#pragma once
+
+#include <switchboard/llm/message.hpp>
+
+#include <boost/json/object.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <set>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+struct sqlite3;
+
+namespace switchboard::store {
+
+class StoreError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+struct ConversationInfo {
+    std::int64_t id = 0;
+    std::string title;
+    std::string model;
+    std::int64_t created_ms = 0;  ///< Unix epoch milliseconds
+    std::int64_t updated_ms = 0;
+    std::int64_t message_count = 0;
+};
+
+/// What a conversation remembers besides its messages.
+struct ConversationSettings {
+    std::set<std::string> servers_off;                       ///< switched off for this conversation
+    std::set<std::pair<std::string, std::string>> tools_off;  ///< (server, tool)
+    std::set<std::string> approved_tools;                    ///< "always for this tool" (exposed names)
+    std::set<std::string> approved_servers;                  ///< "always for this server"
+    boost::json::object to_json() const;
+    static ConversationSettings from_json(const boost::json::value& v);
+    bool operator==(const ConversationSettings&) const = default;
+};
+
+struct StoredMessage {
+    std::int64_t id = 0;
+    std::int64_t created_ms = 0;
+    llm::Message message;
+    boost::json::object meta;
+};
+
+class ConversationStore {
+public:
+    /// Opens (creating the file and its directory when missing) and migrates to the current schema.
+    explicit ConversationStore(std::filesystem::path file);
+    ~ConversationStore();
+    ConversationStore(const ConversationStore&) = delete;
+    ConversationStore& operator=(const ConversationStore&) = delete;
+
+    /// $XDG_DATA_HOME/switchboard/conversations.db (~/.local/share/... when unset).
+    static std::filesystem::path default_path();
+    static constexpr int schema_version = 1;
+
+    const std::filesystem::path& path() const { return file_; }
+
+    std::int64_t create(std::string_view title, std::string_view model);
+    std::optional<ConversationInfo> find(std::int64_t id) const;
+    /// Newest first; `title_contains` filters case-insensitively.
+    std::vector<ConversationInfo> list(std::string_view title_contains = {}) const;
+    bool rename(std::int64_t id, std::string_view title);
+    void set_model(std::int64_t id, std::string_view model);
+    /// Deletes the conversation and its messages; false when there was none.
+    bool remove(std::int64_t id);
+
+    ConversationSettings settings(std::int64_t id) const;
+    void save_settings(std::int64_t id, const ConversationSettings& settings);
+
+    /// Appends messages in one transaction (and updates `updated`); returns their ids.
+    std::vector<std::int64_t> append(std::int64_t conversation, std::span<const StoredMessage> messages);
+    std::vector<StoredMessage> messages(std::int64_t conversation) const;
+
+    /// PRAGMA integrity_check: "ok" or what is wrong.
+    std::string integrity_check() const;
+
+private:
+    std::filesystem::path file_;
+    sqlite3* db_ = nullptr;
+};
+
+}  // namespace switchboard::store
