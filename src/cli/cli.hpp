@@ -40,6 +40,8 @@ enum class Settle { all, none };
 boost::asio::awaitable<int> with_host(host::Config config, std::function<boost::asio::awaitable<int>(Host&)> body);
 boost::asio::awaitable<int> with_host(host::Config config, Settle settle,
                                       std::function<boost::asio::awaitable<int>(Host&)> body);
+boost::asio::awaitable<int> with_host(host::Config config, Settle settle, host::PoolOptions options,
+                                      std::function<boost::asio::awaitable<int>(Host&)> body);
 
 /// The config reduced to the one named server, or nullopt (reported on stderr) when there is no such server.
 std::optional<host::Config> only_server(const host::Config& config, const std::string& name);
@@ -59,6 +61,25 @@ boost::asio::awaitable<int> read(const host::Config& config, const GlobalOptions
 boost::asio::awaitable<int> prompts(const host::Config& config, const GlobalOptions& g);
 boost::asio::awaitable<int> prompt(const host::Config& config, const GlobalOptions& g, std::string server,
                                    std::string name, std::map<std::string, std::string> arguments);
+
+/// Options of the commands that talk to a model (`run`, `chat`, `models`).
+struct AgentOptions {
+    std::optional<std::string> llm_url;  ///< --llm
+    std::optional<std::string> model;    ///< --model
+    std::vector<std::string> allow_tools;
+    bool yes = false;
+    int max_turns = 100;
+    std::optional<std::string> db;
+    std::optional<std::int64_t> resume;
+    bool allow_sampling = false;
+    std::vector<std::string> roots;  ///< --root; the working directory when none is given
+    bool no_store = false;           ///< --no-store: keep nothing on disk
+};
+
+boost::asio::awaitable<int> run_task(const host::Config& config, const GlobalOptions& g, AgentOptions options,
+                                     std::string task);
+boost::asio::awaitable<int> chat(const host::Config& config, const GlobalOptions& g, AgentOptions options);
+boost::asio::awaitable<int> models(const host::Config& config, const GlobalOptions& g, AgentOptions options);
 
 // Rendering (render.cpp).
 /// Human-readable rendering of a tool result or resource contents; binary parts as "[image/png, N bytes]".

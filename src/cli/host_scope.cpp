@@ -16,9 +16,14 @@ awaitable<int> with_host(host::Config config, std::function<awaitable<int>(Host&
 }
 
 awaitable<int> with_host(host::Config config, Settle settle, std::function<awaitable<int>(Host&)> body) {
+    co_return co_await with_host(std::move(config), settle, host::PoolOptions{}, std::move(body));
+}
+
+awaitable<int> with_host(host::Config config, Settle settle, host::PoolOptions options,
+                         std::function<awaitable<int>(Host&)> body) {
     auto ex = co_await asio::this_coro::executor;
     Host h;
-    h.pool = host::ServerPool::create(ex, std::move(config), host::PoolOptions{});
+    h.pool = host::ServerPool::create(ex, std::move(config), std::move(options));
     host::ContextOptions main;
     // A command may name a lazy server explicitly (`call lazy__tool`): it is started for that call.
     main.calls_to_unseen_servers = true;

@@ -121,7 +121,40 @@ int main(int argc, char** argv) {
     prompt_cmd->add_option("arguments", key_values, "Arguments as key=value");
     json_flag(prompt_cmd);
 
+    // The commands that talk to a model.
+    cli::AgentOptions agent;
+    std::string task, db;
+    std::int64_t resume = 0;
+    const auto model_options = [&](CLI::App* sub) {
+        sub->add_option("--llm", agent.llm_url, "OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1");
+        sub->add_option("--model", agent.model, "Model name");
+    };
+    const auto agent_options = [&](CLI::App* sub) {
+        model_options(sub);
+        sub->add_option("--allow-tools", agent.allow_tools,
+                        "Run tools matching this glob without asking (repeatable; e.g. 'github__*')");
+        sub->add_flag("-y,--yes", agent.yes, "Run every tool without asking");
+        sub->add_option("--max-turns", agent.max_turns, "Model requests per message (default 100)")
+            ->check(CLI::PositiveNumber);
+        sub->add_option("--db", db, "Conversation database (default $XDG_DATA_HOME/switchboard/conversations.db)");
+        sub->add_flag("--no-store", agent.no_store, "Keep no conversation on disk");
+        sub->add_option("--resume", resume, "Go on with a stored conversation (see `conversations`)");
+        sub->add_option("--root", agent.roots, "A directory offered to servers as a root (repeatable; default: .)");
+    };
+    auto* run_cmd = app.add_subcommand("run", "Do one task with the model and the servers' tools: switchboard run \"TASK\"");
+    run_cmd->add_option("task", task, "What to do")->required();
+    agent_options(run_cmd);
+    run_cmd->add_flag("--allow-sampling", agent.allow_sampling, "Let servers use the model (sampling)");
+    json_flag(run_cmd);
+    auto* chat_cmd = app.add_subcommand("chat", "Talk with the model, which uses the servers' tools");
+    agent_options(chat_cmd);
+    auto* models_cmd = app.add_subcommand("models", "List the models of the configured endpoint");
+    model_options(models_cmd);
+    json_flag(models_cmd);
+
     CLI11_PARSE(app, argc, argv);
+    if (!db.empty()) agent.db = db;
+    if (resume) agent.resume = resume;
 
     auto logger = spdlog::stderr_color_mt("switchboard");
     logger->set_pattern("%^[%l]%$ %v");
@@ -145,5 +178,8 @@ int main(int argc, char** argv) {
     if (prompts_cmd->parsed()) return run([&] { return cli::prompts(c, g); });
     if (prompt_cmd->parsed())
         return run([&] { return cli::prompt(c, g, server, prompt_name, std::move(*prompt_arguments)); });
+    if (run_cmd->parsed()) return run([&] { return cli::run_task(c, g, agent, task); });
+    if (chat_cmd->parsed()) return run([&] { return cli::chat(c, g, agent); });
+    if (models_cmd->parsed()) return run([&] { return cli::models(c, g, agent); });
     return 2;
 }

@@ -39,6 +39,8 @@ boost::json::object text_result(std::string text, bool is_error = false);
 void add_demo_tools(mcp::StaticHandler& server, DemoState& state);
 /// `--dynamic-tools`: a tool `toggle_extra` that adds or removes the tool `extra` and announces tools/list_changed.
 void add_dynamic_tools(mcp::StaticHandler& server);
+/// ask_model, ask_user, list_roots: tools that send sampling, elicitation and roots requests to the client.
+void add_client_request_tools(mcp::StaticHandler& server);
 void add_demo_resources(mcp::StaticHandler& server, DemoState& state);
 void add_demo_prompts(mcp::StaticHandler& server, DemoState& state);
 /// Sets the completer for the `greet` prompt and the greeting template.

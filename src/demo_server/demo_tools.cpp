@@ -225,4 +225,44 @@ void add_dynamic_tools(mcp::StaticHandler& server) {
                     });
 }
 
+void add_client_request_tools(mcp::StaticHandler& server) {
+    // Each asks the client something and returns the client's answer as JSON text (or the error as a tool error).
+    const auto answer = [](Outcome<json::value> r) -> Outcome<json::object> {
+        if (!r) return text_result(fmt::format("the client refused: {}", r.error().message), true);
+        return text_result(json::serialize(*r));
+    };
+    server.add_tool(tool("ask_model", "Ask the client's model",
+                         "Sends sampling/createMessage with `question` and returns the client's answer.",
+                         json::object{{"question", prop("string", "What to ask the model")}}, {"question"}),
+                    [answer](json::object args, mcp::RequestContext ctx) -> awaitable<Outcome<json::object>> {
+                        auto question = string_arg(args, "question").value_or("say hello");
+                        json::object params{
+                            {"messages", json::array{json::object{
+                                             {"role", "user"},
+                                             {"content", json::object{{"type", "text"}, {"text", question}}}}}},
+                            {"systemPrompt", "You answer in one line."},
+                            {"modelPreferences", json::object{{"hints", json::array{json::object{{"name", "fake"}}}}}},
+                            {"maxTokens", 100}};
+                        co_return answer(co_await ctx.create_message(std::move(params)));
+                    });
+    server.add_tool(
+        tool("ask_user", "Ask the user", "Sends elicitation/create (form: name, age) and returns the answer.",
+             json::object{{"message", prop("string", "What to ask")}}, {}),
+        [answer](json::object args, mcp::RequestContext ctx) -> awaitable<Outcome<json::object>> {
+            json::object schema{
+                {"type", "object"},
+                {"properties", json::object{{"name", json::object{{"type", "string"}, {"minLength", 1}}},
+                                            {"age", json::object{{"type", "integer"}, {"minimum", 0}}}}},
+                {"required", json::array{"name"}}};
+            json::object params{{"message", string_arg(args, "message").value_or("Who are you?")},
+                                {"requestedSchema", std::move(schema)}};
+            co_return answer(co_await ctx.elicit(std::move(params)));
+        });
+    server.add_tool(tool("list_roots", "List the client's roots", "Sends roots/list and returns the client's roots.",
+                         json::object{}, {}),
+                    [answer](json::object, mcp::RequestContext ctx) -> awaitable<Outcome<json::object>> {
+                        co_return answer(co_await ctx.list_roots());
+                    });
+}
+
 }  // namespace switchboard::demo

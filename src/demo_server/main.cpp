@@ -43,6 +43,9 @@ int main(int argc, char** argv) {
     app.add_option("--name", name, "serverInfo name")->capture_default_str();
     bool dynamic_tools = false;
     app.add_flag("--dynamic-tools", dynamic_tools, "Add toggle_extra, which adds/removes a tool (tools/list_changed)");
+    bool client_requests = false;
+    app.add_flag("--client-requests", client_requests,
+                 "Add ask_model, ask_user and list_roots (sampling, elicitation and roots requests to the client)");
     app.add_option("--instructions", instructions, "Instructions returned to the client");
     std::optional<std::uint16_t> http_port, ws_port;
     std::string bind = "127.0.0.1";
@@ -88,6 +91,7 @@ int main(int argc, char** argv) {
     state.blob_template = blob_template;
     demo::add_demo_tools(*handler, state);
     if (dynamic_tools) demo::add_dynamic_tools(*handler);
+    if (client_requests) demo::add_client_request_tools(*handler);
     demo::add_demo_resources(*handler, state);
     demo::add_demo_prompts(*handler, state);
     demo::set_demo_completer(*handler);

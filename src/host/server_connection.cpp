@@ -40,7 +40,7 @@ awaitable<ServerConnection> connect_server(asio::any_io_executor ex, const Serve
     co.connect_timeout = config.startup_timeout;
     co.request_timeout = config.startup_timeout;
     co.known_era = options.known_era;
-    co.handlers = options.handlers;
+    co.handlers = options.handlers.bind(config.name);
     if (options.on_notification)
         co.on_notification = [cb = options.on_notification, name = config.name](
                                  const std::string& m, const boost::json::value& p) { cb(name, m, p); };

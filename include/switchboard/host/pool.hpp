@@ -25,6 +25,7 @@
 #include <switchboard/host/config.hpp>
 #include <switchboard/host/events.hpp>
 #include <switchboard/host/resource_cache.hpp>
+#include <switchboard/host/server_requests.hpp>
 #include <switchboard/mcp/client_session.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -51,7 +52,7 @@ struct PoolOptions {
     std::chrono::milliseconds listing_ttl{60'000};  ///< resource listings, when the server gives no ttlMs
     std::chrono::milliseconds content_ttl{60'000};  ///< read contents of unsubscribed resources, without ttlMs
     std::size_t stderr_tail_lines = 20;
-    mcp::ServerRequestHandlers handlers;
+    ServerRequestHandlers handlers;  ///< sampling, elicitation, roots: unset ones are not offered to servers
     mcp::Implementation client_info{"switchboard", SWITCHBOARD_VERSION, "Switchboard"};
 };
 

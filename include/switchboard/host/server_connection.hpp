@@ -6,6 +6,7 @@
 
 #include <switchboard/host/config.hpp>
 #include <switchboard/host/events.hpp>
+#include <switchboard/host/server_requests.hpp>
 #include <switchboard/host/transport_factory.hpp>
 #include <switchboard/mcp/client_session.hpp>
 
@@ -24,7 +25,7 @@ struct ConnectOptions {
     bool list_resources = true;
     bool list_prompts = true;
     std::size_t max_message_size = 64u * 1024 * 1024;
-    mcp::ServerRequestHandlers handlers;
+    ServerRequestHandlers handlers;
     std::function<void(const std::string& server, const std::string& method, const boost::json::value& params)>
         on_notification;
     /// Progress through the start: Phase::starting, initializing, listing (not called for the end result).

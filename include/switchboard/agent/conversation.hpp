@@ -1,0 +1,133 @@
+// The agent loop: a conversation's messages, one context's tools and one model.
+//
+// send(text) appends the user message (with the context's attachments, consumed: text blocks headed by their URI,
+// images as image parts when the model takes them) and then loops: ask the model (streamed, the context's tools
+// offered), and when it asks for tools, check each call against the approvals (asking the front end when it can,
+// denying otherwise), run the allowed calls of that turn concurrently through the context, append their results as
+// tool messages, and ask again — until the model answers without tool calls, the turn limit, an error or
+// cancellation.
+//
+// Robustness: a malformed argument string, an unknown tool or a failing server becomes an error result the model
+// reads; the loop goes on. A model failure ends the run with StopReason::error and keeps what was complete (an answer
+// cut mid-stream is kept as a partial assistant message, marked so in its meta).
+//
+// Cancellation: cancel the coroutine awaiting send() (Asio per-operation cancellation): the model's stream is closed,
+// the running tool calls are cancelled (servers receive notifications/cancelled), and send() returns
+// StopReason::cancelled with every message completed so far.
+//
+// Persistence: observer.on_messages receives every completed message batch in order — the user message, then each
+// assistant message together with the tool messages answering it — so a store can write each batch in one
+// transaction.
+//
+// Thread-safety: single owner, on the context's executor.
+#pragma once
+
+#include <switchboard/agent/approvals.hpp>
+#include <switchboard/host/context.hpp>
+#include <switchboard/llm/client.hpp>
+#include <switchboard/llm/message.hpp>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/object.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace switchboard::agent {
+
+enum class StopReason { done, max_turns, cancelled, error };
+std::string_view to_string(StopReason r);
+
+struct ToolCallRecord {
+    std::string id;
+    std::string name;       ///< the exposed name the model used
+    std::string server;     ///< empty when it did not resolve
+    std::string tool;       ///< the server's own name
+    std::string arguments;  ///< as the model wrote them
+    bool is_error = false;
+    bool denied = false;
+    std::int64_t ms = 0;
+    boost::json::object to_json() const;  ///< {"name","server","tool","arguments","isError","denied","ms"}
+};
+
+struct ApprovalRequest {
+    std::string name;  ///< exposed name
+    std::string server;
+    std::string tool;
+    std::string arguments;
+};
+
+struct Observer {
+    std::function<void(std::string_view)> on_content;
+    std::function<void(std::string_view)> on_reasoning;
+    std::function<void(const llm::ToolCall&, const std::string& server)> on_tool_start;
+    std::function<void(const ToolCallRecord&, const llm::ToolExecutionResult&)> on_tool_end;
+    /// Completed messages with their meta, in order (see the header comment).
+    std::function<void(std::span<const llm::Message>, std::span<const boost::json::object>)> on_messages;
+    /// Asked for each call the approvals do not allow; unset: such calls are denied.
+    std::function<boost::asio::awaitable<Decision>(const ApprovalRequest&)> ask_approval;
+    /// Called when a model request is retried or fails, for progress lines.
+    std::function<void(std::string_view)> on_notice;
+};
+
+struct LoopOptions {
+    int max_turns = 100;  ///< model requests per send()
+    std::string system_prompt;
+};
+
+struct RunResult {
+    StopReason stop = StopReason::done;
+    std::string answer;  ///< the last assistant message's text
+    int turns = 0;       ///< model requests made
+    std::vector<ToolCallRecord> tool_calls;
+    llm::Usage usage;
+    std::string error;  ///< StopReason::error: what failed
+};
+
+class Conversation {
+public:
+    Conversation(std::shared_ptr<host::Context> context, std::shared_ptr<llm::Client> llm, LoopOptions options);
+
+    host::Context& context() { return *context_; }
+    llm::Client& llm() { return *llm_; }
+    Approvals& approvals() { return approvals_; }
+    const std::vector<llm::Message>& messages() const { return messages_; }
+    /// Restores earlier messages (a resumed conversation); a system prompt in options is put first when missing.
+    void set_messages(std::vector<llm::Message> messages);
+    void clear();
+
+    /// A user message, then the loop.
+    boost::asio::awaitable<RunResult> send(std::string text, Observer& observer);
+    /// The loop on the messages as they are (after insert_prompt ended on a user message).
+    boost::asio::awaitable<RunResult> run(Observer& observer);
+
+    /// Fetches a prompt and appends its messages (also reported through observer.on_messages); the error names the
+    /// server and prompt.
+    boost::asio::awaitable<jsonrpc::Outcome<std::size_t>> insert_prompt(std::string server, std::string name,
+                                                                        std::map<std::string, std::string> arguments,
+                                                                        Observer& observer);
+
+    /// Bytes of the tools array sent with each request now (what tool definitions cost per request).
+    std::size_t tool_definition_bytes();
+
+private:
+    boost::asio::awaitable<RunResult> loop(Observer& observer);
+    boost::asio::awaitable<std::vector<llm::ToolExecutionResult>> run_calls(const std::vector<llm::ToolCall>& calls,
+                                                                            Observer& observer, RunResult& result);
+    llm::Message user_message(std::string text, boost::json::object& meta);
+    void emit(Observer& observer, std::vector<llm::Message> batch, std::vector<boost::json::object> meta);
+
+    std::shared_ptr<host::Context> context_;
+    std::shared_ptr<llm::Client> llm_;
+    LoopOptions options_;
+    Approvals approvals_;
+    std::vector<llm::Message> messages_;
+};
+
+}  // namespace switchboard::agent

@@ -1,0 +1,65 @@
+// What `run` and `chat` share: the model settings (config, then flags, then the environment), the conversation store
+// and one conversation in it (new or resumed, with its overrides and remembered approvals), and the writing of every
+// completed message batch.
+#pragma once
+
+#include "cli.hpp"
+
+#include <switchboard/agent/conversation.hpp>
+#include <switchboard/llm/client.hpp>
+#include <switchboard/store/conversation_store.hpp>
+
+#include <memory>
+#include <set>
+#include <utility>
+#include <optional>
+#include <span>
+#include <string>
+
+namespace switchboard::cli {
+
+/// The config's `llm` object, then --llm/--model, then OPENAI_BASE_URL/OPENAI_API_KEY (warnings printed).
+llm::Settings endpoint_settings(const host::Config& config, const AgentOptions& options);
+/// The model settings for these options; nullopt (the help printed on stderr) when no model is configured.
+std::optional<llm::Settings> model_settings(const host::Config& config, const AgentOptions& options);
+
+class AgentSession {
+public:
+    /// Opens the store (unless --no-store) and, with --resume, loads that conversation. Errors are printed; false
+    /// means the command cannot go on.
+    bool open(const AgentOptions& options, const std::string& model);
+    /// The conversation, on the context and model; a resumed one gets its messages, overrides and approvals back.
+    agent::Conversation& start(Host& h, std::shared_ptr<llm::Client> llm, agent::LoopOptions loop,
+                               const AgentOptions& options);
+
+    agent::Conversation& conversation() { return *conversation_; }
+    /// 0 while nothing was written yet.
+    std::int64_t id() const { return id_; }
+    const store::ConversationStore* store() const { return store_.get(); }
+
+    /// Writes a batch (creating the conversation on the first one, titled after `title_hint`) and the settings.
+    void persist(std::span<const llm::Message> messages, std::span<const boost::json::object> meta);
+    void save_settings();
+    /// Switches a tool on or off for this conversation (remembered with it).
+    void set_tool_enabled(const std::string& server, const std::string& tool, bool enabled);
+    const std::set<std::pair<std::string, std::string>>& tools_off() const { return tools_off_; }
+    /// A new, empty conversation (chat's /new).
+    void reset();
+    std::string title_hint;
+
+private:
+    std::unique_ptr<store::ConversationStore> store_;
+    std::unique_ptr<agent::Conversation> conversation_;
+    std::optional<store::ConversationSettings> resumed_settings_;
+    std::vector<llm::Message> resumed_messages_;
+    std::set<std::pair<std::string, std::string>> tools_off_;
+    std::int64_t id_ = 0;
+    std::string model_;
+    bool failed_ = false;  // a write failed: reported once, the conversation goes on in memory
+};
+
+/// "→ name {args}" / "  ← ok 12 ms: first line" progress lines (stderr for run, stdout for chat).
+std::string tool_start_line(const llm::ToolCall& call, const std::string& server);
+std::string tool_end_line(const agent::ToolCallRecord& record, const llm::ToolExecutionResult& result, int max_lines);
+
+}  // namespace switchboard::cli
