@@ -1,0 +1,260 @@
+// `switchboard run`, `chat` and `models` as a user runs them: the real binary, real demo servers, the scripted model,
+// a real SQLite file. Exit codes, --json, approvals by flag, sampling declined or allowed, Ctrl-C reaching a slow
+// tool, kill -9 mid-turn, resume with overrides.
+#include "agent_harness.hpp"
+
+#include <switchboard/store/conversation_store.hpp>
+
+#include <boost/json/parse.hpp>
+
+#include <fstream>
+
+namespace switchboard::test {
+namespace {
+
+namespace json = boost::json;
+namespace fs = std::filesystem;
+
+std::string tool_call(const std::string& name, const std::string& arguments) {
+    return R"({"name": )" + q(name) + R"(, "arguments": )" + q(arguments) + "}";
+}
+
+/// Runs a coroutine body and returns what it produced.
+template <class T, class F>
+T fetch(F f) {
+    T out{};
+    run([&]() -> boost::asio::awaitable<void> { out = co_await f(); });
+    return out;
+}
+
+class AgentCli : public ::testing::Test {
+protected:
+    TempDir dir;
+
+    /// A config with the demo server (extra args inside the array) and the fake model.
+    std::string config(const FakeLlm& fake, const std::string& demo_args = "") {
+        const auto file = dir.path / "config.json";
+        std::ofstream(file) << R"({"mcpServers": {"demo": )" << demo_entry(demo_args) << R"(},
+            "llm": {"baseUrl": )" << q(fake.url()) << R"(, "model": "test-model", "apiKey": "${TEST_KEY:-sk-none}"}})";
+        return file.string();
+    }
+    std::string db() const { return (dir.path / "conversations.db").string(); }
+    int cli(const std::string& args, std::string& out, const std::string& redirect = "2>&1") {
+        return run_command(std::string(SWITCHBOARD_CLI) + " " + args + " " + redirect, out);
+    }
+    json::array bodies(FakeLlm& fake) {
+        return fetch<json::array>([&] { return fake.request_bodies(); });
+    }
+};
+
+TEST_F(AgentCli, RunPrintsTheAnswerAndJson) {
+    FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("echo", R"({"message":"hi"})") +
+                               R"(]}, {"content": "It said hi.", "usage": {"prompt_tokens": 30, "completion_tokens": 4}}])");
+    ASSERT_TRUE(fake.running());
+    std::string out;
+    EXPECT_EQ(cli("--config " + config(fake) + " run 'echo hi' --yes --json --db " + db(), out, "2>/dev/null"), 0)
+        << out;
+    auto v = json::parse(out).as_object();
+    EXPECT_EQ(v.at("answer"), "It said hi.");
+    EXPECT_EQ(v.at("stopReason"), "done");
+    EXPECT_EQ(v.at("turns"), 2);
+    EXPECT_GT(v.at("conversationId").as_int64(), 0);
+    const auto& calls = v.at("toolCalls").as_array();
+    ASSERT_EQ(calls.size(), 1u);
+    EXPECT_EQ(calls[0].at("name"), "echo");
+    EXPECT_EQ(calls[0].at("server"), "demo");
+    EXPECT_EQ(calls[0].at("tool"), "echo");
+    EXPECT_EQ(calls[0].at("arguments").at("message"), "hi");
+    EXPECT_EQ(calls[0].at("isError"), false);
+    EXPECT_EQ(calls[0].at("denied"), false);
+    EXPECT_TRUE(calls[0].at("ms").is_int64());
+    EXPECT_EQ(v.at("usage").at("completionTokens").as_int64(), 4);
+    // The conversation is in the database, whole.
+    store::ConversationStore s(db());
+    auto msgs = s.messages(v.at("conversationId").as_int64());
+    ASSERT_EQ(msgs.size(), 4u);
+    EXPECT_EQ(msgs[3].message.text(), "It said hi.");
+}
+
+TEST_F(AgentCli, RunDeniesToolsItWasNotAllowedAndShowsProgressOnStderr) {
+    FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("echo", R"({"message":"hi"})") +
+                               R"(]}, {"content": "Could not."}])");
+    ASSERT_TRUE(fake.running());
+    std::string out;
+    EXPECT_EQ(cli("--config " + config(fake) + " run 'echo hi' --no-store", out), 0) << out;
+    EXPECT_NE(out.find("→ echo"), std::string::npos) << out;
+    EXPECT_NE(out.find("← denied"), std::string::npos) << out;
+    EXPECT_NE(out.find("Could not."), std::string::npos) << out;
+    auto b = bodies(fake);
+    ASSERT_EQ(b.size(), 2u);
+    EXPECT_NE(message_text(b[1].at("messages").as_array().back()).find("--allow-tools"), std::string::npos);
+}
+
+TEST_F(AgentCli, ExitStatusesSayHowTheRunEnded) {
+    std::string out;
+    {  // No model configured: how to point at llama-server or Ollama.
+        const auto file = dir.path / "nollm.json";
+        std::ofstream(file) << R"({"mcpServers": {}})";
+        EXPECT_EQ(run_command("env -u OPENAI_BASE_URL " + std::string(SWITCHBOARD_CLI) + " --config " + file.string() +
+                                  " run hello 2>&1",
+                              out),
+                  1);
+        EXPECT_NE(out.find("http://127.0.0.1:8080/v1"), std::string::npos) << out;
+        EXPECT_NE(out.find("http://127.0.0.1:11434/v1"), std::string::npos) << out;
+    }
+    {  // The turn limit: 3.
+        FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("echo", R"({"message":"a"})") + "]}]");
+        ASSERT_TRUE(fake.running());
+        EXPECT_EQ(cli("--config " + config(fake) + " run loop --yes --max-turns 1 --no-store", out), 3) << out;
+    }
+    {  // The endpoint refuses: 1, with what it said and never the key.
+        FakeLlm fake(dir.path, R"([{"status": 401, "body": "{\"error\": {\"message\": \"invalid api key\"}}"}])");
+        ASSERT_TRUE(fake.running());
+        EXPECT_EQ(run_command("TEST_KEY=sk-very-secret-123 " + std::string(SWITCHBOARD_CLI) + " --config " +
+                                  config(fake) + " run hello --no-store 2>&1",
+                              out),
+                  1);
+        EXPECT_NE(out.find("401"), std::string::npos) << out;
+        EXPECT_NE(out.find("invalid api key"), std::string::npos) << out;
+        EXPECT_EQ(out.find("sk-very-secret-123"), std::string::npos) << out;
+    }
+}
+
+TEST_F(AgentCli, SamplingIsDeclinedInRunUnlessAllowed) {
+    const std::string ask = R"({"toolCalls": [)" + tool_call("ask_model", R"({"question":"colour?"})") + "]}";
+    {
+        FakeLlm fake(dir.path, "[" + ask + R"(, {"content": "no answer"}])");
+        ASSERT_TRUE(fake.running());
+        std::string out;
+        EXPECT_EQ(cli("--config " + config(fake, R"("--client-requests")") + " run ask --yes --no-store", out), 0)
+            << out;
+        EXPECT_NE(out.find("declined (--allow-sampling"), std::string::npos) << out;
+        auto b = bodies(fake);
+        ASSERT_EQ(b.size(), 2u);
+        EXPECT_NE(message_text(b[1].at("messages").as_array().back()).find("declined"), std::string::npos);
+    }
+    {
+        FakeLlm fake(dir.path, "[" + ask + R"(, {"content": "green"}, {"content": "The model likes green."}])");
+        ASSERT_TRUE(fake.running());
+        std::string out;
+        EXPECT_EQ(cli("--config " + config(fake, R"("--client-requests")") +
+                          " run ask --yes --allow-sampling --no-store",
+                      out),
+                  0)
+            << out;
+        auto b = bodies(fake);
+        ASSERT_EQ(b.size(), 3u);
+        EXPECT_NE(message_text(b[2].at("messages").as_array().back()).find("green"), std::string::npos);
+    }
+}
+
+TEST_F(AgentCli, CtrlCCancelsASlowToolOnTheServer) {
+    FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("slow", R"({"seconds": 30, "steps": 30})") +
+                               R"(]}, {"content": "never"}])");
+    ASSERT_TRUE(fake.running());
+    const auto log = dir.path / "demo.log";
+    // The demo server logs to a file through a wrapper, so the test can see the server's side of the cancellation.
+    const auto wrapper = dir.path / "demo.sh";
+    std::ofstream(wrapper) << "#!/bin/sh\nexec " << demo_server() << " \"$@\" 2>>" << log.string() << "\n";
+    fs::permissions(wrapper, fs::perms::owner_all);
+    const auto file = dir.path / "config.json";
+    std::ofstream(file) << R"({"mcpServers": {"demo": {"command": )" << q(wrapper.string()) << R"(}},
+        "llm": {"baseUrl": )" << q(fake.url()) << R"(, "model": "m"}})";
+    std::string out;
+    run_command("sh -c '" + std::string(SWITCHBOARD_CLI) + " --config " + file.string() +
+                    " run slow --yes --no-store & pid=$!; sleep 2; kill -INT $pid; wait $pid; echo \"exit=$?\"' 2>&1",
+                out);
+    EXPECT_NE(out.find("exit=130"), std::string::npos) << out;
+    std::string server_log;
+    run_command("cat " + log.string(), server_log);
+    EXPECT_NE(server_log.find("slow: cancelled"), std::string::npos) << server_log;
+}
+
+TEST_F(AgentCli, KillMinusNineMidTurnLeavesASoundDatabaseWithEveryCompletedMessage) {
+    FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("echo", R"({"message":"first"})") +
+                               R"(]}, {"toolCalls": [)" + tool_call("slow", R"({"seconds": 30, "steps": 30})") +
+                               R"(]}, {"content": "never"}, {"content": "Resumed fine."}])");
+    ASSERT_TRUE(fake.running());
+    const auto cfg = config(fake);
+    std::string out;
+    run_command("sh -c '" + std::string(SWITCHBOARD_CLI) + " --config " + cfg + " run work --yes --db " + db() +
+                    " & pid=$!; sleep 2.5; kill -9 $pid; wait $pid; echo \"exit=$?\"' 2>&1",
+                out);
+    EXPECT_NE(out.find("exit=137"), std::string::npos) << out;
+    std::int64_t id = 0;
+    {
+        store::ConversationStore s(db());
+        EXPECT_EQ(s.integrity_check(), "ok");
+        auto list = s.list();
+        ASSERT_EQ(list.size(), 1u);
+        id = list[0].id;
+        auto msgs = s.messages(id);
+        // The user message and the complete first tool turn; the interrupted second turn is absent, not half there.
+        ASSERT_EQ(msgs.size(), 3u);
+        EXPECT_EQ(msgs[1].message.tool_calls.size(), 1u);
+        EXPECT_EQ(msgs[2].message.role, llm::Role::tool);
+    }
+    // Resume: the model sees the earlier messages, then the new one.
+    EXPECT_EQ(cli("--config " + cfg + " run 'go on' --yes --db " + db() + " --resume " + std::to_string(id), out), 0)
+        << out;
+    auto b = bodies(fake);
+    ASSERT_EQ(b.size(), 3u);
+    const auto& messages = b[2].at("messages").as_array();
+    ASSERT_EQ(messages.size(), 4u);
+    EXPECT_EQ(message_text(messages[0]), "work");
+    EXPECT_EQ(message_text(messages[3]), "go on");
+}
+
+TEST_F(AgentCli, ChatKeepsOverridesAndApprovalsWithTheConversation) {
+    FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("add", R"({"a": 2, "b": 3})") +
+                               R"(]}, {"content": "five"}, {"toolCalls": [)" + tool_call("add", R"({"a": 1, "b": 1})") +
+                               R"(]}, {"content": "two"}])");
+    ASSERT_TRUE(fake.running());
+    const auto cfg = config(fake);
+    std::string out;
+    // Piped input: switch echo off, ask, approve "always this tool", quit.
+    EXPECT_EQ(run_command("printf '/disable echo\\nadd them\\nt\\n/quit\\n' | " + std::string(SWITCHBOARD_CLI) +
+                              " --config " + cfg + " chat --db " + db() + " 2>&1",
+                          out),
+              0)
+        << out;
+    EXPECT_NE(out.find("five"), std::string::npos) << out;
+    std::int64_t id = 0;
+    {
+        store::ConversationStore s(db());
+        auto list = s.list();
+        ASSERT_EQ(list.size(), 1u);
+        id = list[0].id;
+        auto settings = s.settings(id);
+        EXPECT_EQ(settings.tools_off.count({"demo", "echo"}), 1u);
+        EXPECT_EQ(settings.approved_tools.count("add"), 1u);
+    }
+    // Resumed: echo is still off and add runs without asking (no answer line is given: it would be read as a message).
+    EXPECT_EQ(run_command("printf 'again\\n' | " + std::string(SWITCHBOARD_CLI) + " --config " + cfg + " chat --db " +
+                              db() + " --resume " + std::to_string(id) + " 2>&1",
+                          out),
+              0)
+        << out;
+    EXPECT_NE(out.find("two"), std::string::npos) << out;
+    EXPECT_EQ(out.find("[y] once"), std::string::npos) << out;
+    auto b = bodies(fake);
+    ASSERT_EQ(b.size(), 4u);
+    for (const auto& body : b) {
+        auto tools = offered_tools(body.as_object());
+        EXPECT_EQ(std::find(tools.begin(), tools.end(), "echo"), tools.end());
+        EXPECT_NE(std::find(tools.begin(), tools.end(), "add"), tools.end());
+    }
+}
+
+TEST_F(AgentCli, ModelsListsTheEndpointsModels) {
+    FakeLlm fake(dir.path, "[]");
+    ASSERT_TRUE(fake.running());
+    std::string out;
+    EXPECT_EQ(cli("--config " + config(fake) + " models --json", out, "2>/dev/null"), 0) << out;
+    auto v = json::parse(out).as_array();
+    ASSERT_FALSE(v.empty());
+    EXPECT_TRUE(v[0].at("id").is_string());
+}
+
+}  // namespace
+}  // namespace switchboard::test
