@@ -181,6 +181,7 @@ struct Chat {
             for (const auto& s : h.pool->config().servers)
                 if (!h.main->server_enabled(s.name)) fmt::print("({} is off for this conversation)\n", s.name);
         } else if (cmd == "/tools") {
+            co_await h.pool->wait_until_settled();
             for (const auto& t : h.main->tools().tools())
                 fmt::print("{:<32} {:<16} {}\n", t.name, t.server, core::first_line(t.tool->description, 60));
             for (const auto& [s, t] : session.tools_off()) fmt::print("({}__{} is off for this conversation)\n", s, t);
@@ -211,6 +212,7 @@ struct Chat {
             const auto& msgs = session.conversation().messages();
             if (!msgs.empty() && msgs.back().role == llm::Role::user) co_await run_turn(std::nullopt);
         } else if ((cmd == "/disable" || cmd == "/enable") && w.size() == 2) {
+            co_await h.pool->wait_until_settled();  // a tool's server must have listed it
             set_enabled(w[1], cmd == "/enable");
         } else if (cmd == "/model" && w.size() == 2) {
             llm.set_model(w[1]);
