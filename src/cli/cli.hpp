@@ -6,6 +6,7 @@
 #include <switchboard/host/config.hpp>
 #include <switchboard/host/context.hpp>
 #include <switchboard/host/pool.hpp>
+#include <switchboard/store/conversation_store.hpp>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/value.hpp>
@@ -59,6 +60,20 @@ boost::asio::awaitable<int> read(const host::Config& config, const GlobalOptions
 boost::asio::awaitable<int> prompts(const host::Config& config, const GlobalOptions& g);
 boost::asio::awaitable<int> prompt(const host::Config& config, const GlobalOptions& g, std::string server,
                                    std::string name, std::map<std::string, std::string> arguments);
+
+/// `conversations` and its subcommands: synchronous, on the store alone (no config, no host).
+struct ConversationsCommand {
+    enum class Action { list, show, remove, rename } action = Action::list;
+    std::string db;  ///< empty: ConversationStore::default_path()
+    bool json = false;
+    bool markdown = false;
+    std::string search;  ///< list
+    std::int64_t id = 0;
+    std::string title;  ///< rename
+};
+int conversations(const ConversationsCommand& command);
+/// A conversation as a Markdown transcript (`conversations show --markdown`).
+std::string render_transcript(const store::ConversationInfo& info, const std::vector<store::StoredMessage>& messages);
 
 // Rendering (render.cpp).
 /// Human-readable rendering of a tool result or resource contents; binary parts as "[image/png, N bytes]".
