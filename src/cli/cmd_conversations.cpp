@@ -12,7 +12,7 @@
 #include <chrono>
 #include <ctime>
 #include <filesystem>
-#include <map>
+#include <vector>
 
 namespace switchboard::cli {
 
@@ -77,7 +77,7 @@ std::string fence_for(std::string_view text) {
 
 std::string fenced(std::string_view text) {
     auto fence = fence_for(text);
-    return fmt::format("{}\n{}\n{}\n", fence, text, fence);
+    return fmt::format("{}\n{}\n{}", fence, text, fence);
 }
 
 // Inline code that survives backticks inside.
@@ -123,42 +123,45 @@ std::string render_transcript(const ConversationInfo& info, const std::vector<St
     out += fmt::format("*{}{} messages, started {}, last updated {}*\n", info.model.empty() ? "" : info.model + " · ",
                        info.message_count, format_time(info.created_ms, "%Y-%m-%d %H:%M", false),
                        format_time(info.updated_ms, "%Y-%m-%d %H:%M", false));
-    // Tool results are shown under the call that asked for them.
-    std::map<std::string, const StoredMessage*> results;
-    for (const auto& m : messages)
-        if (m.message.role == llm::Role::tool && !m.message.tool_call_id.empty())
-            results.emplace(m.message.tool_call_id, &m);
-    std::set<const StoredMessage*> shown;
-    for (const auto& m : messages) {
+    std::vector<bool> shown(messages.size(), false);  // tool results already folded under their call
+    for (std::size_t i = 0; i < messages.size(); ++i) {
+        if (shown[i]) continue;
+        const auto& m = messages[i];
         const auto& msg = m.message;
-        if (shown.count(&m)) continue;
-        out += fmt::format("\n## {}{}\n\n", role_heading(msg.role),
-                           msg.role == llm::Role::tool && !msg.name.empty() ? " (" + msg.name + ")" : "");
+        std::vector<std::string> blocks;  // joined by blank lines
         if (!msg.reasoning.empty())
-            out += fmt::format("<details><summary>Reasoning</summary>\n\n{}\n\n</details>\n\n", msg.reasoning);
+            blocks.push_back(fmt::format("<details><summary>Reasoning</summary>\n\n{}\n\n</details>", msg.reasoning));
         if (msg.role == llm::Role::tool) {
-            out += tool_result_block(m);
-            continue;
+            blocks.push_back(tool_result_block(m));
+        } else if (auto text = msg.text(); !text.empty()) {
+            blocks.push_back(std::move(text));
         }
-        if (auto text = msg.text(); !text.empty()) out += text + "\n";
         if (const auto* att = m.meta.if_contains("attachments"); att && att->is_array() && !att->get_array().empty()) {
             std::vector<std::string> names;
             for (const auto& a : att->get_array())
                 names.push_back(a.is_object() ? mcp::string_field(a.get_object(), "uri") : json::serialize(a));
-            out += fmt::format("\n*Attached: {}*\n", fmt::join(names, ", "));
+            blocks.push_back(fmt::format("*Attached: {}*", fmt::join(names, ", ")));
         }
         for (const auto& call : msg.tool_calls) {
-            out += fmt::format("\n→ {}\n", inline_code(call.name + " " + (call.arguments.empty() ? "{}" : call.arguments)));
-            if (auto it = results.find(call.id); it != results.end()) {
-                out += "\n" + tool_result_block(*it->second);
-                shown.insert(it->second);
+            blocks.push_back("→ " + inline_code(call.name + " " + (call.arguments.empty() ? "{}" : call.arguments)));
+            // Its result: the first tool message after this one that answers the call.
+            std::size_t j = i + 1;
+            while (j < messages.size() && (shown[j] || messages[j].message.role != llm::Role::tool ||
+                                           messages[j].message.tool_call_id != call.id))
+                ++j;
+            if (j < messages.size()) {
+                blocks.push_back(tool_result_block(messages[j]));
+                shown[j] = true;
             } else {
-                out += "\n*(no result)*\n";
+                blocks.push_back("*(no result)*");
             }
         }
         if (msg.usage)
-            out += fmt::format("\n*{} prompt + {} completion tokens*\n", msg.usage->prompt_tokens,
-                               msg.usage->completion_tokens);
+            blocks.push_back(fmt::format("*{} prompt + {} completion tokens*", msg.usage->prompt_tokens,
+                                         msg.usage->completion_tokens));
+        out += fmt::format("\n## {}{}\n\n", role_heading(msg.role),
+                           msg.role == llm::Role::tool && !msg.name.empty() ? " (" + msg.name + ")" : "");
+        if (!blocks.empty()) out += fmt::format("{}\n", fmt::join(blocks, "\n\n"));
     }
     return out;
 }
