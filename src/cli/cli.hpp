@@ -6,6 +6,7 @@
 #include <switchboard/host/config.hpp>
 #include <switchboard/host/context.hpp>
 #include <switchboard/host/pool.hpp>
+#include <switchboard/store/conversation_store.hpp>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/value.hpp>
@@ -80,6 +81,20 @@ boost::asio::awaitable<int> run_task(const host::Config& config, const GlobalOpt
                                      std::string task);
 boost::asio::awaitable<int> chat(const host::Config& config, const GlobalOptions& g, AgentOptions options);
 boost::asio::awaitable<int> models(const host::Config& config, const GlobalOptions& g, AgentOptions options);
+
+/// `conversations` and its subcommands: synchronous, on the store alone (no config, no host).
+struct ConversationsCommand {
+    enum class Action { list, show, remove, rename } action = Action::list;
+    std::string db;  ///< empty: ConversationStore::default_path()
+    bool json = false;
+    bool markdown = false;
+    std::string search;  ///< list
+    std::int64_t id = 0;
+    std::string title;  ///< rename
+};
+int conversations(const ConversationsCommand& command);
+/// A conversation as a Markdown transcript (`conversations show --markdown`).
+std::string render_transcript(const store::ConversationInfo& info, const std::vector<store::StoredMessage>& messages);
 
 // Rendering (render.cpp).
 /// Human-readable rendering of a tool result or resource contents; binary parts as "[image/png, N bytes]".

@@ -121,6 +121,26 @@ int main(int argc, char** argv) {
     prompt_cmd->add_option("arguments", key_values, "Arguments as key=value");
     json_flag(prompt_cmd);
 
+    cli::ConversationsCommand conv;
+    const std::string db_help = "Conversations database (default: " + store::ConversationStore::default_path().string() + ")";
+    app.add_option("--db", conv.db, db_help);
+    auto* conv_cmd = app.add_subcommand("conversations", "List stored conversations (show, delete, rename them)");
+    conv_cmd->require_subcommand(0, 1);
+    conv_cmd->add_option("--db", conv.db, db_help);
+    conv_cmd->add_flag("--json", conv.json, "Machine-readable output");
+    conv_cmd->add_option("--search", conv.search, "Only titles containing TEXT (case-insensitive)");
+    auto* conv_show = conv_cmd->add_subcommand("show", "Show a conversation: a transcript, --markdown or --json");
+    conv_show->add_option("id", conv.id, "Conversation id")->required();
+    auto* show_json = conv_show->add_flag("--json", conv.json, "Everything: settings, each message's record and meta");
+    conv_show->add_flag("--markdown", conv.markdown, "A Markdown transcript (the default)")->excludes(show_json);
+    conv_show->add_option("--db", conv.db, db_help);
+    auto* conv_delete = conv_cmd->add_subcommand("delete", "Delete a conversation and its messages");
+    conv_delete->add_option("id", conv.id, "Conversation id")->required();
+    conv_delete->add_option("--db", conv.db, db_help);
+    auto* conv_rename = conv_cmd->add_subcommand("rename", "Rename a conversation: rename ID TITLE");
+    conv_rename->add_option("id", conv.id, "Conversation id")->required();
+    conv_rename->add_option("title", conv.title, "New title")->required();
+    conv_rename->add_option("--db", conv.db, db_help);
     // The commands that talk to a model.
     cli::AgentOptions agent;
     std::string task, db;
@@ -153,6 +173,7 @@ int main(int argc, char** argv) {
     json_flag(models_cmd);
 
     CLI11_PARSE(app, argc, argv);
+    if (db.empty()) db = conv.db;  // `--db` before the command, or after it
     if (!db.empty()) agent.db = db;
     if (resume) agent.resume = resume;
 
@@ -161,6 +182,14 @@ int main(int argc, char** argv) {
     spdlog::set_default_logger(logger);
     spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
     if (!config_file.empty()) g.config_file = config_file;
+
+    if (conv_cmd->parsed()) {
+        using Action = cli::ConversationsCommand::Action;
+        if (conv_show->parsed()) conv.action = Action::show;
+        if (conv_delete->parsed()) conv.action = Action::remove;
+        if (conv_rename->parsed()) conv.action = Action::rename;
+        return cli::conversations(conv);  // no config, no servers
+    }
 
     std::optional<boost::json::object> call_arguments;
     std::optional<std::map<std::string, std::string>> prompt_arguments;

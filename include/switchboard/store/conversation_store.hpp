@@ -99,6 +99,11 @@ public:
     std::string integrity_check() const;
 
 private:
+    void migrate();
+    std::int64_t pragma_int(const char* name) const;
+    /// Throws StoreError when there is no conversation `id`.
+    void require(std::int64_t id) const;
+
     std::filesystem::path file_;
     sqlite3* db_ = nullptr;
 };
