@@ -4,8 +4,8 @@
 //
 // A response, besides what dialects.cpp reads: "status" (an error status) with "body" and "retryAfter";
 // "stream": false (one JSON body whatever was asked); "delayMs" before answering; "chunkDelayMs" between events;
-// "cutAfterBytes" (close the connection after that many body bytes); "hangMs" (stall after the first event,
-// watching for the client to go away).
+// "cutAfterBytes" (close the connection after that many body bytes); "hangMs" (stall after "hangAfterEvents"
+// events, 2 by default: the role chunk and the first piece of content; watching for the client to go away).
 //
 // For assertions: GET /_requests (every request: {"path","body","headers"}), GET /_events ("request 1",
 // "closed 1" when a client left during a hang, "cut 1", "done 1").
@@ -149,7 +149,8 @@ awaitable<void> chat(State& s, http::ServerRequest& req, http::Responder& res) {
             s.events.push_back(json::string((budget == 0 ? "cut " : "closed ") + std::to_string(n)));
             co_return;
         }
-        if (i == 0 && number(r, "hangMs") > 0) {
+        const auto hang_after = r.contains("hangAfterEvents") ? number(r, "hangAfterEvents") : 2;
+        if (static_cast<std::int64_t>(i) + 1 == hang_after && number(r, "hangMs") > 0) {
             const bool left = co_await hang(res, number(r, "hangMs"));
             if (left) {
                 s.events.push_back(json::string("closed " + std::to_string(n)));
