@@ -81,7 +81,11 @@ Client::Client(asio::any_io_executor ex, Settings settings) : ex_(std::move(ex))
     http_ = make_http();
 }
 
-Client::~Client() { close(); }
+Client::~Client() {
+    for (auto& w : active_)
+        if (auto c = w.lock()) c->cancel();
+    if (http_) http_->close();
+}
 
 std::shared_ptr<http::Client> Client::make_http() const {
     http::ClientOptions o;

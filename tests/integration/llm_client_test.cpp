@@ -380,6 +380,44 @@ TEST_F(LlmClient, CancellingMidStreamReturnsAtOnceAndClosesTheConnection) {
     });
 }
 
+TEST_F(LlmClient, CancellingDuringARetryWaitAndClosingMidStream) {
+    auto settings = start(R"([{"status":429,"retryAfter":30},{"content":"aaaa bbbb","hangMs":10000}])");
+    ASSERT_TRUE(server_);
+    settings.max_retry_delay = 60s;
+    run_test([&]() -> awaitable<void> {
+        auto ex = co_await asio::this_coro::executor;
+        llm::Client client(ex, settings);
+        llm::StreamCallbacks cb;
+        std::optional<llm::Result<llm::ChatResponse>> result;
+        asio::cancellation_signal cancel;
+        auto call = [&]() -> awaitable<void> { result = co_await client.chat(ask("x"), cb); };
+        asio::co_spawn(ex, core::keep_alive(call), asio::bind_cancellation_slot(cancel.slot(), asio::detached));
+        co_await sleep_for(300ms);  // the 429 is in; the client waits 30 s
+        cancel.emit(asio::cancellation_type::terminal);
+        for (int i = 0; i < 100 && !result; ++i) co_await sleep_for(5ms);
+        CO_ASSERT_TRUE(result.has_value());
+        CO_ASSERT_TRUE(result->has_error());
+        EXPECT_EQ(result->error().kind, Kind::cancelled);
+        EXPECT_FALSE(result->error().partial);
+
+        // close() ends an exchange in progress; the client stays usable.
+        result.reset();
+        auto call2 = [&]() -> awaitable<void> { result = co_await client.chat(ask("y"), cb); };
+        core::spawn_logged(ex, call2, "chat");
+        co_await sleep_for(300ms);
+        CO_ASSERT_FALSE(result.has_value());
+        client.close();
+        for (int i = 0; i < 100 && !result; ++i) co_await sleep_for(5ms);
+        CO_ASSERT_TRUE(result.has_value());
+        CO_ASSERT_TRUE(result->has_error());
+        EXPECT_EQ(result->error().kind, Kind::cancelled);
+        CO_ASSERT_TRUE(result->error().partial.has_value());
+        EXPECT_EQ(result->error().partial->text(), "aaaa");
+        auto models = co_await client.models();
+        EXPECT_TRUE(models.has_value());
+    });
+}
+
 TEST_F(LlmClient, IdleTimeout) {
     auto settings = start(R"([{"content":"aaaa bbbb","hangMs":5000},{"content":"never"}])");
     ASSERT_TRUE(server_);
