@@ -1,10 +1,9 @@
-// TEMPORARY (wip-store): a minimal implementation of message.hpp so the store can be built and tested. The llm
-// branch's version replaces this file at merge time.
 #include <switchboard/llm/message.hpp>
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 
 namespace switchboard::llm {
 
@@ -12,13 +11,60 @@ namespace json = boost::json;
 
 namespace {
 
-std::string describe_media(const MessagePart& p) {
-    return fmt::format("[{}, {} bytes]", p.mime_type.empty() ? "binary" : p.mime_type,
-                       mcp::base64_decoded_size(p.data));
-}
+constexpr std::array<std::string_view, 4> role_names = {"system", "user", "assistant", "tool"};
 
 bool all_text(const std::vector<MessagePart>& parts) {
     return std::all_of(parts.begin(), parts.end(), [](const MessagePart& p) { return p.kind == MessagePart::Kind::text; });
+}
+
+// Text parts joined with "\n", as ToolExecutionResult::text() does, so a tool message reads the same either way.
+std::string joined(const std::vector<MessagePart>& parts) {
+    std::string out;
+    for (const auto& p : parts) {
+        if (!out.empty()) out += "\n";
+        if (p.kind == MessagePart::Kind::text)
+            out += p.text;
+        else
+            out += fmt::format("[{}, {} bytes]", p.mime_type.empty() ? "binary" : p.mime_type,
+                               mcp::base64_decoded_size(p.data));
+    }
+    return out;
+}
+
+json::array parts_array(const std::vector<MessagePart>& parts) {
+    json::array a;
+    for (const auto& p : parts) a.push_back(p.to_openai());
+    return a;
+}
+
+// "data:image/png;base64,AAAA" -> ("image/png", "AAAA").
+std::optional<MessagePart> media_from_data_url(std::string_view url) {
+    if (url.substr(0, 5) != "data:") return std::nullopt;
+    const auto semi = url.find(";base64,");
+    if (semi == std::string_view::npos) return std::nullopt;
+    return MessagePart{MessagePart::Kind::image, {}, std::string(url.substr(5, semi - 5)),
+                       std::string(url.substr(semi + 8))};
+}
+
+std::optional<MessagePart> part_from_openai(const json::value& v) {
+    const auto* o = v.if_object();
+    if (!o) return std::nullopt;
+    const auto type = mcp::string_field(*o, "type");
+    if (type == "text") return MessagePart::make_text(mcp::string_field(*o, "text"));
+    if (type == "image_url") {
+        const auto* iu = o->if_contains("image_url");
+        if (iu && iu->is_object()) return media_from_data_url(mcp::string_field(iu->get_object(), "url"));
+        if (iu && iu->is_string()) return media_from_data_url(iu->get_string());
+        return std::nullopt;
+    }
+    if (type == "input_audio") {
+        const auto* ia = o->if_contains("input_audio");
+        if (!ia || !ia->is_object()) return std::nullopt;
+        const auto& a = ia->get_object();
+        return MessagePart{MessagePart::Kind::audio, {}, "audio/" + mcp::string_field(a, "format"),
+                           mcp::string_field(a, "data")};
+    }
+    return std::nullopt;
 }
 
 std::int64_t int_field(const json::object& o, std::string_view key) {
@@ -30,50 +76,13 @@ std::int64_t int_field(const json::object& o, std::string_view key) {
     return 0;
 }
 
-std::optional<MessagePart> part_from_json(const json::value& v) {
-    const auto* o = v.if_object();
-    if (!o) return std::nullopt;
-    const auto type = mcp::string_field(*o, "type");
-    if (type == "text") return MessagePart::make_text(mcp::string_field(*o, "text"));
-    if (type == "image_url") {
-        const auto* iu = o->if_contains("image_url");
-        std::string url = iu && iu->is_object() ? mcp::string_field(iu->get_object(), "url")
-                                                : (iu && iu->is_string() ? std::string(iu->get_string()) : "");
-        // data:<mime>;base64,<data>
-        if (url.rfind("data:", 0) == 0) {
-            auto semi = url.find(";base64,");
-            if (semi != std::string::npos)
-                return MessagePart{MessagePart::Kind::image, {}, url.substr(5, semi - 5), url.substr(semi + 8)};
-        }
-        return MessagePart::make_text("[image: " + url + "]");
-    }
-    if (type == "input_audio") {
-        const auto* ia = o->if_contains("input_audio");
-        if (!ia || !ia->is_object()) return std::nullopt;
-        auto format = mcp::string_field(ia->get_object(), "format");
-        std::string mime = format == "mp3" ? "audio/mpeg" : "audio/" + format;
-        return MessagePart{MessagePart::Kind::audio, {}, std::move(mime), mcp::string_field(ia->get_object(), "data")};
-    }
-    return std::nullopt;
-}
-
 }  // namespace
 
-std::string_view to_string(Role r) {
-    switch (r) {
-    case Role::system: return "system";
-    case Role::user: return "user";
-    case Role::assistant: return "assistant";
-    case Role::tool: return "tool";
-    }
-    return "user";
-}
+std::string_view to_string(Role r) { return role_names[static_cast<std::size_t>(r)]; }
 
 std::optional<Role> role_from_string(std::string_view s) {
-    if (s == "system") return Role::system;
-    if (s == "user") return Role::user;
-    if (s == "assistant") return Role::assistant;
-    if (s == "tool") return Role::tool;
+    for (std::size_t i = 0; i < role_names.size(); ++i)
+        if (role_names[i] == s) return static_cast<Role>(i);
     return std::nullopt;
 }
 
@@ -86,7 +95,6 @@ Message Message::system(std::string text) {
 
 Message Message::user(std::string text) {
     Message m;
-    m.role = Role::user;
     m.content.push_back(MessagePart::make_text(std::move(text)));
     return m;
 }
@@ -94,43 +102,30 @@ Message Message::user(std::string text) {
 Message Message::assistant(std::string text) {
     Message m;
     m.role = Role::assistant;
-    if (!text.empty()) m.content.push_back(MessagePart::make_text(std::move(text)));
+    m.content.push_back(MessagePart::make_text(std::move(text)));
     return m;
 }
 
 Message Message::tool(const ToolExecutionResult& result) {
     Message m;
     m.role = Role::tool;
+    m.content = result.parts;
     m.tool_call_id = result.tool_call_id;
     m.name = result.name;
-    if (all_text(result.parts))
-        m.content.push_back(MessagePart::make_text(result.text()));
-    else
-        m.content = result.parts;
     return m;
 }
 
-std::string Message::text() const {
-    std::string out;
-    for (const auto& p : content) {
-        if (!out.empty()) out += "\n";
-        out += p.kind == MessagePart::Kind::text ? p.text : describe_media(p);
-    }
-    return out;
-}
+std::string Message::text() const { return joined(content); }
 
 json::object Message::to_openai() const {
     json::object o;
     o["role"] = to_string(role);
-    if (content.empty() && role == Role::assistant && !tool_calls.empty()) {
+    if (content.empty() && role == Role::assistant && !tool_calls.empty())
         o["content"] = nullptr;
-    } else if (all_text(content)) {
-        o["content"] = text();
-    } else {
-        json::array parts;
-        for (const auto& p : content) parts.push_back(p.to_openai());
-        o["content"] = std::move(parts);
-    }
+    else if (all_text(content))
+        o["content"] = joined(content);
+    else
+        o["content"] = parts_array(content);
     if (!tool_calls.empty()) {
         json::array calls;
         for (const auto& c : tool_calls) calls.push_back(c.to_json());
@@ -142,21 +137,19 @@ json::object Message::to_openai() const {
 
 json::object Message::to_json() const {
     auto o = to_openai();
-    if (!reasoning.empty()) o["reasoning"] = reasoning;
+    // Stored exactly: several text parts stay apart, and no parts stays null (to_openai() joins and fills in).
+    if (content.empty())
+        o["content"] = nullptr;
+    else if (content.size() == 1 && content[0].kind == MessagePart::Kind::text)
+        o["content"] = content[0].text;
+    else
+        o["content"] = parts_array(content);
     if (!name.empty()) o["name"] = name;
-    if (usage) {
-        json::object u;
-        u["prompt_tokens"] = usage->prompt_tokens;
-        u["completion_tokens"] = usage->completion_tokens;
-        o["usage"] = std::move(u);
-    }
-    if (timings) {
-        json::object t;
-        t["first_byte_ms"] = timings->first_byte_ms;
-        t["total_ms"] = timings->total_ms;
-        t["attempts"] = timings->attempts;
-        o["timings"] = std::move(t);
-    }
+    if (!reasoning.empty()) o["reasoning"] = reasoning;
+    if (usage) o["usage"] = {{"prompt_tokens", usage->prompt_tokens}, {"completion_tokens", usage->completion_tokens}};
+    if (timings)
+        o["timings"] = {
+            {"first_byte_ms", timings->first_byte_ms}, {"total_ms", timings->total_ms}, {"attempts", timings->attempts}};
     return o;
 }
 
@@ -169,10 +162,10 @@ std::optional<Message> Message::from_json(const json::value& v) {
     m.role = *role;
     if (const auto* c = o->if_contains("content")) {
         if (c->is_string()) {
-            if (!c->get_string().empty()) m.content.push_back(MessagePart::make_text(std::string(c->get_string())));
+            m.content.push_back(MessagePart::make_text(std::string(c->get_string())));
         } else if (c->is_array()) {
             for (const auto& p : c->get_array())
-                if (auto part = part_from_json(p)) m.content.push_back(std::move(*part));
+                if (auto part = part_from_openai(p)) m.content.push_back(std::move(*part));
         }
     }
     if (const auto* calls = o->if_contains("tool_calls"); calls && calls->is_array())
@@ -187,18 +180,17 @@ std::optional<Message> Message::from_json(const json::value& v) {
     if (const auto* t = o->if_contains("timings"); t && t->is_object()) {
         const auto& to = t->get_object();
         m.timings = Timings{int_field(to, "first_byte_ms"), int_field(to, "total_ms"),
-                            to.contains("attempts") ? static_cast<int>(int_field(to, "attempts")) : 1};
+                            static_cast<int>(int_field(to, "attempts"))};
     }
     return m;
 }
 
 bool Message::operator==(const Message& o) const {
-    auto same_calls = [](const std::vector<ToolCall>& a, const std::vector<ToolCall>& b) {
-        return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const ToolCall& x, const ToolCall& y) {
-            return x.id == y.id && x.type == y.type && x.name == y.name && x.arguments == y.arguments;
-        });
+    auto same_call = [](const ToolCall& a, const ToolCall& b) {
+        return a.id == b.id && a.type == b.type && a.name == b.name && a.arguments == b.arguments;
     };
-    return role == o.role && content == o.content && reasoning == o.reasoning && same_calls(tool_calls, o.tool_calls) &&
+    return role == o.role && content == o.content && reasoning == o.reasoning &&
+           std::equal(tool_calls.begin(), tool_calls.end(), o.tool_calls.begin(), o.tool_calls.end(), same_call) &&
            tool_call_id == o.tool_call_id && name == o.name && usage == o.usage && timings == o.timings;
 }
 

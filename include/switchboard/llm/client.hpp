@@ -22,9 +22,11 @@
 #include <boost/json/array.hpp>
 #include <boost/system/result.hpp>
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace switchboard::http {
@@ -32,6 +34,10 @@ class Client;
 }
 
 namespace switchboard::llm {
+
+namespace detail {
+struct Chat;  // one chat() in flight (client.cpp)
+}
 
 struct Error {
     enum class Kind {
@@ -94,9 +100,21 @@ public:
     void close();
 
 private:
+    std::shared_ptr<http::Client> make_http() const;
+
     boost::asio::any_io_executor ex_;
     Settings settings_;
     std::shared_ptr<http::Client> http_;
+    std::vector<std::weak_ptr<detail::Chat>> active_;  // for close()
 };
+
+/// Whether a retry can help: 408, 429 and 5xx (but 501 and 505).
+bool retryable_status(unsigned status);
+/// A Retry-After value, in seconds or as an HTTP date (relative to `now`); nullopt when it is neither.
+std::optional<std::chrono::milliseconds> parse_retry_after(std::string_view value,
+                                                           std::chrono::system_clock::time_point now);
+/// The wait before retry `attempt` (0-based): Retry-After when given, else backoff; never more than `max`.
+std::chrono::milliseconds retry_delay(int attempt, std::optional<std::chrono::milliseconds> retry_after,
+                                      std::chrono::milliseconds max);
 
 }  // namespace switchboard::llm
