@@ -75,16 +75,16 @@ awaitable<Result<ChatResponse>> read_stream(Chat& c, http::Exchange& ex) {
         parser.feed(*piece);
         while (parser.next(ev)) {
             if (ev.kind == http::SseEvent::Kind::oversize)
-                co_return c.error(Kind::bad_response, 0, fmt::format("an event of {} is over the limit",
-                                                                     core::size_text(ev.length)));
+                co_return c.error(Kind::bad_response, 0,
+                                  fmt::format("an event of {} is over the limit", core::size_text(ev.length)));
             // [DONE] ends the answer; the connection is not kept (the rest of the body is not waited for).
             if (ev.data == "[DONE]") co_return finish(c);
             json::error_code ec;
             auto v = json::parse(ev.data, ec);
             if (ec || !v.is_object())
-                co_return c.error(Kind::bad_response, 0,
-                                  fmt::format("a stream event is not a JSON object: {}",
-                                              core::shorten(ev.data, excerpt_limit)));
+                co_return c.error(
+                    Kind::bad_response, 0,
+                    fmt::format("a stream event is not a JSON object: {}", core::shorten(ev.data, excerpt_limit)));
             if (auto e = c.assembler.add_chunk(v.get_object()))
                 co_return c.error(Kind::bad_response, 0, fmt::format("error in the stream: {}", *e));
         }

@@ -21,7 +21,10 @@ void throw_exception_from_error(const Error& e, const boost::source_location&) {
 namespace detail {
 
 Chat::Chat(std::shared_ptr<http::Client> http_client, Settings s, http::Url u, std::string b, StreamCallbacks cb)
-    : http(std::move(http_client)), settings(std::move(s)), url(std::move(u)), body(std::move(b)),
+    : http(std::move(http_client)),
+      settings(std::move(s)),
+      url(std::move(u)),
+      body(std::move(b)),
       callbacks(std::move(cb)) {
     // A cancelled caller has moved on: what still trickles in must not reach its callbacks.
     StreamCallbacks guarded;
@@ -129,8 +132,8 @@ awaitable<Result<ChatResponse>> Client::chat(ChatRequest request, StreamCallback
     auto url = http::parse_url(settings_.base_url + "/chat/completions", url_error);
     if (!url)
         co_return Error{Error::Kind::not_configured, 0, fmt::format("llm: bad baseUrl: {}", url_error), std::nullopt};
-    auto chat = std::make_shared<detail::Chat>(http_, settings_, std::move(*url), request_body(request),
-                                               std::move(callbacks));
+    auto chat =
+        std::make_shared<detail::Chat>(http_, settings_, std::move(*url), request_body(request), std::move(callbacks));
     std::erase_if(active_, [](const auto& w) { return w.expired(); });
     active_.push_back(chat);
 

@@ -14,7 +14,8 @@ namespace {
 constexpr std::array<std::string_view, 4> role_names = {"system", "user", "assistant", "tool"};
 
 bool all_text(const std::vector<MessagePart>& parts) {
-    return std::all_of(parts.begin(), parts.end(), [](const MessagePart& p) { return p.kind == MessagePart::Kind::text; });
+    return std::all_of(parts.begin(), parts.end(),
+                       [](const MessagePart& p) { return p.kind == MessagePart::Kind::text; });
 }
 
 // Text parts joined with "\n", as ToolExecutionResult::text() does, so a tool message reads the same either way.
@@ -42,8 +43,8 @@ std::optional<MessagePart> media_from_data_url(std::string_view url) {
     if (url.substr(0, 5) != "data:") return std::nullopt;
     const auto semi = url.find(";base64,");
     if (semi == std::string_view::npos) return std::nullopt;
-    return MessagePart{MessagePart::Kind::image, {}, std::string(url.substr(5, semi - 5)),
-                       std::string(url.substr(semi + 8))};
+    return MessagePart{
+        MessagePart::Kind::image, {}, std::string(url.substr(5, semi - 5)), std::string(url.substr(semi + 8))};
 }
 
 std::optional<MessagePart> part_from_openai(const json::value& v) {
@@ -61,8 +62,8 @@ std::optional<MessagePart> part_from_openai(const json::value& v) {
         const auto* ia = o->if_contains("input_audio");
         if (!ia || !ia->is_object()) return std::nullopt;
         const auto& a = ia->get_object();
-        return MessagePart{MessagePart::Kind::audio, {}, "audio/" + mcp::string_field(a, "format"),
-                           mcp::string_field(a, "data")};
+        return MessagePart{
+            MessagePart::Kind::audio, {}, "audio/" + mcp::string_field(a, "format"), mcp::string_field(a, "data")};
     }
     return std::nullopt;
 }
@@ -148,8 +149,9 @@ json::object Message::to_json() const {
     if (!reasoning.empty()) o["reasoning"] = reasoning;
     if (usage) o["usage"] = {{"prompt_tokens", usage->prompt_tokens}, {"completion_tokens", usage->completion_tokens}};
     if (timings)
-        o["timings"] = {
-            {"first_byte_ms", timings->first_byte_ms}, {"total_ms", timings->total_ms}, {"attempts", timings->attempts}};
+        o["timings"] = {{"first_byte_ms", timings->first_byte_ms},
+                        {"total_ms", timings->total_ms},
+                        {"attempts", timings->attempts}};
     return o;
 }
 

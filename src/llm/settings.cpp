@@ -12,8 +12,8 @@ namespace json = boost::json;
 namespace {
 
 constexpr std::array<std::string_view, 13> known_keys = {
-    "baseUrl",   "model",         "apiKey",           "headers", "temperature", "maxTokens",       "contextWindow",
-    "timeoutMs", "connectTimeoutMs", "vision",        "stream",  "maxRetries",  "maxRetryDelayMs"};
+    "baseUrl",          "model",  "apiKey", "headers",    "temperature",    "maxTokens", "contextWindow", "timeoutMs",
+    "connectTimeoutMs", "vision", "stream", "maxRetries", "maxRetryDelayMs"};
 
 // Optimal string alignment distance, case-insensitive ("baseURL" is one letter from "baseUrl").
 std::size_t edit_distance(std::string_view a, std::string_view b) {

@@ -56,7 +56,9 @@ protected:
         auto r = co_await http_exchange(server_->port, "GET", std::move(path), {}, "");
         co_return json::parse(r.body);
     }
-    void run_test(std::function<awaitable<void>()> f, std::chrono::seconds limit = 20s) { run(ctx_, std::move(f), limit); }
+    void run_test(std::function<awaitable<void>()> f, std::chrono::seconds limit = 20s) {
+        run(ctx_, std::move(f), limit);
+    }
 
     asio::io_context ctx_;
     std::unique_ptr<ListeningServer> server_;
@@ -85,10 +87,13 @@ class Dialects : public LlmClient, public ::testing::WithParamInterface<const ch
 
 TEST_P(Dialects, TextTurnThenToolTurnThenToolResult) {
     const std::string dialect = GetParam();
-    auto settings = start(R"([{"dialect":")" + dialect + R"(","reasoning":"Thinking it over.","content":"Hello there, friend."},
-        {"dialect":")" + dialect + R"(","toolCalls":[{"name":"echo","arguments":"{\"message\":\"hi\"}"},
+    auto settings =
+        start(R"([{"dialect":")" + dialect + R"(","reasoning":"Thinking it over.","content":"Hello there, friend."},
+        {"dialect":")" +
+              dialect + R"(","toolCalls":[{"name":"echo","arguments":"{\"message\":\"hi\"}"},
                                     {"name":"echo","arguments":"{\"message\":\"again\"}"}]},
-        {"dialect":")" + dialect + R"(","content":"Done."}])");
+        {"dialect":")" +
+              dialect + R"(","content":"Done."}])");
     ASSERT_TRUE(server_);
     run_test([&]() -> awaitable<void> {
         llm::Client client(co_await asio::this_coro::executor, settings);
@@ -165,7 +170,8 @@ TEST_P(Dialects, TextTurnThenToolTurnThenToolResult) {
 INSTANTIATE_TEST_SUITE_P(LlmClient, Dialects, ::testing::Values("openai", "llamacpp", "ollama", "vllm"));
 
 TEST_F(LlmClient, VllmWithoutToolCallIdsAndOllamaObjectArguments) {
-    auto settings = start(R"([{"dialect":"vllm","toolCalls":[{"name":"a","arguments":"{}"},{"name":"b","arguments":"{}"}],
+    auto settings =
+        start(R"([{"dialect":"vllm","toolCalls":[{"name":"a","arguments":"{}"},{"name":"b","arguments":"{}"}],
         "noToolCallIds":true},
         {"dialect":"ollama","toolCalls":[{"name":"a","arguments":{"n":1}}],"argumentsAsObject":true}])");
     ASSERT_TRUE(server_);
@@ -298,7 +304,8 @@ TEST_F(LlmClient, AnErrorObjectMidStreamIsABadResponse) {
 }
 
 TEST_F(LlmClient, NonStreamedWhenAskedOrWhenTheServerAnswersJson) {
-    auto settings = start(R"([{"dialect":"llamacpp","reasoning":"r","content":"whole","usage":{"prompt_tokens":1,"completion_tokens":2}},
+    auto settings = start(
+        R"([{"dialect":"llamacpp","reasoning":"r","content":"whole","usage":{"prompt_tokens":1,"completion_tokens":2}},
         {"stream":false,"toolCalls":[{"name":"echo","arguments":"{}"}]}])");
     ASSERT_TRUE(server_);
     run_test([&]() -> awaitable<void> {

@@ -36,9 +36,9 @@ TEST(LlmSettings, ParsesEveryKey) {
 
 TEST(LlmSettings, WarnsAboutUnknownKeysAndWrongTypes) {
     std::vector<std::string> warnings;
-    auto s = parse_settings(json::parse(R"({"baseURL":"x","model":3,"maxTokens":-1,"stream":"yes","api_key":"k"})")
-                                .as_object(),
-                            "cfg.json", warnings);
+    auto s = parse_settings(
+        json::parse(R"({"baseURL":"x","model":3,"maxTokens":-1,"stream":"yes","api_key":"k"})").as_object(), "cfg.json",
+        warnings);
     ASSERT_EQ(warnings.size(), 5u);
     EXPECT_NE(warnings[0].find("unknown key \"baseURL\" (did you mean \"baseUrl\"?)"), std::string::npos)
         << warnings[0];
@@ -71,8 +71,8 @@ TEST(LlmSettings, EnvironmentFillsOnlyWhatIsEmpty) {
 
 TEST(LlmSettings, HelpSaysHowToPointAtALocalModel) {
     auto help = not_configured_help(Settings{});
-    for (const char* needle : {"http://127.0.0.1:8080/v1", "http://127.0.0.1:11434/v1", "\"llm\"", "--llm", "--model",
-                               "OPENAI_BASE_URL"})
+    for (const char* needle :
+         {"http://127.0.0.1:8080/v1", "http://127.0.0.1:11434/v1", "\"llm\"", "--llm", "--model", "OPENAI_BASE_URL"})
         EXPECT_NE(help.find(needle), std::string::npos) << needle;
 }
 

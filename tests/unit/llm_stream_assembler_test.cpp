@@ -26,13 +26,15 @@ TEST(StreamAssembler, OpenAiTextAndUsageChunkWithEmptyChoices) {
     StreamCallbacks cb;
     cb.on_content = [&](std::string_view t) { seen += t; };
     StreamAssembler a(cb);
-    auto m = assemble(a, {
-        R"({"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}],"usage":null})",
-        R"({"id":"c","choices":[{"index":0,"delta":{"content":"Hel"},"finish_reason":null}],"usage":null})",
-        R"({"id":"c","choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":null}],"usage":null})",
-        R"({"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null})",
-        R"({"id":"c","choices":[],"usage":{"prompt_tokens":9,"completion_tokens":2,"total_tokens":11}})",
-    });
+    auto m = assemble(
+        a,
+        {
+            R"({"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}],"usage":null})",
+            R"({"id":"c","choices":[{"index":0,"delta":{"content":"Hel"},"finish_reason":null}],"usage":null})",
+            R"({"id":"c","choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":null}],"usage":null})",
+            R"({"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null})",
+            R"({"id":"c","choices":[],"usage":{"prompt_tokens":9,"completion_tokens":2,"total_tokens":11}})",
+        });
     EXPECT_EQ(m.role, Role::assistant);
     EXPECT_EQ(m.text(), "Hello");
     EXPECT_EQ(seen, "Hello");
@@ -47,14 +49,16 @@ TEST(StreamAssembler, OpenAiToolCallsAssembledByIndex) {
     StreamCallbacks cb;
     cb.on_tool_call = [&](const ToolCall& c) { announced.push_back(c.id + ":" + c.name); };
     StreamAssembler a(cb);
-    auto m = assemble(a, {
-        R"({"choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"get_weather","arguments":""}}]},"finish_reason":null}]})",
-        R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"ci"}}]},"finish_reason":null}]})",
-        R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"get_time","arguments":""}}]},"finish_reason":null}]})",
-        R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"ty\":\"Paris\"}"}}]},"finish_reason":null}]})",
-        R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"{}"}}]},"finish_reason":null}]})",
-        R"({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]})",
-    });
+    auto m = assemble(
+        a,
+        {
+            R"({"choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"get_weather","arguments":""}}]},"finish_reason":null}]})",
+            R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"ci"}}]},"finish_reason":null}]})",
+            R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"get_time","arguments":""}}]},"finish_reason":null}]})",
+            R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"ty\":\"Paris\"}"}}]},"finish_reason":null}]})",
+            R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"{}"}}]},"finish_reason":null}]})",
+            R"({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]})",
+        });
     ASSERT_EQ(m.tool_calls.size(), 2u);
     EXPECT_EQ(m.tool_calls[0].id, "call_a");
     EXPECT_EQ(m.tool_calls[0].name, "get_weather");
@@ -71,13 +75,15 @@ TEST(StreamAssembler, LlamaServerReasoningContentKeptApartAndTimingsAsUsage) {
     StreamCallbacks cb;
     cb.on_reasoning = [&](std::string_view t) { reasoning += t; };
     StreamAssembler a(cb);
-    auto m = assemble(a, {
-        R"({"choices":[{"finish_reason":null,"index":0,"delta":{"role":"assistant","content":null}}],"object":"chat.completion.chunk"})",
-        R"({"choices":[{"finish_reason":null,"index":0,"delta":{"reasoning_content":"Let me "}}]})",
-        R"({"choices":[{"finish_reason":null,"index":0,"delta":{"reasoning_content":"think."}}]})",
-        R"({"choices":[{"finish_reason":null,"index":0,"delta":{"content":"42"}}]})",
-        R"({"choices":[{"finish_reason":"stop","index":0,"delta":{}}],"timings":{"prompt_n":30,"predicted_n":7}})",
-    });
+    auto m = assemble(
+        a,
+        {
+            R"({"choices":[{"finish_reason":null,"index":0,"delta":{"role":"assistant","content":null}}],"object":"chat.completion.chunk"})",
+            R"({"choices":[{"finish_reason":null,"index":0,"delta":{"reasoning_content":"Let me "}}]})",
+            R"({"choices":[{"finish_reason":null,"index":0,"delta":{"reasoning_content":"think."}}]})",
+            R"({"choices":[{"finish_reason":null,"index":0,"delta":{"content":"42"}}]})",
+            R"({"choices":[{"finish_reason":"stop","index":0,"delta":{}}],"timings":{"prompt_n":30,"predicted_n":7}})",
+        });
     EXPECT_EQ(m.text(), "42");
     EXPECT_EQ(m.reasoning, "Let me think.");
     EXPECT_EQ(reasoning, "Let me think.");
@@ -89,12 +95,14 @@ TEST(StreamAssembler, LlamaServerReasoningContentKeptApartAndTimingsAsUsage) {
 
 TEST(StreamAssembler, OllamaWholeCallsWithoutIndexFinishStopIsStillAToolTurn) {
     StreamAssembler a;
-    auto m = assemble(a, {
-        R"({"choices":[{"index":0,"delta":{"role":"assistant","content":"","reasoning":"hmm"},"finish_reason":null}]})",
-        R"({"choices":[{"index":0,"delta":{"role":"assistant","content":"","tool_calls":[{"id":"call_x","type":"function","function":{"name":"a","arguments":"{\"n\":1}"}},{"id":"call_y","type":"function","function":{"name":"b","arguments":{"k":"v"}}}]},"finish_reason":null}]})",
-        R"({"choices":[{"index":0,"delta":{"role":"assistant","content":"","tool_calls":[{"id":"call_z","type":"function","function":{"name":"a","arguments":"{}"}}]},"finish_reason":null}]})",
-        R"({"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":"stop"}]})",
-    });
+    auto m = assemble(
+        a,
+        {
+            R"({"choices":[{"index":0,"delta":{"role":"assistant","content":"","reasoning":"hmm"},"finish_reason":null}]})",
+            R"({"choices":[{"index":0,"delta":{"role":"assistant","content":"","tool_calls":[{"id":"call_x","type":"function","function":{"name":"a","arguments":"{\"n\":1}"}},{"id":"call_y","type":"function","function":{"name":"b","arguments":{"k":"v"}}}]},"finish_reason":null}]})",
+            R"({"choices":[{"index":0,"delta":{"role":"assistant","content":"","tool_calls":[{"id":"call_z","type":"function","function":{"name":"a","arguments":"{}"}}]},"finish_reason":null}]})",
+            R"({"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":"stop"}]})",
+        });
     EXPECT_EQ(a.finish_reason(), "stop");
     EXPECT_TRUE(a.has_tool_calls());
     ASSERT_EQ(m.tool_calls.size(), 3u);
@@ -108,14 +116,16 @@ TEST(StreamAssembler, OllamaWholeCallsWithoutIndexFinishStopIsStillAToolTurn) {
 
 TEST(StreamAssembler, VllmIdOnlyOnTheFirstDeltaOrNever) {
     StreamAssembler a;
-    auto m = assemble(a, {
-        R"({"choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]})",
-        R"({"choices":[{"index":0,"delta":{"tool_calls":[{"id":"chatcmpl-tool-1","type":"function","index":0,"function":{"name":"a"}}]}}]})",
-        R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"q\":"}}]}}]})",
-        R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"1}"}}]}}]})",
-        R"({"choices":[{"index":0,"delta":{"tool_calls":[{"type":"function","index":1,"function":{"name":"b","arguments":"{}"}}]}}]})",
-        R"({"choices":[{"index":0,"delta":{"content":""},"finish_reason":"tool_calls","stop_reason":null}]})",
-    });
+    auto m = assemble(
+        a,
+        {
+            R"({"choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]})",
+            R"({"choices":[{"index":0,"delta":{"tool_calls":[{"id":"chatcmpl-tool-1","type":"function","index":0,"function":{"name":"a"}}]}}]})",
+            R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"q\":"}}]}}]})",
+            R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"1}"}}]}}]})",
+            R"({"choices":[{"index":0,"delta":{"tool_calls":[{"type":"function","index":1,"function":{"name":"b","arguments":"{}"}}]}}]})",
+            R"({"choices":[{"index":0,"delta":{"content":""},"finish_reason":"tool_calls","stop_reason":null}]})",
+        });
     ASSERT_EQ(m.tool_calls.size(), 2u);
     EXPECT_EQ(m.tool_calls[0].id, "chatcmpl-tool-1");
     EXPECT_EQ(m.tool_calls[0].arguments, R"({"q":1})");

@@ -45,7 +45,8 @@ public:
     Builder(const json::object& response, const json::object& request, int sequence)
         : r_(response), dialect_(str(response, "dialect").empty() ? "openai" : str(response, "dialect")) {
         model_ = str(request, "model");
-        id_ = dialect_ == "llamacpp" ? fmt::format("chatcmpl-Xq{:030d}", sequence) : fmt::format("chatcmpl-{}", sequence);
+        id_ =
+            dialect_ == "llamacpp" ? fmt::format("chatcmpl-Xq{:030d}", sequence) : fmt::format("chatcmpl-{}", sequence);
         if (const auto* so = request.if_contains("stream_options"); so && so->is_object())
             include_usage_ = flag(so->get_object(), "include_usage");
         if (const auto* calls = r_.if_contains("toolCalls"); calls && calls->is_array()) {
@@ -53,7 +54,8 @@ public:
             for (const auto& c : calls->get_array()) {
                 const auto& o = c.as_object();
                 Call call{str(o, "id"), str(o, "name"), str(o, "arguments")};
-                if (const auto* a = o.if_contains("arguments"); a && a->is_object()) call.arguments = json::serialize(*a);
+                if (const auto* a = o.if_contains("arguments"); a && a->is_object())
+                    call.arguments = json::serialize(*a);
                 if (call.id.empty()) {
                     call.id = dialect_ == "vllm"       ? fmt::format("chatcmpl-tool-{:08x}", 0xa11ce + i)
                               : dialect_ == "llamacpp" ? fmt::format("Ab{:030d}", i)
@@ -132,8 +134,8 @@ private:
             for (auto& c : calls_) {
                 json::value args(c.arguments);
                 if (flag(r_, "argumentsAsObject")) args = json::parse(c.arguments.empty() ? "{}" : c.arguments);
-                all.push_back(json::object{{"id", c.id}, {"type", "function"},
-                                           {"function", {{"name", c.name}, {"arguments", args}}}});
+                all.push_back(json::object{
+                    {"id", c.id}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", args}}}});
             }
             delta(json::object{{"role", "assistant"}, {"content", ""}, {"tool_calls", std::move(all)}});
             return;
@@ -170,8 +172,8 @@ private:
         if (dialect_ == "vllm") last["stop_reason"] = nullptr;
         events_.push_back(json::serialize(chunk(std::move(last))));
         if (!include_usage_) return;
-        json::object u{{"id", id_}, {"object", "chat.completion.chunk"}, {"created", 1750000000}, {"model", model_},
-                       {"choices", json::array{}}, {"usage", usage()}};
+        json::object u{{"id", id_},       {"object", "chat.completion.chunk"}, {"created", 1750000000},
+                       {"model", model_}, {"choices", json::array{}},          {"usage", usage()}};
         if (dialect_ == "llamacpp")
             u["timings"] = {{"prompt_n", 12}, {"prompt_ms", 3.5}, {"predicted_n", 5}, {"predicted_ms", 20.1}};
         events_.push_back(json::serialize(u));
@@ -184,14 +186,18 @@ private:
         if (!calls_.empty()) {
             json::array calls;
             for (const auto& c : calls_)
-                calls.push_back(json::object{{"id", c.id}, {"type", "function"},
-                                             {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
+                calls.push_back(json::object{
+                    {"id", c.id}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
             message["tool_calls"] = std::move(calls);
             if (str(r_, "content").empty()) message["content"] = nullptr;
         }
         json::object choice{{"index", 0}, {"message", std::move(message)}, {"finish_reason", finish_reason()}};
-        json::object o{{"id", id_}, {"object", "chat.completion"}, {"created", 1750000000}, {"model", model_},
-                       {"choices", json::array{std::move(choice)}}, {"usage", usage()}};
+        json::object o{{"id", id_},
+                       {"object", "chat.completion"},
+                       {"created", 1750000000},
+                       {"model", model_},
+                       {"choices", json::array{std::move(choice)}},
+                       {"usage", usage()}};
         return json::serialize(o);
     }
 

@@ -67,11 +67,12 @@ awaitable<bool> hang(http::Responder& res, std::int64_t ms) {
     auto w = std::make_shared<Watch>();
     auto conn = res.connection();
     asio::steady_timer t(co_await asio::this_coro::executor, std::chrono::milliseconds(ms));
-    conn->stream.socket().async_read_some(asio::buffer(&w->byte, 1), [w, &t](boost::system::error_code ec, std::size_t) {
-        if (w->over) return;
-        w->left = ec.failed();
-        if (w->left) t.cancel();
-    });
+    conn->stream.socket().async_read_some(asio::buffer(&w->byte, 1),
+                                          [w, &t](boost::system::error_code ec, std::size_t) {
+                                              if (w->over) return;
+                                              w->left = ec.failed();
+                                              if (w->left) t.cancel();
+                                          });
     co_await t.async_wait(as_tuple_awaitable);
     w->over = true;
     if (!w->left) conn->stream.socket().cancel();
@@ -106,7 +107,8 @@ awaitable<void> chat(State& s, http::ServerRequest& req, http::Responder& res) {
     json::error_code ec;
     auto parsed = json::parse(req.body(), ec);
     json::object request = !ec && parsed.is_object() ? parsed.get_object() : json::object{};
-    s.requests.push_back(json::object{{"path", std::string(req.target())}, {"body", parsed}, {"headers", headers_of(req)}});
+    s.requests.push_back(
+        json::object{{"path", std::string(req.target())}, {"body", parsed}, {"headers", headers_of(req)}});
     const auto n = static_cast<int>(s.next) + 1;
     s.events.push_back(json::string("request " + std::to_string(n)));
     if (s.next >= s.responses.size()) throw http::HttpError(bhttp::status::internal_server_error, "script exhausted");
@@ -117,19 +119,19 @@ awaitable<void> chat(State& s, http::ServerRequest& req, http::Responder& res) {
         http::Reply reply;
         reply.status = static_cast<bhttp::status>(status);
         const auto* body = r.if_contains("body");
-        reply.body = !body ? R"({"error":{"message":"scripted error"}})"
+        reply.body = !body               ? R"({"error":{"message":"scripted error"}})"
                      : body->is_string() ? std::string(body->get_string())
                                          : json::serialize(*body);
         if (const auto* ra = r.if_contains("retryAfter"))
             reply.headers.emplace_back("Retry-After", ra->is_string() ? std::string(ra->get_string())
-                                                                       : std::to_string(ra->to_number<std::int64_t>()));
+                                                                      : std::to_string(ra->to_number<std::int64_t>()));
         co_await res.send(std::move(reply));
         co_return;
     }
     const auto answer = fake_llm::make_answer(r, request, n);
     const auto* stream_override = r.if_contains("stream");
-    const bool asked_stream = request.contains("stream") && request.at("stream").is_bool() &&
-                              request.at("stream").get_bool();
+    const bool asked_stream =
+        request.contains("stream") && request.at("stream").is_bool() && request.at("stream").get_bool();
     if (!asked_stream || (stream_override && stream_override->is_bool() && !stream_override->get_bool())) {
         http::Reply reply;
         reply.body = answer.body;
@@ -183,12 +185,13 @@ int main(int argc, char** argv) {
     if (script.is_array()) {
         s.responses = script.get_array();
     } else if (script.is_object()) {
-        if (const auto* r = script.get_object().if_contains("responses"); r && r->is_array()) s.responses = r->get_array();
+        if (const auto* r = script.get_object().if_contains("responses"); r && r->is_array())
+            s.responses = r->get_array();
         if (const auto* m = script.get_object().if_contains("models"); m && m->is_array()) s.models = m->get_array();
     }
     if (s.models.empty())
-        s.models.push_back(json::object{{"id", "fake-model"}, {"object", "model"}, {"owned_by", "switchboard"},
-                                        {"meta", {{"n_ctx_train", 4096}}}});
+        s.models.push_back(json::object{
+            {"id", "fake-model"}, {"object", "model"}, {"owned_by", "switchboard"}, {"meta", {{"n_ctx_train", 4096}}}});
 
     http::ServerOptions options;
     options.name = "fake-llm";
