@@ -207,8 +207,9 @@ asio::awaitable<std::vector<llm::ToolExecutionResult>> Conversation::run_calls(c
         rec.tool = resolved->tool;
         bool allowed = approvals_.allows(call.name, rec.server, rec.tool);
         if (!allowed && observer.ask_approval && !cancelled(co_await asio::this_coro::cancellation_state)) {
-            const auto decision = co_await observer.ask_approval(ApprovalRequest{call.name, rec.server, rec.tool,
-                                                                                 call.arguments});
+            // Built before the co_await: GCC 12 miscompiles braced temporaries inside one (docs/design.md).
+            ApprovalRequest request{call.name, rec.server, rec.tool, call.arguments};
+            const auto decision = co_await observer.ask_approval(request);
             approvals_.remember(decision, call.name, rec.server);
             allowed = decision != Decision::deny;
         }

@@ -161,7 +161,8 @@ struct Sampler {
             request.extra["temperature"] = t->to_number<double>();
         if (const auto* s = p->if_contains("stopSequences"); s && s->is_array() && !s->get_array().empty())
             request.extra["stop"] = *s;
-        auto r = co_await options.llm->chat(std::move(request), llm::StreamCallbacks{});
+        llm::StreamCallbacks quiet;  // not a braced temporary inside the co_await (GCC 12)
+        auto r = co_await options.llm->chat(std::move(request), std::move(quiet));
         if (!r) co_return jsonrpc::Error{jsonrpc::code::internal_error, r.error().message, {}, false};
         const auto model = request.model.empty() ? options.llm->settings().model : request.model;
         co_return json::value(sampling_result(*r, model));

@@ -56,6 +56,8 @@ std::vector<std::string> words(std::string_view line) {
 
 /// The state one chat needs across turns and commands.
 struct Chat {
+    Chat(Host& host, AgentSession& s, LineReader& r, llm::Client& model)
+        : h(host), session(s), reader(r), llm(model), tty(r.interactive()) {}
     Host& h;
     AgentSession& session;
     LineReader& reader;
@@ -302,7 +304,7 @@ awaitable<int> chat(const host::Config& config, const GlobalOptions&, AgentOptio
         agent::LoopOptions loop;
         loop.max_turns = options.max_turns;
         auto& conversation = session->start(h, llm, loop, options);
-        Chat chat{h, *session, reader, *llm, reader.interactive()};
+        Chat chat(h, *session, reader, *llm);
         if (session->id())
             fmt::print("(resumed conversation {}: {} messages)\n", session->id(), conversation.messages().size());
         fmt::print("Switchboard chat with {} at {}. /help for commands, Ctrl-D to quit.\n", settings->model,

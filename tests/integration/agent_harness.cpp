@@ -1,7 +1,9 @@
 #include "agent_harness.hpp"
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 
+#include <algorithm>
 #include <fstream>
 
 namespace switchboard::test {
@@ -64,6 +66,15 @@ std::vector<std::string> offered_tools(const json::object& body) {
         for (const auto& t : tools->get_array())
             out.push_back(std::string(t.at("function").at("name").as_string()));
     return out;
+}
+
+std::string text_of(const json::value& v) {
+    if (const auto* s = v.if_string()) return std::string(*s);
+    return json::serialize(v);
+}
+
+bool has(const std::vector<std::string>& names, std::string_view name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
 }
 
 std::string message_text(const json::value& message) {

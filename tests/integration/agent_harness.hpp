@@ -35,6 +35,11 @@ private:
 
 /// The tool names offered in a request body.
 std::vector<std::string> offered_tools(const boost::json::object& body);
+/// A string's text, or any other value serialized (comparisons with literals inside coroutines: GCC 12 cannot
+/// convert a string literal to a json::value there).
+std::string text_of(const boost::json::value& v);
+/// Whether `names` has `name`.
+bool has(const std::vector<std::string>& names, std::string_view name);
 /// The text of a request message (string content, or its text parts joined).
 std::string message_text(const boost::json::value& message);
 
