@@ -133,10 +133,15 @@ struct Chat {
         auto ex = co_await asio::this_coro::executor;
         turn_running = true;
         auto& conv = session.conversation();
-        auto result = text ? co_await asio::co_spawn(ex, conv.send(std::move(*text), o),
-                                                     asio::bind_cancellation_slot(cancel.slot(), asio::use_awaitable))
-                           : co_await asio::co_spawn(ex, conv.run(o),
-                                                     asio::bind_cancellation_slot(cancel.slot(), asio::use_awaitable));
+        // Two co_awaits in one conditional expression are miscompiled by GCC 12: one statement each.
+        agent::RunResult result;
+        if (text) {
+            result = co_await asio::co_spawn(ex, conv.send(std::move(*text), o),
+                                             asio::bind_cancellation_slot(cancel.slot(), asio::use_awaitable));
+        } else {
+            result = co_await asio::co_spawn(ex, conv.run(o),
+                                             asio::bind_cancellation_slot(cancel.slot(), asio::use_awaitable));
+        }
         turn_running = false;
         end_stream();
         if (result.stop == agent::StopReason::error) fmt::print("(the model failed: {})\n", result.error);

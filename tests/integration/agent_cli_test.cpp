@@ -49,7 +49,7 @@ protected:
 
 TEST_F(AgentCli, RunPrintsTheAnswerAndJson) {
     FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("echo", R"({"message":"hi"})") +
-                               R"(]}, {"content": "It said hi.", "usage": {"prompt_tokens": 30, "completion_tokens": 4}}])");
+                               R"(], "usage": {"prompt_tokens": 20, "completion_tokens": 3}}, {"content": "It said hi.", "usage": {"prompt_tokens": 30, "completion_tokens": 4}}])");
     ASSERT_TRUE(fake.running());
     std::string out;
     EXPECT_EQ(cli("--config " + config(fake) + " run 'echo hi' --yes --json --db " + db(), out, "2>/dev/null"), 0)
@@ -68,7 +68,8 @@ TEST_F(AgentCli, RunPrintsTheAnswerAndJson) {
     EXPECT_EQ(calls[0].at("isError"), false);
     EXPECT_EQ(calls[0].at("denied"), false);
     EXPECT_TRUE(calls[0].at("ms").is_int64());
-    EXPECT_EQ(v.at("usage").at("completionTokens").as_int64(), 4);
+    EXPECT_EQ(v.at("usage").at("promptTokens").as_int64(), 50);  // both turns
+    EXPECT_EQ(v.at("usage").at("completionTokens").as_int64(), 7);
     // The conversation is in the database, whole.
     store::ConversationStore s(db());
     auto msgs = s.messages(v.at("conversationId").as_int64());

@@ -389,7 +389,7 @@ TEST_F(Agent, AttachmentsAndPromptsBecomeMessages) {
 TEST_F(Agent, ServersRequestsAreAnsweredByTheHost) {
     // ask_model → sampling (the scripted model answers "blue"), ask_user → elicitation, list_roots → roots.
     FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("ask_model", R"({"question": "Favourite colour?"})") +
-                               R"(]}, {"content": "blue"}, {"toolCalls": [)" + tool_call("ask_user", "{}") + ", " +
+                               R"(]}, {"content": "blue"}, {"content": "The model said blue."}, {"toolCalls": [)" + tool_call("ask_user", "{}") + ", " +
                                tool_call("list_roots", "{}") + R"(]}, {"content": "done"}])");
     ASSERT_TRUE(fake.running());
     run([&]() -> awaitable<void> {
@@ -423,6 +423,7 @@ TEST_F(Agent, ServersRequestsAreAnsweredByTheHost) {
         EXPECT_EQ(r2.answer, "done");
         auto bodies = co_await fake.request_bodies();
         CO_ASSERT_EQ(bodies.size(), 5u);
+        EXPECT_EQ(r1.answer, "The model said blue.");
         // Request 2 was the sampling request: the server's system prompt and question, no tools.
         const auto& sampling = bodies[1].as_object();
         EXPECT_FALSE(sampling.contains("tools"));
