@@ -150,7 +150,9 @@ struct Sampler {
     asio::awaitable<Outcome<json::value>> sample(std::string server, json::value params) {
         const auto* p = params.if_object();
         if (!p) co_return refused("sampling/createMessage: params must be an object");
-        if (!options.approve_sampling || !co_await options.approve_sampling(server, *p))
+        bool approved = false;  // stored first: GCC 12 miscompiles `!co_await` in a condition
+        if (options.approve_sampling) approved = co_await options.approve_sampling(server, *p);
+        if (!approved)
             co_return refused(fmt::format("the user declined the sampling request of server \"{}\"", server));
         llm::ChatRequest request;
         request.messages = sampling_messages(*p);

@@ -334,7 +334,8 @@ awaitable<int> chat(const host::Config& config, const GlobalOptions&, AgentOptio
             if (text.find_first_not_of(" \t") == std::string::npos) continue;
             reader.add_history(text);
             if (text[0] == '/') {
-                if (!co_await chat.command(text)) break;
+                const bool go_on = co_await chat.command(text);  // stored first (GCC 12)
+                if (!go_on) break;
                 continue;
             }
             if (session->title_hint.empty()) session->title_hint = text;

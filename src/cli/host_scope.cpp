@@ -16,7 +16,8 @@ awaitable<int> with_host(host::Config config, std::function<awaitable<int>(Host&
 }
 
 awaitable<int> with_host(host::Config config, Settle settle, std::function<awaitable<int>(Host&)> body) {
-    co_return co_await with_host(std::move(config), settle, host::PoolOptions{}, std::move(body));
+    host::PoolOptions defaults;  // not a braced temporary inside the co_await (GCC 12)
+    co_return co_await with_host(std::move(config), settle, std::move(defaults), std::move(body));
 }
 
 awaitable<int> with_host(host::Config config, Settle settle, host::PoolOptions options,
