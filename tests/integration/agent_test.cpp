@@ -386,7 +386,10 @@ TEST_F(Agent, AttachmentsAndPromptsBecomeMessages) {
     });
 }
 
-TEST_F(Agent, ServersRequestsAreAnsweredByTheHost) {
+class AgentEras : public Agent, public ::testing::WithParamInterface<const char*> {};
+
+// Modern (2026-07-28: the requests arrive as input_required continuations) and legacy (server-to-client requests).
+TEST_P(AgentEras, ServersRequestsAreAnsweredByTheHost) {
     // ask_model → sampling (the scripted model answers "blue"), ask_user → elicitation, list_roots → roots.
     FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("ask_model", R"({"question": "Favourite colour?"})") +
                                R"(]}, {"content": "blue"}, {"content": "The model said blue."}, {"toolCalls": [)" + tool_call("ask_user", "{}") + ", " +
@@ -413,7 +416,7 @@ TEST_F(Agent, ServersRequestsAreAnsweredByTheHost) {
         o.llm = std::make_shared<llm::Client>(ex, fake.settings());
         host::PoolOptions options;
         options.handlers = agent::make_server_request_handlers(o);
-        auto cfg = config_of({{"demo", demo_entry(R"("--client-requests")")}});
+        auto cfg = config_of({{"demo", demo_entry(std::string(R"("--client-requests")") + GetParam())}});
         auto rig = co_await Rig::start(std::move(cfg), fake.settings(), options);
         auto r1 = co_await rig->conversation->send("Ask the model.", rig->observer);
         EXPECT_EQ(sampling_asked, 1);
@@ -443,6 +446,8 @@ TEST_F(Agent, ServersRequestsAreAnsweredByTheHost) {
         co_await rig->stop();
     });
 }
+
+INSTANTIATE_TEST_SUITE_P(BothEras, AgentEras, ::testing::Values(R"(, "--modern-only")", R"(, "--legacy-only")"));
 
 TEST_F(Agent, TheTurnLimitStopsALoopingModel) {
     std::string script = "[";
