@@ -54,7 +54,11 @@ std::int64_t Chat::elapsed_ms() const {
 }
 
 std::string Chat::describe(std::string_view what) const {
-    auto text = http->scrub(fmt::format("llm {}: {}", settings.base_url, what));
+    // The HTTP layer names its peer `server "llm"`; the prefix here already says which endpoint it is.
+    std::string detail(what);
+    for (const std::string_view tag : {std::string_view("server \"llm\": "), std::string_view("server \"llm\" ")})
+        if (detail.starts_with(tag)) detail.erase(0, tag.size());
+    auto text = http->scrub(fmt::format("llm {}: {}", settings.base_url, detail));
     // scrub() skips very short values; the key never appears, whatever its length.
     if (!settings.api_key.empty())
         for (auto pos = text.find(settings.api_key); pos != std::string::npos; pos = text.find(settings.api_key, pos))
