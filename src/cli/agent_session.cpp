@@ -29,6 +29,21 @@ std::optional<llm::Settings> model_settings(const host::Config& config, const Ag
     return s;
 }
 
+std::optional<AgentSetup> agent_setup(const host::Config& config, const AgentOptions& options,
+                                      boost::asio::any_io_executor ex) {
+    auto settings = model_settings(config, options);
+    if (!settings) return std::nullopt;
+    AgentSetup setup{*settings, std::make_shared<llm::Client>(ex, *settings), std::make_shared<AgentSession>()};
+    if (!setup.session->open(options, settings->model)) return std::nullopt;
+    return setup;
+}
+
+std::vector<std::filesystem::path> roots_of(const AgentOptions& options) {
+    std::vector<std::filesystem::path> roots(options.roots.begin(), options.roots.end());
+    if (roots.empty()) roots.push_back(std::filesystem::current_path());
+    return roots;
+}
+
 bool AgentSession::open(const AgentOptions& options, const std::string& model) {
     model_ = model;
     if (options.no_store) {

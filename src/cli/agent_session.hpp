@@ -9,6 +9,7 @@
 #include <switchboard/llm/client.hpp>
 #include <switchboard/store/conversation_store.hpp>
 
+#include <filesystem>
 #include <memory>
 #include <set>
 #include <utility>
@@ -57,6 +58,18 @@ private:
     std::string model_;
     bool failed_ = false;  // a write failed: reported once, the conversation goes on in memory
 };
+
+/// What `run` and `chat` start from.
+struct AgentSetup {
+    llm::Settings settings;
+    std::shared_ptr<llm::Client> llm;
+    std::shared_ptr<AgentSession> session;
+};
+/// The model settings, a client and an open session; nullopt when the command cannot go on (reported on stderr).
+std::optional<AgentSetup> agent_setup(const host::Config& config, const AgentOptions& options,
+                                      boost::asio::any_io_executor ex);
+/// The --root directories, or the working directory.
+std::vector<std::filesystem::path> roots_of(const AgentOptions& options);
 
 /// "→ name {args}" / "  ← ok 12 ms: first line" progress lines (stderr for run, stdout for chat).
 std::string tool_start_line(const llm::ToolCall& call, const std::string& server);

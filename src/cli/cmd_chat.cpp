@@ -237,12 +237,12 @@ struct Chat {
 }  // namespace
 
 awaitable<int> chat(const host::Config& config, const GlobalOptions&, AgentOptions options) {
-    auto settings = model_settings(config, options);
-    if (!settings) co_return 1;
     auto ex = co_await asio::this_coro::executor;
-    auto llm = std::make_shared<llm::Client>(ex, *settings);
-    auto session = std::make_shared<AgentSession>();
-    if (!session->open(options, settings->model)) co_return 1;
+    auto setup = agent_setup(config, options, ex);
+    if (!setup) co_return 1;
+    auto& settings = setup->settings;
+    auto llm = setup->llm;
+    auto session = setup->session;
     LineReader reader(ex, history_path());
 
     agent::ServerRequestOptions requests;
@@ -300,8 +300,7 @@ awaitable<int> chat(const host::Config& config, const GlobalOptions&, AgentOptio
         answer.action = agent::ElicitationAnswer::Action::accept;
         co_return answer;
     };
-    for (const auto& r : options.roots) requests.roots.emplace_back(r);
-    if (requests.roots.empty()) requests.roots.push_back(std::filesystem::current_path());
+    requests.roots = roots_of(options);
     host::PoolOptions pool_options;
     pool_options.handlers = agent::make_server_request_handlers(std::move(requests));
 
@@ -312,8 +311,8 @@ awaitable<int> chat(const host::Config& config, const GlobalOptions&, AgentOptio
         Chat chat(h, *session, reader, *llm);
         if (session->id())
             fmt::print("(resumed conversation {}: {} messages)\n", session->id(), conversation.messages().size());
-        fmt::print("Switchboard chat with {} at {}. /help for commands, Ctrl-D to quit.\n", settings->model,
-                   settings->base_url);
+        fmt::print("Switchboard chat with {} at {}. /help for commands, Ctrl-D to quit.\n", settings.model,
+                   settings.base_url);
 
         // Ctrl-C: cancels the turn in progress, or drops the line being typed.
         asio::signal_set signals(ex, SIGINT);

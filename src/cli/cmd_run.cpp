@@ -59,20 +59,18 @@ agent::ServerRequestOptions server_request_options(std::shared_ptr<llm::Client> 
                    m && m->is_string() ? ": " : "", m && m->is_string() ? std::string(m->get_string()) : "");
         co_return agent::ElicitationAnswer{};
     };
-    for (const auto& r : options.roots) o.roots.emplace_back(r);
-    if (o.roots.empty()) o.roots.push_back(std::filesystem::current_path());
+    o.roots = roots_of(options);
     return o;
 }
 
 }  // namespace
 
 awaitable<int> run_task(const host::Config& config, const GlobalOptions& g, AgentOptions options, std::string task) {
-    auto settings = model_settings(config, options);
-    if (!settings) co_return 1;
     auto ex = co_await asio::this_coro::executor;
-    auto llm = std::make_shared<llm::Client>(ex, *settings);
-    auto session = std::make_shared<AgentSession>();
-    if (!session->open(options, settings->model)) co_return 1;
+    auto setup = agent_setup(config, options, ex);
+    if (!setup) co_return 1;
+    auto llm = setup->llm;
+    auto session = setup->session;
     session->title_hint = task;
     host::PoolOptions pool_options;
     pool_options.handlers = agent::make_server_request_handlers(server_request_options(llm, options));

@@ -53,6 +53,26 @@ struct Rig {
         co_await r->pool->wait_until_settled(20s);
         co_return r;
     }
+    /// send(text), cancelled `after` the first tool call started (`on_tool`) or after the start.
+    awaitable<agent::RunResult> send_and_cancel(std::string text, std::chrono::milliseconds after, bool on_tool) {
+        auto ex = co_await asio::this_coro::executor;
+        auto cancel = std::make_shared<asio::cancellation_signal>();
+        auto arm = [ex, cancel, after] {
+            core::spawn_logged(
+                ex,
+                [cancel, after]() -> awaitable<void> {
+                    co_await sleep_for(after);
+                    cancel->emit(asio::cancellation_type::terminal);
+                },
+                "cancel");
+        };
+        if (on_tool)
+            observer.on_tool_start = [arm](const llm::ToolCall&, const std::string&) { arm(); };
+        else
+            arm();
+        co_return co_await asio::co_spawn(ex, conversation->send(std::move(text), observer),
+                                          asio::bind_cancellation_slot(cancel->slot(), asio::use_awaitable));
+    }
     awaitable<void> stop() {
         conversation.reset();
         context.reset();
@@ -204,20 +224,8 @@ TEST_F(Agent, CancellingDuringASlowToolCancelsTheCallOnTheServer) {
         auto cfg = config_of({{"demo", demo_entry()}});
         host::PoolOptions no_options;
         auto rig = co_await Rig::start(std::move(cfg), fake.settings(), no_options);
-        auto ex = co_await asio::this_coro::executor;
-        asio::cancellation_signal cancel;
-        rig->observer.on_tool_start = [&](const llm::ToolCall&, const std::string&) {
-            core::spawn_logged(
-                ex,
-                [&cancel]() -> awaitable<void> {
-                    co_await sleep_for(300ms);
-                    cancel.emit(asio::cancellation_type::terminal);
-                },
-                "cancel");
-        };
         const auto t0 = clock_type::now();
-        auto result = co_await asio::co_spawn(ex, rig->conversation->send("Slowly.", rig->observer),
-                                              asio::bind_cancellation_slot(cancel.slot(), asio::use_awaitable));
+        auto result = co_await rig->send_and_cancel("Slowly.", 300ms, true);
         EXPECT_LT(clock_type::now() - t0, 5s);
         EXPECT_EQ(result.stop, agent::StopReason::cancelled);
         CO_ASSERT_EQ(result.tool_calls.size(), 1u);
@@ -243,18 +251,8 @@ TEST_F(Agent, CancellingDuringTheStreamClosesTheConnection) {
         auto cfg = config_of({{"demo", demo_entry()}});
         host::PoolOptions no_options;
         auto rig = co_await Rig::start(std::move(cfg), fake.settings(), no_options);
-        auto ex = co_await asio::this_coro::executor;
-        asio::cancellation_signal cancel;
-        core::spawn_logged(
-            ex,
-            [&cancel]() -> awaitable<void> {
-                co_await sleep_for(500ms);
-                cancel.emit(asio::cancellation_type::terminal);
-            },
-            "cancel");
         const auto t0 = clock_type::now();
-        auto result = co_await asio::co_spawn(ex, rig->conversation->send("Talk.", rig->observer),
-                                              asio::bind_cancellation_slot(cancel.slot(), asio::use_awaitable));
+        auto result = co_await rig->send_and_cancel("Talk.", 500ms, false);
         EXPECT_LT(clock_type::now() - t0, 3s);
         EXPECT_EQ(result.stop, agent::StopReason::cancelled);
         bool closed = false;

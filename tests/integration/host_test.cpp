@@ -3,6 +3,7 @@
 // resources and prompts.
 #include "host_harness.hpp"
 
+#include <switchboard/agent/tool_runner.hpp>
 #include <switchboard/host/context.hpp>
 #include <switchboard/host/pool.hpp>
 #include <switchboard/core/one_shot_event.hpp>
@@ -61,23 +62,8 @@ public:
     awaitable<void> apply(host::Config c) { return pool->apply(std::move(c)); }
 
     awaitable<llm::ToolExecutionResult> execute_tool(llm::ToolCall call) {
-        using Status = llm::ToolExecutionResult::Status;
-        auto resolved = co_await main->resolve_tool(call.name);
-        if (!resolved) co_return llm::error_result(call, {}, resolved.error().message, Status::unknown_tool);
-        std::string parse_error;
-        auto args = llm::parse_tool_arguments(call.arguments, parse_error);
-        if (!args)
-            co_return llm::error_result(call, resolved->server,
-                                        fmt::format("tool \"{}\" was not called: {}", call.name, parse_error),
-                                        Status::bad_arguments);
         host::ToolCallOptions options;
-        options.call_id = call.id;
-        auto r = co_await main->call_tool(call.name, std::move(*args), std::move(options));
-        if (!r)
-            co_return llm::error_result(
-                call, resolved->server, r.error().describe(),
-                r.error().code == jsonrpc::code::cancelled ? Status::cancelled : Status::failed);
-        co_return llm::format_tool_result(call, resolved->server, *r);
+        co_return co_await agent::execute_tool(*main, std::move(call), std::move(options));
     }
 };
 
