@@ -79,14 +79,20 @@ awaitable<Result<ChatResponse>> read_stream(Chat& c, http::Exchange& ex) {
                                   fmt::format("an event of {} is over the limit", core::size_text(ev.length)));
             // [DONE] ends the answer; the connection is not kept (the rest of the body is not waited for).
             if (ev.data == "[DONE]") co_return finish(c);
+            // Some proxies send `data: ` with only blanks as a keep-alive: nothing to parse.
+            if (ev.data.find_first_not_of(" \t\r\n") == std::string_view::npos) continue;
             json::error_code ec;
             auto v = json::parse(ev.data, ec);
-            if (ec || !v.is_object())
+            const bool object = !ec && v.is_object();
+            std::optional<std::string> e;
+            if (object) e = c.assembler.add_chunk(v.get_object());
+            // `event: error` (OpenAI's SDK honours it) is an error whatever its data looks like.
+            if (!e && ev.type == "error") e = core::shorten(ev.data, excerpt_limit);
+            if (e) co_return c.error(Kind::bad_response, 0, fmt::format("error in the stream: {}", *e));
+            if (!object)
                 co_return c.error(
                     Kind::bad_response, 0,
                     fmt::format("a stream event is not a JSON object: {}", core::shorten(ev.data, excerpt_limit)));
-            if (auto e = c.assembler.add_chunk(v.get_object()))
-                co_return c.error(Kind::bad_response, 0, fmt::format("error in the stream: {}", *e));
         }
     }
     // No [DONE]: complete if the server said how the answer finished, cut otherwise.

@@ -26,8 +26,13 @@ std::string_view string_at(const json::object& o, std::string_view key) {
     return v && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
 }
 
-// {"error": {"message": ...}} or {"error": "..."}: the endpoint's words, shortened.
+// {"error": {"message": ...}} or {"error": "..."}: the endpoint's words, shortened. vLLM before 0.10.1 sent
+// {"object": "error", "message": ...} (and [DONE] after it, so it must not pass for an empty chunk).
 std::optional<std::string> error_of(const json::object& o) {
+    if (string_at(o, "object") == "error") {
+        auto m = string_at(o, "message");
+        return core::shorten(m.empty() ? std::string_view("error") : m, 300);
+    }
     const auto* e = o.if_contains("error");
     if (!e || e->is_null()) return std::nullopt;
     if (e->is_string()) return core::shorten(e->get_string(), 300);
@@ -95,11 +100,15 @@ std::optional<std::string> StreamAssembler::add_chunk(const json::object& chunk)
         const auto& uo = u->get_object();
         usage_ = Usage{integer(uo.if_contains("prompt_tokens")).value_or(0),
                        integer(uo.if_contains("completion_tokens")).value_or(0)};
-    } else if (const auto* t = chunk.if_contains("timings"); t && t->is_object() && !usage_) {
-        // llama-server's own counters, when it sent no usage.
+        usage_from_timings_ = false;
+    } else if (const auto* t = chunk.if_contains("timings"); t && t->is_object() && (!usage_ || usage_from_timings_)) {
+        // llama-server's own counters, when it sent no usage; with timings_per_token they come on every chunk and
+        // the last ones count.
         const auto& to = t->get_object();
-        if (auto n = integer(to.if_contains("predicted_n")))
+        if (auto n = integer(to.if_contains("predicted_n"))) {
             usage_ = Usage{integer(to.if_contains("prompt_n")).value_or(0), *n};
+            usage_from_timings_ = true;
+        }
     }
     const auto* choices = chunk.if_contains("choices");
     if (!choices || !choices->is_array()) return std::nullopt;  // the usage chunk may have no choices at all
@@ -111,10 +120,13 @@ std::optional<std::string> StreamAssembler::add_chunk(const json::object& chunk)
         if (!d) d = co->if_contains("message");  // some servers end a stream with a whole message
         if (d && d->is_object()) {
             const auto& delta = d->get_object();
-            if (auto text = string_at(delta, "content"); !text.empty()) {
-                content_ += text;
-                started_ = true;
-                if (callbacks_.on_content) callbacks_.on_content(text);
+            // OpenAI streams a refusal in `refusal` with content null: it is the answer the user must see.
+            for (std::string_view key : {"content", "refusal"}) {
+                if (auto text = string_at(delta, key); !text.empty()) {
+                    content_ += text;
+                    started_ = true;
+                    if (callbacks_.on_content) callbacks_.on_content(text);
+                }
             }
             for (std::string_view key : {"reasoning_content", "reasoning"}) {
                 if (auto text = string_at(delta, key); !text.empty()) {

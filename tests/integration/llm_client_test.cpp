@@ -126,7 +126,7 @@ TEST_P(Dialects, TextTurnThenToolTurnThenToolResult) {
         EXPECT_EQ(calls[1].arguments, R"({"message":"again"})");
         EXPECT_FALSE(calls[0].id.empty());
         EXPECT_NE(calls[0].id, calls[1].id);
-        EXPECT_EQ(r2->finish_reason, dialect == "ollama" ? "stop" : "tool_calls");  // a tool turn either way
+        EXPECT_EQ(r2->finish_reason, "tool_calls");
 
         req.messages.push_back(r2->message);
         for (const auto& call : calls) {
@@ -300,6 +300,48 @@ TEST_F(LlmClient, AnErrorObjectMidStreamIsABadResponse) {
         EXPECT_NE(r.error().message.find("out of memory"), std::string::npos) << r.error().message;
         CO_ASSERT_TRUE(r.error().partial.has_value());
         EXPECT_EQ(r.error().partial->text(), "part");
+    });
+}
+
+TEST_F(LlmClient, LegacyOllamaToolTurnSaysStopAndKeepAlivesAreSkipped) {
+    auto settings = start(R"([{"dialect":"ollama","legacy":true,"keepAlive":true,"content":"Let me see.",
+        "toolCalls":[{"name":"a","arguments":"{}"},{"name":"b","arguments":"{\"n\":2}"}]}])");
+    ASSERT_TRUE(server_);
+    run_test([&]() -> awaitable<void> {
+        llm::Client client(co_await asio::this_coro::executor, settings);
+        llm::StreamCallbacks cb;
+        auto r = co_await client.chat(ask("x"), cb);
+        CO_ASSERT_TRUE(r.has_value()) << r.error().message;
+        EXPECT_EQ(r->finish_reason, "stop");  // still a tool turn: the calls are there
+        EXPECT_EQ(r->message.text(), "Let me see.");
+        CO_ASSERT_EQ(r->message.tool_calls.size(), 2u);
+        EXPECT_EQ(r->message.tool_calls[1].name, "b");
+        EXPECT_EQ(r->message.tool_calls[1].arguments, R"({"n":2})");
+        EXPECT_NE(r->message.tool_calls[0].id, r->message.tool_calls[1].id);
+    });
+}
+
+TEST_F(LlmClient, ErrorsMidStreamInEachServersShape) {
+    auto settings = start(R"([{"dialect":"vllm","content":"partial","errorMidStream":{"object":"error",
+        "message":"engine died","type":"InternalServerError","param":null,"code":500}},
+        {"dialect":"llamacpp","content":"partial","errorMidStream":{"code":500,"message":"slot lost","type":"server_error"}},
+        {"content":"partial","errorEvent":"{\"message\":\"overloaded\"}"},
+        {"dialect":"ollama","content":"partial","errorMidStream":{"message":"lost"}}])");
+    ASSERT_TRUE(server_);
+    run_test([&]() -> awaitable<void> {
+        llm::Client client(co_await asio::this_coro::executor, settings);
+        llm::StreamCallbacks cb;
+        const std::vector<std::string> said_by_each = {"engine died", "slot lost", "overloaded"};
+        for (const auto& said : said_by_each) {
+            auto r = co_await client.chat(ask("x"), cb);
+            CO_ASSERT_TRUE(r.has_error());
+            EXPECT_EQ(r.error().kind, Kind::bad_response);
+            EXPECT_NE(r.error().message.find(said), std::string::npos) << r.error().message;
+        }
+        // Ollama's layer drops the error: the stream just ends without [DONE] or a finish_reason.
+        auto o = co_await client.chat(ask("x"), cb);
+        CO_ASSERT_TRUE(o.has_error());
+        EXPECT_EQ(o.error().kind, Kind::stream_cut) << o.error().message;
     });
 }
 

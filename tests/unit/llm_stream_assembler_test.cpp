@@ -161,5 +161,73 @@ TEST(StreamAssembler, WholeResponse) {
     EXPECT_TRUE(a.add_response(json::parse(R"({"object":"list"})").as_object()));
 }
 
+TEST(StreamAssembler, OldVllmTopLevelErrorObjectIsAnError) {
+    // vLLM before 0.10.1: the error's fields at the top level, then [DONE]; it must not pass for an empty chunk.
+    StreamAssembler a;
+    EXPECT_FALSE(a.add_chunk(json::parse(R"({"choices":[{"index":0,"delta":{"content":"par"}}]})").as_object()));
+    auto err = a.add_chunk(
+        json::parse(R"({"object":"error","message":"too long","type":"BadRequestError","param":null,"code":400})")
+            .as_object());
+    ASSERT_TRUE(err);
+    EXPECT_EQ(*err, "too long");
+}
+
+TEST(StreamAssembler, OpenAiRefusalIsShownAsContent) {
+    std::string seen;
+    StreamCallbacks cb;
+    cb.on_content = [&](std::string_view t) { seen += t; };
+    StreamAssembler a(cb);
+    auto m = assemble(
+        a,
+        {
+            R"({"choices":[{"index":0,"delta":{"role":"assistant","content":null,"refusal":""},"finish_reason":null}]})",
+            R"({"choices":[{"index":0,"delta":{"content":null,"refusal":"I can't "},"finish_reason":null}]})",
+            R"({"choices":[{"index":0,"delta":{"refusal":"help."},"finish_reason":null}]})",
+            R"({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]})",
+        });
+    EXPECT_EQ(m.text(), "I can't help.");
+    EXPECT_EQ(seen, "I can't help.");
+}
+
+TEST(StreamAssembler, LlamaServerNameWithFirstFragmentAndTimingsOnEveryChunk) {
+    StreamAssembler a;
+    auto m = assemble(
+        a,
+        {
+            // timings_per_token: counters on every chunk; the last ones count, and a `usage` object beats them.
+            R"({"choices":[{"finish_reason":null,"index":0,"delta":{"role":"assistant","content":null}}],"timings":{"prompt_n":30,"predicted_n":1}})",
+            R"({"choices":[{"finish_reason":null,"index":0,"delta":{"tool_calls":[{"index":0,"id":"Xyz","type":"function","function":{"name":"f","arguments":"{\"a\""}}]}}],"timings":{"prompt_n":30,"predicted_n":4}})",
+            R"({"choices":[{"finish_reason":null,"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":":1}"}}]}}],"timings":{"prompt_n":30,"predicted_n":6}})",
+            R"({"choices":[{"finish_reason":"tool_calls","index":0,"delta":{}}],"timings":{"prompt_n":30,"predicted_n":7}})",
+        });
+    ASSERT_EQ(m.tool_calls.size(), 1u);
+    EXPECT_EQ(m.tool_calls[0].id, "Xyz");
+    EXPECT_EQ(m.tool_calls[0].arguments, R"({"a":1})");
+    EXPECT_EQ(*m.usage, (Usage{30, 7}));
+    EXPECT_FALSE(
+        a.add_chunk(json::parse(R"({"choices":[],"usage":{"prompt_tokens":31,"completion_tokens":8}})").as_object()));
+    EXPECT_FALSE(a.add_chunk(json::parse(R"({"choices":[],"timings":{"prompt_n":1,"predicted_n":1}})").as_object()));
+    EXPECT_EQ(*a.message().usage, (Usage{31, 8}));
+}
+
+TEST(StreamAssembler, VllmReasoningUnderBothNamesOnceAndLastFragmentOnTheFinishChunk) {
+    StreamAssembler a;
+    auto m = assemble(
+        a,
+        {
+            R"({"choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]})",
+            R"({"choices":[{"index":0,"delta":{"reasoning":"hm","reasoning_content":"hm"},"logprobs":null,"finish_reason":null}]})",
+            R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"chatcmpl-tool-1","type":"function","function":{"name":"a"}}]},"logprobs":null,"finish_reason":null}]})",
+            R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"q\":"}}]},"logprobs":null,"finish_reason":null}]})",
+            R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"1}"}}]},"logprobs":null,"finish_reason":"tool_calls","stop_reason":null}]})",
+            R"({"choices":[],"usage":{"prompt_tokens":5,"total_tokens":9,"completion_tokens":4}})",
+        });
+    EXPECT_EQ(m.reasoning, "hm");
+    ASSERT_EQ(m.tool_calls.size(), 1u);
+    EXPECT_EQ(m.tool_calls[0].arguments, R"({"q":1})");
+    EXPECT_EQ(a.finish_reason(), "tool_calls");
+    EXPECT_EQ(*m.usage, (Usage{5, 4}));
+}
+
 }  // namespace
 }  // namespace switchboard::llm

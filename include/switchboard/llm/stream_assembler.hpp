@@ -4,7 +4,11 @@
 // - an id that never comes (vLLM) becomes `call_<index>`;
 // - tool calls with finish_reason "stop" (Ollama, some OpenAI models) are still a tool turn;
 // - `reasoning_content` (llama-server, vLLM, DeepSeek) and `reasoning` (Ollama, OpenRouter) kept apart;
-// - the usage chunk (stream_options.include_usage: empty choices) and llama-server's `timings`.
+// - the usage chunk (stream_options.include_usage: empty choices) and llama-server's `timings`;
+// - OpenAI's `refusal` deltas shown as content; errors as {"error": ...} or old vLLM's {"object": "error"}.
+// Not handled: `<think>` tags in content (llama-server with --reasoning-format none, or a model without a reasoning
+// parser) stay in the content, as the server was configured to send them; only choice 0 is read (n > 1 is never
+// asked for).
 // The same class reads a whole non-streamed response (add_response).
 //
 // Thread-safety: single owner; pure (no I/O).
@@ -65,7 +69,8 @@ private:
     std::string finish_reason_;
     std::optional<Usage> usage_;
     bool started_ = false;
-    int next_unindexed_ = 0;  // index given to calls that come without one
+    int next_unindexed_ = 0;           // index given to calls that come without one
+    bool usage_from_timings_ = false;  // usage_ came from llama-server's `timings`, not a `usage` object
 };
 
 }  // namespace switchboard::llm

@@ -5,18 +5,24 @@
 #include <boost/json/object.hpp>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fake_llm {
 
-/// One scripted answer as SSE `data:` payloads (ending with "[DONE]"), or one JSON body when not streamed.
+/// One scripted answer as SSE `data:` payloads (ending with "[DONE]"; one starting with ':' or "event:" is written as
+/// it is), or one JSON body when not streamed.
 struct Answer {
     std::vector<std::string> events;
     std::string body;  // the non-streamed shape
 };
 
-/// `response`: {"dialect","content","reasoning","toolCalls":[{"name","arguments","id"}],"finishReason","usage",
-/// "noToolCallIds","argumentsAsObject","errorMidStream"}. `request` is what the client sent (model, stream_options).
+/// `response`: {"dialect","content","reasoning","refusal","toolCalls":[{"name","arguments","id"}],"finishReason",
+/// "usage","noToolCallIds","argumentsAsObject","legacy","errorMidStream","errorEvent","keepAlive"}. `request` is what
+/// the client sent (model, stream_options).
 Answer make_answer(const boost::json::object& response, const boost::json::object& request, int sequence);
+
+/// The body the response's dialect answers an HTTP error with.
+std::string error_body(const boost::json::object& response, int status, std::string_view message);
 
 }  // namespace fake_llm

@@ -2,7 +2,8 @@
 // "models": [...]}) to successive POST /v1/chat/completions, one response each, then answers 500. Prints the port on
 // its first stdout line and "listening on http://127.0.0.1:PORT/v1" on stderr.
 //
-// A response, besides what dialects.cpp reads: "status" (an error status) with "body" and "retryAfter";
+// A response, besides what dialects.cpp reads: "status" (an error status) with "body" (else the dialect's own error
+// body) and "retryAfter";
 // "stream": false (one JSON body whatever was asked); "delayMs" before answering; "chunkDelayMs" between events;
 // "cutAfterBytes" (close the connection after that many body bytes); "hangMs" (stall after "hangAfterEvents"
 // events, 2 by default: the role chunk and the first piece of content; watching for the client to go away).
@@ -119,7 +120,7 @@ awaitable<void> chat(State& s, http::ServerRequest& req, http::Responder& res) {
         http::Reply reply;
         reply.status = static_cast<bhttp::status>(status);
         const auto* body = r.if_contains("body");
-        reply.body = !body               ? R"({"error":{"message":"scripted error"}})"
+        reply.body = !body               ? fake_llm::error_body(r, static_cast<int>(status), "scripted error")
                      : body->is_string() ? std::string(body->get_string())
                                          : json::serialize(*body);
         if (const auto* ra = r.if_contains("retryAfter"))
@@ -145,7 +146,9 @@ awaitable<void> chat(State& s, http::ServerRequest& req, http::Responder& res) {
     std::int64_t budget = r.contains("cutAfterBytes") ? number(r, "cutAfterBytes") : -1;
     for (std::size_t i = 0; i < answer.events.size(); ++i) {
         if (i > 0) co_await sleep_ms(number(r, "chunkDelayMs"));
-        const auto event = "data: " + answer.events[i] + "\n\n";
+        const auto& e = answer.events[i];
+        const bool raw = e.starts_with(":") || e.starts_with("event:");
+        const auto event = (raw ? e : "data: " + e) + "\n\n";
         const bool ok = co_await write_limited(res, event, budget);
         if (!ok) {
             s.events.push_back(json::string((budget == 0 ? "cut " : "closed ") + std::to_string(n)));
