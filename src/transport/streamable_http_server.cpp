@@ -187,7 +187,12 @@ awaitable<void> HttpServer::Impl::handle_post(ServerRequest& req, Responder& res
     }
     jsonrpc::Message& msg = *parsed;
     if (msg.kind == jsonrpc::Message::Kind::response) {
-        // We never ask the client anything, but a stray answer is harmless.
+        // A legacy session's answer to a request its server sent (sampling, elicitation, roots) goes to the session.
+        if (opt.legacy && !header_value(req, "Mcp-Session-Id").empty()) {
+            co_await handle_legacy(req, res, std::move(msg), header_value(req, "MCP-Protocol-Version"), sse_ok);
+            co_return;
+        }
+        // Otherwise there is nobody to give it to (a stateless request asks through input_required): harmless.
         Reply r;
         r.status = bhttp::status::accepted;
         co_await res.send(std::move(r));

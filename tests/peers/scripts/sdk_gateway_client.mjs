@@ -6,7 +6,10 @@
 //   basic   list tools, prompts, resources; call a__echo; b__slow with progress; read a resource; get a prompt
 //   cancel  start a__slow (10 s), abort it after 0.5 s, then call b__echo
 //   crash   call a__exit (the upstream dies mid-call), then b__echo
+//   relay   a client with sampling and roots (no elicitation) calls a__ask_model, a__list_roots, a__ask_user: the
+//           upstream's requests come to this client through the gateway
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { CreateMessageRequestSchema, ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
@@ -22,7 +25,16 @@ if (kind === 'http') {
   scenario = sc;
   transport = new StdioClientTransport({ command, args, stderr: 'inherit' });
 }
-const client = new Client({ name: 'sdk-gateway-client', version: '1.0.0' });
+const capabilities = scenario === 'relay' ? { sampling: {}, roots: { listChanged: false } } : {};
+const client = new Client({ name: 'sdk-gateway-client', version: '1.0.0' }, { capabilities });
+if (scenario === 'relay') {
+  client.setRequestHandler(CreateMessageRequestSchema, async (req) => ({
+    role: 'assistant',
+    content: { type: 'text', text: `the model read: ${req.params.messages[0].content.text}` },
+    model: 'gateway-test-model',
+  }));
+  client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: 'file:///gateway-root', name: 'r' }] }));
+}
 await client.connect(transport);
 const out = { server: client.getServerVersion()?.name ?? null };
 const text = (r) => (r.content ?? []).map((c) => c.text ?? '').join('');
@@ -76,6 +88,11 @@ if (scenario === 'basic') {
     out.crash = { error: String(e.message) };
   }
   out.echo = text(await client.callTool({ name: 'b__echo', arguments: { message: 'b still works' } }));
+} else if (scenario === 'relay') {
+  out.sampling = text(await client.callTool({ name: 'a__ask_model', arguments: { question: 'what is 2+2?' } }));
+  out.roots = text(await client.callTool({ name: 'a__list_roots', arguments: {} }));
+  const user = await client.callTool({ name: 'a__ask_user', arguments: { message: 'name?' } });
+  out.elicitation = { isError: user.isError ?? false, text: text(user) };
 }
 console.log(JSON.stringify(out));
 if (kind === 'http') await transport.terminateSession().catch(() => {});
