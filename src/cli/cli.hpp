@@ -63,6 +63,19 @@ boost::asio::awaitable<int> prompts(const host::Config& config, const GlobalOpti
 boost::asio::awaitable<int> prompt(const host::Config& config, const GlobalOptions& g, std::string server,
                                    std::string name, std::map<std::string, std::string> arguments);
 
+/// `serve`: the gateway.
+struct ServeOptions {
+    std::uint16_t port = 3333;
+    std::string bind = "127.0.0.1";
+    bool stdio = false;
+    std::vector<std::string> allow_origins;
+    std::string token;               ///< --token, else $SWITCHBOARD_TOKEN
+    std::vector<std::string> tools;  ///< allow globs for every client's context
+};
+/// Fills the token from the environment and checks the options: an error message (exit 2) or nullopt.
+std::optional<std::string> check_serve_options(ServeOptions& options);
+boost::asio::awaitable<int> serve(const host::Config& config, const GlobalOptions& g, ServeOptions options);
+
 /// Options of the commands that talk to a model (`run`, `chat`, `models`).
 struct AgentOptions {
     std::optional<std::string> llm_url;  ///< --llm

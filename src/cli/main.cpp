@@ -172,6 +172,19 @@ int main(int argc, char** argv) {
     model_options(models_cmd);
     json_flag(models_cmd);
 
+    cli::ServeOptions serve_options;
+    auto* serve_cmd = app.add_subcommand("serve", "Serve every configured server as one MCP server (the gateway)");
+    serve_cmd->add_option("--port", serve_options.port, "Port for Streamable HTTP at /mcp (0: any free port)")
+        ->capture_default_str();
+    serve_cmd->add_option("--bind", serve_options.bind, "Address to listen on (not loopback: --token required)")
+        ->capture_default_str();
+    serve_cmd->add_flag("--stdio", serve_options.stdio, "Serve one client on stdin/stdout instead of HTTP");
+    serve_cmd->add_option("--allow-origin", serve_options.allow_origins,
+                          "Origin accepted besides loopback ones (repeatable; * for any)");
+    serve_cmd->add_option("--token", serve_options.token,
+                          "Require Authorization: Bearer TOKEN (default: $SWITCHBOARD_TOKEN)");
+    serve_cmd->add_option("--tools", serve_options.tools, "Expose only tools matching this glob (repeatable)");
+
     CLI11_PARSE(app, argc, argv);
     if (db.empty()) db = conv.db;  // `--db` before the command, or after it
     if (!db.empty()) agent.db = db;
@@ -196,6 +209,13 @@ int main(int argc, char** argv) {
     if (call_cmd->parsed() && !(call_arguments = parse_call_arguments(tool_arguments))) return 2;
     if (prompt_cmd->parsed() && !(prompt_arguments = parse_key_values(key_values))) return 2;
 
+    if (serve_cmd->parsed()) {
+        if (auto problem = cli::check_serve_options(serve_options)) {
+            fmt::print(stderr, "switchboard serve: {}\n", *problem);
+            return 2;
+        }
+    }
+
     auto config = load_config(g);
     if (!config) return 2;
     const auto& c = *config;
@@ -210,5 +230,6 @@ int main(int argc, char** argv) {
     if (run_cmd->parsed()) return run([&] { return cli::run_task(c, g, agent, task); });
     if (chat_cmd->parsed()) return run([&] { return cli::chat(c, g, agent); });
     if (models_cmd->parsed()) return run([&] { return cli::models(c, g, agent); });
+    if (serve_cmd->parsed()) return run([&] { return cli::serve(c, g, serve_options); });
     return 2;
 }

@@ -44,6 +44,36 @@ std::string default_error_body(bhttp::status status, const std::string& message)
 
 std::string_view path_of(std::string_view target) { return target.substr(0, target.find('?')); }
 
+// The host part of a Host header value ("127.0.0.1:3333" -> "127.0.0.1", "[::1]:80" -> "[::1]"), lower-cased.
+std::string host_name(std::string_view host) {
+    std::string out;
+    if (!host.empty() && host.front() == '[') {
+        auto close = host.find(']');
+        out = std::string(host.substr(0, close == std::string_view::npos ? host.size() : close + 1));
+    } else {
+        out = std::string(host.substr(0, host.find(':')));
+    }
+    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+bool host_allowed(std::string_view host, const std::vector<std::string>& allowed) {
+    if (allowed.empty()) return true;
+    const auto name = host_name(host);
+    for (const auto& a : allowed)
+        if (core::iequals(a, name)) return true;
+    return false;
+}
+
+// Compares without an early exit, so that the time taken says nothing about how much of the token matched.
+// `expected` is never empty.
+bool same_secret(std::string_view given, std::string_view expected) {
+    unsigned diff = given.size() != expected.size() ? 1u : 0u;
+    for (std::size_t i = 0; i < given.size(); ++i)
+        diff |= static_cast<unsigned char>(given[i]) ^ static_cast<unsigned char>(expected[i % expected.size()]);
+    return diff == 0;
+}
+
 }  // namespace
 
 std::string header_value(const ServerRequest& req, std::string_view name) {
@@ -66,6 +96,7 @@ awaitable<bool> Responder::send(Reply r) {
     bhttp::response<bhttp::string_body> res{r.status, version_};
     res.set(bhttp::field::server, "switchboard");
     if (!r.body.empty()) res.set(bhttp::field::content_type, r.content_type);
+    for (auto& [k, v] : extra_) res.set(k, v);
     for (auto& [k, v] : r.headers) res.set(k, v);
     res.body() = std::move(r.body);
     res.keep_alive(keep_alive_ && !r.close);
@@ -91,6 +122,7 @@ awaitable<bool> Responder::begin_stream(std::string content_type, Fields headers
     bhttp::response<bhttp::empty_body> res{bhttp::status::ok, version_};
     res.set(bhttp::field::server, "switchboard");
     res.set(bhttp::field::content_type, content_type);
+    for (auto& [k, v] : extra_) res.set(k, v);
     for (auto& [k, v] : headers) res.set(k, v);
     res.keep_alive(true);
     res.chunked(true);
@@ -169,6 +201,14 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
             co_await res.send_error(bhttp::status::not_found, fmt::format("Not Found: no route for {}", path), {});
             co_return;
         }
+        if (const auto host = header_value(req, "Host"); !host_allowed(host, opt.allowed_hosts)) {
+            co_await res.send_error(bhttp::status::forbidden,
+                                    fmt::format("Forbidden: Host \"{}\" is not allowed (this server answers only "
+                                                "requests addressed to {})",
+                                                host, fmt::join(opt.allowed_hosts, ", ")),
+                                    {});
+            co_return;
+        }
         const auto origin = header_value(req, "Origin");
         if (!origin.empty() && !origin_allowed(origin, opt.allowed_origins)) {
             co_await res.send_error(bhttp::status::forbidden,
@@ -182,6 +222,26 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
             r.headers = cors_preflight_headers(origin, routes.allowed_methods(path), opt.cors_allow_headers);
             co_await res.send(std::move(r));
             co_return;
+        }
+        if (opt.cors && !origin.empty()) {
+            res.add_header("Access-Control-Allow-Origin", origin);
+            res.add_header("Vary", "Origin");
+            if (!opt.cors_expose_headers.empty())
+                res.add_header("Access-Control-Expose-Headers", opt.cors_expose_headers);
+        }
+        if (!opt.bearer_token.empty()) {
+            const auto auth = header_value(req, "Authorization");
+            const std::string_view scheme = "Bearer ";
+            const bool has_scheme = auth.size() >= scheme.size() && core::iequals(auth.substr(0, scheme.size()), scheme);
+            if (!has_scheme || !same_secret(std::string_view(auth).substr(scheme.size()), opt.bearer_token)) {
+                Fields challenge;
+                challenge.emplace_back("WWW-Authenticate", has_scheme ? "Bearer error=\"invalid_token\"" : "Bearer");
+                co_await res.send_error(bhttp::status::unauthorized,
+                                        has_scheme ? "Unauthorized: wrong bearer token"
+                                                   : "Unauthorized: Authorization: Bearer <token> is required",
+                                        std::move(challenge));
+                co_return;
+            }
         }
         if (!handler) {
             Fields allow;
@@ -295,6 +355,11 @@ awaitable<void> Server::run() {
 }
 
 void Server::stop() { impl_->stop(); }
+
+void Server::stop_accepting() {
+    boost::system::error_code ignored;
+    impl_->acceptor.close(ignored);
+}
 
 std::size_t Server::connection_count() const { return impl_->count; }
 

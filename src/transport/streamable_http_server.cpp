@@ -8,6 +8,8 @@
 #include <switchboard/core/text.hpp>
 #include <switchboard/http/listener.hpp>
 
+#include <boost/asio/ip/address.hpp>
+
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/json/serialize.hpp>
@@ -101,6 +103,12 @@ void HttpServer::Impl::start() {
     so.port = opt.port;
     so.max_body_size = opt.max_message_size;
     so.allowed_origins = opt.allowed_origins;
+    so.allowed_hosts = opt.allowed_hosts;
+    so.bearer_token = opt.bearer_token;
+    so.cors = opt.cors;
+    so.cors_allow_headers =
+        "Content-Type, Accept, Authorization, Mcp-Session-Id, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID";
+    so.cors_expose_headers = "Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate";
     so.max_connections = opt.max_connections;
     so.read_timeout = opt.read_timeout;
     so.write_timeout = opt.write_timeout;
@@ -179,7 +187,12 @@ awaitable<void> HttpServer::Impl::handle_post(ServerRequest& req, Responder& res
     }
     jsonrpc::Message& msg = *parsed;
     if (msg.kind == jsonrpc::Message::Kind::response) {
-        // We never ask the client anything, but a stray answer is harmless.
+        // A legacy session's answer to a request its server sent (sampling, elicitation, roots) goes to the session.
+        if (opt.legacy && !header_value(req, "Mcp-Session-Id").empty()) {
+            co_await handle_legacy(req, res, std::move(msg), header_value(req, "MCP-Protocol-Version"), sse_ok);
+            co_return;
+        }
+        // Otherwise there is nobody to give it to (a stateless request asks through input_required): harmless.
         Reply r;
         r.status = bhttp::status::accepted;
         co_await res.send(std::move(r));
@@ -355,6 +368,19 @@ awaitable<void> HttpServer::run() {
 }
 
 void HttpServer::stop() { impl_->stop(); }
+
+void HttpServer::stop_accepting() { impl_->server->stop_accepting(); }
+
+std::vector<std::string> loopback_hosts() { return {"localhost", "127.0.0.1", "[::1]"}; }
+
+bool is_loopback_address(const std::string& address) {
+    if (core::iequals(address, "localhost")) return true;
+    auto bare = address;
+    if (bare.size() > 2 && bare.front() == '[' && bare.back() == ']') bare = bare.substr(1, bare.size() - 2);
+    boost::system::error_code ec;
+    auto a = asio::ip::make_address(bare, ec);
+    return !ec && a.is_loopback();
+}
 
 std::size_t HttpServer::session_count() const { return impl_->sessions.size(); }
 

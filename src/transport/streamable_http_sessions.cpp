@@ -173,7 +173,7 @@ awaitable<void> HttpServer::Impl::handle_legacy(ServerRequest& req, Responder& r
         }
     }
 
-    if (msg.kind == jsonrpc::Message::Kind::notification) {
+    if (msg.kind != jsonrpc::Message::Kind::request) {  // a notification, or an answer to the server's request
         s->channel->push(std::move(req.body()));
         Reply r;
         r.status = bhttp::status::accepted;

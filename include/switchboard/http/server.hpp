@@ -2,7 +2,8 @@
 // route shares, all in one place:
 //
 //   request -> limits (413 body, 431 header, 400 malformed) -> route lookup (404 unknown path)
-//           -> Origin check (403 unless loopback or listed) -> CORS preflight (if enabled) -> method (405 + Allow)
+//           -> Host check (403, when allowed_hosts is set: DNS rebinding) -> Origin check (403 unless loopback or
+//           listed) -> CORS preflight (if enabled) -> bearer token (401, when set) -> method (405 + Allow)
 //           -> handler, inside the boundary: an HttpError, any other exception, or a handler that answered nothing
 //              becomes a JSON error response here and nowhere else.
 //
@@ -85,6 +86,8 @@ public:
               std::chrono::seconds write_timeout, const ErrorBody& error_body);
 
     boost::asio::awaitable<bool> send(Reply reply);
+    /// A header every response of this Responder carries (CORS headers for an allowed origin).
+    void add_header(std::string name, std::string value) { extra_.emplace_back(std::move(name), std::move(value)); }
     /// An error reply with the server's error body.
     boost::asio::awaitable<bool> send_error(bhttp::status status, const std::string& message, Fields headers);
     /// A 200 response header with chunked transfer encoding.
@@ -114,6 +117,7 @@ private:
     std::chrono::seconds write_timeout_;
     const ErrorBody& error_body_;
     bool started_ = false, ok_ = true;
+    Fields extra_;
 };
 
 using Handler = std::function<boost::asio::awaitable<void>(ServerRequest& req, Responder& res)>;
@@ -145,8 +149,16 @@ struct ServerOptions {
     /// Origins accepted besides loopback ones; "*" accepts any. A request without Origin is accepted.
     std::vector<std::string> allowed_origins;
     /// Answer CORS preflights (OPTIONS + Access-Control-Request-Method) from allowed origins for known paths.
+    /// With cors, the responses to an allowed origin also carry Access-Control-Allow-Origin and expose these headers.
     bool cors = false;
     std::string cors_allow_headers = "Content-Type, Authorization";
+    std::string cors_expose_headers;
+    /// Host header names accepted (port ignored, case-insensitive; "[::1]" for IPv6); empty: any. A loopback server
+    /// lists its loopback names so that a DNS-rebinding page (Host: evil.example) is refused with 403.
+    std::vector<std::string> allowed_hosts;
+    /// When set, every request but a CORS preflight needs `Authorization: Bearer <token>` (else 401 with
+    /// WWW-Authenticate: Bearer).
+    std::string bearer_token;
     std::size_t max_connections = 512;
     std::chrono::seconds read_timeout{120};  ///< idle keep-alive connection, or a slow request
     std::chrono::seconds write_timeout{60};  ///< a client that stops reading is dropped
@@ -169,6 +181,8 @@ public:
     boost::asio::awaitable<void> run();
     /// Stops accepting and cancels every connection.
     void stop();
+    /// Stops accepting new connections; the open ones go on (a graceful stop drains them, then stop()s).
+    void stop_accepting();
     std::size_t connection_count() const;
 
     struct Impl;

@@ -38,6 +38,13 @@ struct HttpServerOptions {
     /// Origins accepted besides loopback ones (http[s]://localhost|127.0.0.1|[::1][:port]); "*" accepts any.
     /// A request without Origin is accepted (not a browser).
     std::vector<std::string> allowed_origins;
+    /// Host header names accepted (port ignored), against DNS rebinding; empty: any. loopback_hosts() for a
+    /// loopback server. Others get 403.
+    std::vector<std::string> allowed_hosts;
+    /// When set, every request needs `Authorization: Bearer <token>`; 401 with WWW-Authenticate: Bearer otherwise.
+    std::string bearer_token;
+    /// Answer CORS preflights from allowed origins, and let their pages read the responses (Mcp-Session-Id included).
+    bool cors = false;
     bool legacy = true;  ///< sessions and `initialize`
     bool modern = true;  ///< stateless 2026-07-28 requests
     /// MCP-Protocol-Version values accepted, per era (fill from mcp/version.hpp).
@@ -52,6 +59,11 @@ struct HttpServerOptions {
     std::chrono::seconds sse_keepalive{15};              ///< comment line on quiet streams
     std::size_t replay_bytes = 4u * 1024 * 1024;         ///< per stream, kept for Last-Event-ID resumption
 };
+
+/// The Host names of a loopback server: localhost, 127.0.0.1, [::1].
+std::vector<std::string> loopback_hosts();
+/// Whether `address` (a bind address) is a loopback one: localhost, 127.x.x.x, ::1.
+bool is_loopback_address(const std::string& address);
 
 class HttpServer {
 public:
@@ -70,6 +82,8 @@ public:
     boost::asio::awaitable<void> run();
     /// Stops accepting, drops every connection and ends every session.
     void stop();
+    /// Stops accepting new connections; open connections and sessions go on.
+    void stop_accepting();
     std::size_t session_count() const;
 
     struct Impl;

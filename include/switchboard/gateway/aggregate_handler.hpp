@@ -1,0 +1,101 @@
+// The gateway's MCP server side: one mcp::ServerHandler over one host::Context, so that a gateway client sees every
+// server of its context as one MCP server.
+//
+// - tools: the context's ToolIndex (exposed names; a name several servers share becomes `server__tool`);
+//   tools/call goes through Context::call_tool with progress passed back to the client, and cancellation passes
+//   through (the client's cancel cancels the handler coroutine, which cancels the upstream request: the upstream
+//   gets notifications/cancelled). Upstream log messages (notifications/message) are not forwarded yet.
+// - prompts: merged by the tools' conflict rule: a prompt name two servers share becomes `server__prompt`.
+// - resources and templates: merged in config order. A URI listed by several servers is listed once, for the first
+//   server in config order that lists it, and resources/read of it goes to that server. A URI nobody lists goes to
+//   the first server (config order) with a template that matches it.
+// - completion/complete: to the server owning the ref (a prompt's exposed name, or a template's uriTemplate).
+// - list_changed: the context's tool/prompt/resource changes become notifications to the client (listChanged is
+//   advertised for all three).
+// - errors from upstreams name the server; values of the config's headers and env never appear in them.
+//
+// Thread-safety: single owner, on the pool's executor.
+#pragma once
+
+#include <switchboard/gateway/relay.hpp>
+#include <switchboard/host/context.hpp>
+#include <switchboard/mcp/server.hpp>
+#include <switchboard/mcp/server_handler.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace switchboard::gateway {
+
+class AggregateHandler : public mcp::ServerHandler, public std::enable_shared_from_this<AggregateHandler> {
+public:
+    /// A handler over `context`; `relay` (may be null) learns which client calls which server.
+    static std::shared_ptr<AggregateHandler> create(std::shared_ptr<host::Context> context,
+                                                    std::shared_ptr<ClientRelay> relay);
+    ~AggregateHandler() override;
+
+    boost::json::object capabilities() const override;
+    Reply<boost::json::object> list_tools(std::string cursor, mcp::RequestContext ctx) override;
+    Reply<boost::json::object> call_tool(std::string name, boost::json::object arguments,
+                                         mcp::RequestContext ctx) override;
+    Reply<boost::json::object> list_resources(std::string cursor, mcp::RequestContext ctx) override;
+    Reply<boost::json::object> list_resource_templates(std::string cursor, mcp::RequestContext ctx) override;
+    Reply<boost::json::object> read_resource(std::string uri, mcp::RequestContext ctx) override;
+    Reply<boost::json::object> list_prompts(std::string cursor, mcp::RequestContext ctx) override;
+    Reply<boost::json::object> get_prompt(std::string name, Args arguments, mcp::RequestContext ctx) override;
+    Reply<boost::json::object> complete(boost::json::object params, mcp::RequestContext ctx) override;
+
+    host::Context& context() { return *context_; }
+
+    /// A prompt as exposed: its name here, the server and the server's own name.
+    struct ExposedPrompt {
+        std::string name;
+        std::string server;
+        const mcp::Prompt* prompt = nullptr;
+    };
+    /// The prompts of `prompts` with exposed names (the tools' conflict rule), in config order.
+    static std::vector<ExposedPrompt> expose_prompts(const std::vector<host::PromptInfo>& prompts);
+
+private:
+    AggregateHandler(std::shared_ptr<host::Context> context, std::shared_ptr<ClientRelay> relay);
+    void on_event(const host::Event& e);
+    std::vector<std::string> tool_signature();
+    /// The server that answers resources/read of `uri`, or nullopt.
+    std::optional<std::string> owner_of_uri(const std::string& uri) const;
+    /// An upstream error with the server named and config secrets removed.
+    jsonrpc::Error upstream_error(const std::string& server, jsonrpc::Error e) const;
+
+    std::shared_ptr<host::Context> context_;
+    std::shared_ptr<ClientRelay> relay_;
+    host::EventBus::Id subscription_ = 0;
+    std::vector<std::string> last_tools_;
+};
+
+/// What every gateway client session shares: the pool, the relay, and how to make its context and server.
+struct GatewayOptions {
+    host::ContextOptions context;  ///< template of every client's context (allow_tools, ...); name gets a suffix
+    mcp::ServerOptions server;     ///< serverInfo, instructions, eras
+};
+
+class Gateway : public std::enable_shared_from_this<Gateway> {
+public:
+    static std::shared_ptr<Gateway> create(std::shared_ptr<host::ServerPool> pool, std::shared_ptr<ClientRelay> relay,
+                                           GatewayOptions options);
+    /// Serves one client session on `channel` (a legacy HTTP session, one modern HTTP request, or stdio) with a
+    /// context of its own, until the channel ends.
+    boost::asio::awaitable<void> serve(std::shared_ptr<jsonrpc::Channel> channel);
+    std::size_t sessions() const { return sessions_; }
+
+private:
+    Gateway(std::shared_ptr<host::ServerPool> pool, std::shared_ptr<ClientRelay> relay, GatewayOptions options)
+        : pool_(std::move(pool)), relay_(std::move(relay)), options_(std::move(options)) {}
+    std::shared_ptr<host::ServerPool> pool_;
+    std::shared_ptr<ClientRelay> relay_;
+    GatewayOptions options_;
+    std::uint64_t next_ = 1;
+    std::size_t sessions_ = 0;
+};
+
+}  // namespace switchboard::gateway

@@ -1,0 +1,69 @@
+// Requests an upstream server sends to its client (sampling/createMessage, elicitation/create, roots/list), relayed
+// to a gateway client. The pool has one client session per server, shared by every gateway client, so the relay has
+// to pick one: the gateway client whose tools/call to that server is in flight, the most recent one when several
+// are (a per-server stack of the RequestContexts of calls in flight, pushed while AggregateHandler::call_tool runs).
+// When no call to that server is in flight the request is refused with a JSON-RPC error saying so; when the chosen
+// client did not declare the capability, RequestContext::ask refuses it (-32021).
+//
+// Thread-safety: single owner, on the pool's executor.
+#pragma once
+
+#include <switchboard/host/server_requests.hpp>
+#include <switchboard/mcp/request_context.hpp>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/value.hpp>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace switchboard::gateway {
+
+class ClientRelay : public std::enable_shared_from_this<ClientRelay> {
+public:
+    /// While alive, `ctx` is the client asked for `server`'s requests (unless a newer call to it is in flight).
+    class Registration {
+    public:
+        Registration() = default;
+        Registration(Registration&& o) noexcept { *this = std::move(o); }
+        Registration& operator=(Registration&& o) noexcept;
+        Registration(const Registration&) = delete;
+        Registration& operator=(const Registration&) = delete;
+        ~Registration();
+
+    private:
+        friend class ClientRelay;
+        std::weak_ptr<ClientRelay> relay_;
+        std::string server_;
+        std::uint64_t id_ = 0;
+    };
+
+    static std::shared_ptr<ClientRelay> create() { return std::shared_ptr<ClientRelay>(new ClientRelay()); }
+
+    /// The handlers to put in host::PoolOptions::handlers: all three are set, so upstream servers see the gateway
+    /// declare sampling, elicitation and roots.
+    host::ServerRequestHandlers handlers();
+
+    /// Marks `ctx` as calling `server` until the Registration is dropped.
+    Registration enter(const std::string& server, mcp::RequestContext ctx);
+
+    /// Relays `method` from `server` to the client of its most recent call in flight.
+    boost::asio::awaitable<jsonrpc::Outcome<boost::json::value>> relay(std::string server, std::string method,
+                                                                       boost::json::value params);
+
+    /// Calls in flight to `server` (for tests and status).
+    std::size_t in_flight(const std::string& server) const;
+
+private:
+    ClientRelay() = default;
+    void leave(const std::string& server, std::uint64_t id);
+
+    std::map<std::string, std::vector<std::pair<std::uint64_t, mcp::RequestContext>>> active_;
+    std::uint64_t next_ = 1;
+};
+
+}  // namespace switchboard::gateway

@@ -1,0 +1,356 @@
+#include <switchboard/gateway/aggregate_handler.hpp>
+
+#include <switchboard/mcp/static_handler.hpp>
+#include <switchboard/mcp/version.hpp>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace switchboard::gateway {
+
+namespace json = boost::json;
+using boost::asio::awaitable;
+using jsonrpc::Error;
+using jsonrpc::Outcome;
+namespace code = jsonrpc::code;
+using Reply = mcp::ServerHandler::Reply<json::object>;
+
+namespace {
+
+Error invalid_params(std::string message) { return Error{code::invalid_params, std::move(message)}; }
+
+// What an upstream adds to a result for its own era; the gateway's session adds its own.
+void strip_upstream_meta(json::object& result) {
+    result.erase("resultType");
+    if (auto* m = result.if_contains("_meta"); m && m->is_object()) {
+        m->get_object().erase(mcp::meta::server_info);
+        if (m->get_object().empty()) result.erase("_meta");
+    }
+}
+
+void replace_all(std::string& text, const std::string& secret) {
+    if (secret.size() < 4) return;  // too short to tell from ordinary words
+    for (auto pos = text.find(secret); pos != std::string::npos; pos = text.find(secret, pos))
+        text.replace(pos, secret.size(), "[redacted]");
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------------------
+
+std::shared_ptr<AggregateHandler> AggregateHandler::create(std::shared_ptr<host::Context> context,
+                                                           std::shared_ptr<ClientRelay> relay) {
+    auto h = std::shared_ptr<AggregateHandler>(new AggregateHandler(std::move(context), std::move(relay)));
+    h->last_tools_ = h->tool_signature();
+    h->subscription_ = h->context_->events().subscribe(
+        [weak = std::weak_ptr<AggregateHandler>(h)](const host::Event& e) {
+            if (auto self = weak.lock()) self->on_event(e);
+        });
+    return h;
+}
+
+AggregateHandler::AggregateHandler(std::shared_ptr<host::Context> context, std::shared_ptr<ClientRelay> relay)
+    : context_(std::move(context)), relay_(std::move(relay)) {}
+
+AggregateHandler::~AggregateHandler() { context_->events().unsubscribe(subscription_); }
+
+json::object AggregateHandler::capabilities() const {
+    json::object list_changed{{"listChanged", true}};
+    json::object caps;
+    caps["tools"] = list_changed;
+    caps["prompts"] = list_changed;
+    caps["resources"] = list_changed;
+    caps["completions"] = json::object();
+    return caps;
+}
+
+std::vector<std::string> AggregateHandler::tool_signature() {
+    std::vector<std::string> names;
+    for (const auto& t : context_->tools().tools()) names.push_back(t.name);
+    return names;
+}
+
+// The context re-emits the pool's events for its servers. A phase change may add or drop a server's tools (the
+// index leaves out servers that are not connected), so tools are compared by their exposed names.
+void AggregateHandler::on_event(const host::Event& e) {
+    using Kind = host::Event::Kind;
+    switch (e.kind) {
+    case Kind::tools_changed:
+    case Kind::phase_changed: {
+        auto now = tool_signature();
+        if (now != last_tools_) {
+            last_tools_ = std::move(now);
+            notify_list_changed(mcp::ListKind::tools);
+        }
+        break;
+    }
+    case Kind::prompts_changed: notify_list_changed(mcp::ListKind::prompts); break;
+    case Kind::resources_changed: notify_list_changed(mcp::ListKind::resources); break;
+    default: break;  // log messages are not forwarded (yet); progress goes through each call's own callback
+    }
+}
+
+Error AggregateHandler::upstream_error(const std::string& server, Error e) const {
+    const auto named = fmt::format("server \"{}\"", server);
+    if (e.message.find(named) == std::string::npos) e.message = named + ": " + e.message;
+    // Never let a configured secret reach a client: header values and env values of every server.
+    for (const auto& sc : context_->pool().config().servers) {
+        for (const auto& [k, v] : sc.headers) replace_all(e.message, v);
+        for (const auto& [k, v] : sc.env) replace_all(e.message, v);
+    }
+    if (!e.data.is_null()) e.data = nullptr;  // upstream data is not inspected for secrets: left out
+    e.local = false;
+    if (e.code < -32768 || e.code > -32000) {
+        // Local codes (timeout, closed, ...) are not JSON-RPC codes: the client gets an internal error.
+        if (e.code > 0 || e.code >= -5) e.code = code::internal_error;
+    }
+    return e;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Tools
+
+Reply AggregateHandler::list_tools(std::string, mcp::RequestContext) {
+    auto self = shared_from_this();
+    json::array tools;
+    for (const auto& t : context_->tools().tools()) {
+        auto o = t.tool->to_json();
+        o["name"] = t.name;
+        tools.push_back(std::move(o));
+    }
+    json::object result;
+    result["tools"] = std::move(tools);
+    co_return result;
+}
+
+Reply AggregateHandler::call_tool(std::string name, json::object arguments, mcp::RequestContext ctx) {
+    auto self = shared_from_this();
+    auto resolved = co_await context_->resolve_tool(name);
+    if (!resolved) {
+        auto e = resolved.error();
+        e.local = false;
+        if (e.code >= -5) e.code = code::invalid_params;
+        co_return e;
+    }
+    const auto server = resolved->server;
+    // While this call runs, `server`'s requests to its client (sampling, elicitation, roots) come to this client.
+    ClientRelay::Registration registration;
+    if (relay_) registration = relay_->enter(server, ctx);
+    host::ToolCallOptions options;
+    options.on_progress = [ctx](const jsonrpc::Progress& p) { ctx.progress(p.progress, p.total, p.message); };
+    options.call_id = fmt::format("gateway:{}", context_->name());
+    // The client's cancel cancels this coroutine, hence the upstream request (notifications/cancelled).
+    auto r = co_await context_->call_tool(std::move(name), std::move(arguments), std::move(options));
+    if (!r) {
+        auto e = upstream_error(server, r.error());
+        const bool local = r.error().local;
+        if (local && r.error().code != code::cancelled && r.error().code != code::invalid_params) {
+            // The upstream failed (crashed, timed out, closed): a tool error the client's model can read.
+            json::object text;
+            text["type"] = "text";
+            text["text"] = e.message;
+            json::array content;
+            content.push_back(std::move(text));
+            json::object result;
+            result["content"] = std::move(content);
+            result["isError"] = true;
+            co_return result;
+        }
+        co_return e;
+    }
+    json::object result = std::move(r->raw);
+    strip_upstream_meta(result);
+    co_return result;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Resources. A URI listed by several servers belongs to the first of them in config order.
+
+Reply AggregateHandler::list_resources(std::string, mcp::RequestContext) {
+    auto self = shared_from_this();
+    std::set<std::string> seen;
+    json::array list;
+    for (const auto& r : context_->resources()) {
+        if (!seen.insert(r.resource.uri).second) continue;
+        list.push_back(r.resource.raw);
+    }
+    json::object result;
+    result["resources"] = std::move(list);
+    co_return result;
+}
+
+Reply AggregateHandler::list_resource_templates(std::string, mcp::RequestContext) {
+    auto self = shared_from_this();
+    std::set<std::string> seen;
+    json::array list;
+    for (const auto& t : context_->resource_templates()) {
+        if (!seen.insert(t.resource_template.uri_template).second) continue;
+        list.push_back(t.resource_template.raw);
+    }
+    json::object result;
+    result["resourceTemplates"] = std::move(list);
+    co_return result;
+}
+
+std::optional<std::string> AggregateHandler::owner_of_uri(const std::string& uri) const {
+    for (const auto& r : context_->resources())
+        if (r.resource.uri == uri) return r.server;
+    for (const auto& t : context_->resource_templates()) {
+        mcp::ServerHandler::Args vars;
+        if (mcp::match_uri_template(t.resource_template.uri_template, uri, vars)) return t.server;
+    }
+    return std::nullopt;
+}
+
+Reply AggregateHandler::read_resource(std::string uri, mcp::RequestContext) {
+    auto self = shared_from_this();
+    auto server = owner_of_uri(uri);
+    if (!server) {
+        json::object data;
+        data["uri"] = uri;
+        co_return Error{code::resource_not_found_legacy,
+                        fmt::format("Resource not found: no server of this gateway lists {} or has a template "
+                                    "matching it",
+                                    uri),
+                        std::move(data)};
+    }
+    auto r = co_await context_->read_resource(*server, std::move(uri));
+    if (!r) co_return upstream_error(*server, r.error());
+    auto result = r->to_json();
+    strip_upstream_meta(result);
+    co_return result;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Prompts: a name several servers share becomes `server__prompt`, as for tools.
+
+std::vector<AggregateHandler::ExposedPrompt> AggregateHandler::expose_prompts(
+    const std::vector<host::PromptInfo>& prompts) {
+    std::map<std::string, int> count;
+    for (const auto& p : prompts) ++count[p.prompt.name];
+    std::vector<ExposedPrompt> out;
+    std::set<std::string> taken;
+    for (const auto& p : prompts) {
+        auto name = count[p.prompt.name] > 1 ? p.server + "__" + p.prompt.name : p.prompt.name;
+        if (!taken.insert(name).second) continue;  // a server listing the same name twice
+        out.push_back(ExposedPrompt{std::move(name), p.server, &p.prompt});
+    }
+    return out;
+}
+
+Reply AggregateHandler::list_prompts(std::string, mcp::RequestContext) {
+    auto self = shared_from_this();
+    const auto prompts = context_->prompts();
+    json::array list;
+    for (const auto& e : expose_prompts(prompts)) {
+        json::object o = e.prompt->raw;
+        o["name"] = e.name;
+        list.push_back(std::move(o));
+    }
+    json::object result;
+    result["prompts"] = std::move(list);
+    co_return result;
+}
+
+Reply AggregateHandler::get_prompt(std::string name, Args arguments, mcp::RequestContext) {
+    auto self = shared_from_this();
+    const auto prompts = context_->prompts();
+    std::string server, own_name;
+    for (const auto& e : expose_prompts(prompts)) {
+        if (e.name != name) continue;
+        server = e.server;
+        own_name = e.prompt->name;
+    }
+    if (server.empty()) co_return invalid_params(fmt::format("Unknown prompt: {}", name));
+    auto r = co_await context_->get_prompt(server, std::move(own_name), std::move(arguments));
+    if (!r) co_return upstream_error(server, r.error());
+    json::object result = r->raw;
+    strip_upstream_meta(result);
+    co_return result;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Completion: to the server that owns the ref.
+
+Reply AggregateHandler::complete(json::object params, mcp::RequestContext) {
+    auto self = shared_from_this();
+    const auto* ref_value = params.if_contains("ref");
+    if (!ref_value || !ref_value->is_object()) co_return invalid_params("missing \"ref\"");
+    json::object ref = ref_value->get_object();
+    const auto type = mcp::string_field(ref, "type");
+    std::string server;
+    if (type == "ref/prompt") {
+        const auto name = mcp::string_field(ref, "name");
+        const auto prompts = context_->prompts();
+        for (const auto& e : expose_prompts(prompts)) {
+            if (e.name != name) continue;
+            server = e.server;
+            ref["name"] = e.prompt->name;
+        }
+        if (server.empty()) co_return invalid_params(fmt::format("Unknown prompt: {}", name));
+    } else if (type == "ref/resource") {
+        const auto uri = mcp::string_field(ref, "uri");
+        for (const auto& t : context_->resource_templates())
+            if (t.resource_template.uri_template == uri) {
+                server = t.server;
+                break;
+            }
+        if (server.empty())
+            for (const auto& r : context_->resources())
+                if (r.resource.uri == uri) {
+                    server = r.server;
+                    break;
+                }
+        if (server.empty()) co_return invalid_params(fmt::format("Unknown resource or template: {}", uri));
+    } else {
+        co_return invalid_params(fmt::format("unknown ref type \"{}\"", type));
+    }
+    std::string argument, value;
+    if (const auto* a = params.if_contains("argument"); a && a->is_object()) {
+        argument = mcp::string_field(a->get_object(), "name");
+        value = mcp::string_field(a->get_object(), "value");
+    }
+    Args context_args;
+    if (const auto* c = params.if_contains("context"); c && c->is_object())
+        context_args = mcp::to_args(c->get_object().if_contains("arguments"));
+    auto r = co_await context_->complete(server, std::move(ref), std::move(argument), std::move(value),
+                                         std::move(context_args));
+    if (!r) co_return upstream_error(server, r.error());
+    json::array values;
+    for (const auto& v : r->values) values.emplace_back(v);
+    json::object completion;
+    completion["values"] = std::move(values);
+    if (r->total) completion["total"] = *r->total;
+    completion["hasMore"] = r->has_more;
+    json::object result;
+    result["completion"] = std::move(completion);
+    co_return result;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+std::shared_ptr<Gateway> Gateway::create(std::shared_ptr<host::ServerPool> pool, std::shared_ptr<ClientRelay> relay,
+                                         GatewayOptions options) {
+    return std::shared_ptr<Gateway>(new Gateway(std::move(pool), std::move(relay), std::move(options)));
+}
+
+awaitable<void> Gateway::serve(std::shared_ptr<jsonrpc::Channel> channel) {
+    auto self = shared_from_this();
+    host::ContextOptions co = options_.context;
+    co.name = fmt::format("{}:{}", options_.context.name, next_++);
+    auto context = host::Context::create(pool_, std::move(co));
+    auto handler = AggregateHandler::create(context, relay_);
+    mcp::Server server(options_.server, handler);
+    ++sessions_;
+    struct Count {
+        std::size_t& n;
+        ~Count() { --n; }
+    } count{sessions_};
+    co_await server.serve(std::move(channel));
+}
+
+}  // namespace switchboard::gateway

