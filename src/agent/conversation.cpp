@@ -120,7 +120,9 @@ asio::awaitable<RunResult> Conversation::loop(Observer& observer) {
         request.messages = messages_;
         request.tools = openai_tools(context_->tools());
         ++result.turns;
+        if (observer.on_model_request) observer.on_model_request();
         auto response = co_await llm_->chat(std::move(request), stream_callbacks(observer));
+        if (observer.on_model_response) observer.on_model_response();
         if (!response) {
             const auto e = response.error();
             result.stop = e.kind == llm::Error::Kind::cancelled ? StopReason::cancelled : StopReason::error;

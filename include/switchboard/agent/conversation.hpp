@@ -74,6 +74,11 @@ struct Observer {
     std::function<boost::asio::awaitable<Decision>(const ApprovalRequest&)> ask_approval;
     /// Called when a model request is retried or fails, for progress lines.
     std::function<void(std::string_view)> on_notice;
+    /// Timestamps for the loop's own time per turn (bench/section_agent.cpp): on_model_request just before each
+    /// model request (messages and tools assembled; llm::Client::chat serializes and sends), on_model_response as
+    /// soon as that request returned (complete or failed), before anything else of the turn.
+    std::function<void()> on_model_request;
+    std::function<void()> on_model_response;
 };
 
 struct LoopOptions {
