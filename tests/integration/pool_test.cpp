@@ -360,3 +360,24 @@ TEST(Context, RemovingALeasedServerReleasesItAndTakesItOutOfTheView) {
 
 }  // namespace
 }  // namespace switchboard::test
+
+namespace switchboard::test {
+namespace {
+
+TEST(Pool, ASecondPoolOnTheSameLoopAfterTheFirstShutDownStartsAndSettles) {
+    // A long-lived front end (the gateway reloading, a bench) creates pools one after the other on one io_context.
+    run([&]() -> awaitable<void> {
+        auto ex = co_await asio::this_coro::executor;
+        for (int round = 0; round < 2; ++round) {
+            auto cfg = config_of({{"demo", demo_entry()}});
+            auto pool = host::ServerPool::create(ex, std::move(cfg), fast_options());
+            pool->start();
+            co_await pool->wait_until_settled(10s);
+            EXPECT_EQ(pool->status("demo")->phase, Phase::connected) << "round " << round;
+            co_await pool->shutdown();
+        }
+    });
+}
+
+}  // namespace
+}  // namespace switchboard::test
