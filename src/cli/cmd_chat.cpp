@@ -328,7 +328,10 @@ awaitable<int> chat(const host::Config& config, const GlobalOptions&, AgentOptio
 
         for (;;) {
             auto line = co_await reader.read_line("you> ");
-            if (!line) break;
+            if (!line) {
+                if (reader.interactive()) fmt::print("\n");  // Ctrl-D leaves the cursor after the prompt
+                break;
+            }
             const auto& text = *line;
             if (text.find_first_not_of(" \t") == std::string::npos) continue;
             reader.add_history(text);

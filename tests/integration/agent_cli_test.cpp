@@ -259,3 +259,91 @@ TEST_F(AgentCli, ModelsListsTheEndpointsModels) {
 
 }  // namespace
 }  // namespace switchboard::test
+
+#include <iostream>
+#include <thread>
+#include <pty.h>
+#include <sys/wait.h>
+
+namespace switchboard::test {
+namespace {
+
+/// A child process on a pseudo-terminal: what a user at a terminal sees and types.
+class Terminal {
+public:
+    explicit Terminal(const std::vector<std::string>& argv) {
+        pid_ = ::forkpty(&fd_, nullptr, nullptr, nullptr);
+        if (pid_ == 0) {
+            std::vector<char*> args;
+            for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+            args.push_back(nullptr);
+            ::execv(args[0], args.data());
+            ::_exit(127);
+        }
+    }
+    ~Terminal() {
+        if (pid_ > 0 && !reaped_) {
+            ::kill(pid_, SIGKILL);
+            ::waitpid(pid_, nullptr, 0);
+        }
+        if (fd_ >= 0) ::close(fd_);
+    }
+    void type(const std::string& keys) { [[maybe_unused]] auto n = ::write(fd_, keys.data(), keys.size()); }
+    /// Reads until `needle` appears in everything read so far, at most `limit`.
+    bool wait_for(const std::string& needle, std::chrono::milliseconds limit) {
+        const auto end = std::chrono::steady_clock::now() + limit;
+        while (screen_.find(needle) == std::string::npos) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
+            if (left.count() <= 0) return false;
+            pollfd p{fd_, POLLIN, 0};
+            if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+            char buf[4096];
+            const auto n = ::read(fd_, buf, sizeof buf);
+            if (n <= 0) return screen_.find(needle) != std::string::npos;
+            screen_.append(buf, static_cast<std::size_t>(n));
+        }
+        return true;
+    }
+    int exit_status() {
+        int status = 0;
+        for (int i = 0; i < 100; ++i) {
+            if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+                reaped_ = true;
+                return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+            }
+            wait_for("\x01never", std::chrono::milliseconds(50));  // keeps draining the terminal
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));  // once the terminal closed, reads end at once
+        }
+        return -1;
+    }
+    const std::string& screen() const { return screen_; }
+
+private:
+    int fd_ = -1;
+    pid_t pid_ = -1;
+    bool reaped_ = false;
+    std::string screen_;
+};
+
+TEST_F(AgentCli, ChatAtATerminalStreamsDimmedReasoningAndCtrlCCancelsATurn) {
+    FakeLlm fake(dir.path, R"([{"dialect": "llamacpp", "reasoning": "Let me think.", "content": "Hello from the model."},
+        {"toolCalls": [)" + tool_call("slow", R"({"seconds": 30, "steps": 30})") + R"(]}])");
+    ASSERT_TRUE(fake.running());
+    Terminal t({SWITCHBOARD_CLI, "--config", config(fake), "chat", "--yes", "--no-store"});
+    ASSERT_TRUE(t.wait_for("you> ", std::chrono::seconds(20))) << t.screen();
+    t.type("hi there\r");
+    ASSERT_TRUE(t.wait_for("Hello from the model.", std::chrono::seconds(20))) << t.screen();
+    EXPECT_NE(t.screen().find("\x1b[2mthinking: Let me think."), std::string::npos) << t.screen();  // dimmed
+    t.type("go slow\r");
+    ASSERT_TRUE(t.wait_for("→ slow", std::chrono::seconds(20))) << t.screen();
+    t.type("\x03");  // Ctrl-C: the terminal sends SIGINT
+    ASSERT_TRUE(t.wait_for("(cancelled)", std::chrono::seconds(10))) << t.screen();
+    EXPECT_NE(t.screen().find("← error"), std::string::npos) << t.screen();
+    ASSERT_TRUE(t.wait_for("you> ", std::chrono::seconds(5))) << t.screen();
+    t.type("\x04");  // Ctrl-D on an empty line quits
+    EXPECT_EQ(t.exit_status(), 0) << t.screen();
+    if (std::getenv("SHOW_SCREEN")) std::cerr << t.screen();
+}
+
+}  // namespace
+}  // namespace switchboard::test
