@@ -46,7 +46,25 @@ void Conversation::set_messages(std::vector<llm::Message> messages) { messages_ 
 
 void Conversation::clear() { messages_.clear(); }
 
-std::size_t Conversation::tool_definition_bytes() { return json::serialize(openai_tools(context_->tools())).size(); }
+std::size_t Conversation::tool_definition_bytes() { return json::serialize(request_tools()).size(); }
+
+void Conversation::add_local_tool(LocalTool tool) {
+    for (auto& t : local_tools_)
+        if (t.name == tool.name) {
+            t = std::move(tool);
+            return;
+        }
+    local_tools_.push_back(std::move(tool));
+}
+
+json::array Conversation::request_tools() {
+    auto tools = openai_tools(context_->tools());
+    for (const auto& t : local_tools_) {
+        json::object f{{"name", t.name}, {"description", t.description}, {"parameters", normalise_schema(t.parameters)}};
+        tools.push_back(json::object{{"type", "function"}, {"function", std::move(f)}});
+    }
+    return tools;
+}
 
 void Conversation::emit(Observer& observer, std::vector<llm::Message> batch, std::vector<json::object> meta) {
     if (observer.on_messages) observer.on_messages(batch, meta);
@@ -118,7 +136,7 @@ asio::awaitable<RunResult> Conversation::loop(Observer& observer) {
         }
         llm::ChatRequest request;
         request.messages = messages_;
-        request.tools = openai_tools(context_->tools());
+        request.tools = request_tools();
         ++result.turns;
         if (observer.on_model_request) observer.on_model_request();
         auto response = co_await llm_->chat(std::move(request), stream_callbacks(observer));
@@ -185,13 +203,29 @@ asio::awaitable<void> run_one(std::shared_ptr<host::Context> context, std::share
     slot->ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
 }
 
+// A host-provided tool (an agent's fork, say); the slot's call is its input.
+asio::awaitable<void> run_local(const LocalTool& tool, std::shared_ptr<CallSlot> slot, Observer& observer) {
+    const auto start = std::chrono::steady_clock::now();
+    slot->result = co_await tool.run(slot->call, observer);
+    if (slot->result.tool_call_id.empty()) slot->result.tool_call_id = slot->call.id;
+    if (slot->result.name.empty()) slot->result.name = slot->call.name;
+    slot->ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+}
+
 }  // namespace
+
+const LocalTool* Conversation::find_local(std::string_view name) const {
+    for (const auto& t : local_tools_)
+        if (t.name == name) return &t;
+    return nullptr;
+}
 
 asio::awaitable<std::vector<llm::ToolExecutionResult>> Conversation::run_calls(const std::vector<llm::ToolCall>& calls,
                                                                                Observer& observer, RunResult& result) {
     std::vector<llm::ToolExecutionResult> results(calls.size());
     std::vector<ToolCallRecord> records(calls.size());
     std::vector<std::shared_ptr<CallSlot>> slots(calls.size());
+    std::vector<const LocalTool*> local_calls(calls.size(), nullptr);
     // Resolve and approve one by one (approval prompts are sequential), then run what was allowed concurrently.
     for (std::size_t i = 0; i < calls.size(); ++i) {
         const auto& call = calls[i];
@@ -199,6 +233,12 @@ asio::awaitable<std::vector<llm::ToolExecutionResult>> Conversation::run_calls(c
         rec.id = call.id;
         rec.name = call.name;
         rec.arguments = call.arguments;
+        if (const auto* local = find_local(call.name)) {
+            rec.server = "switchboard";
+            rec.tool = local->name;
+            local_calls[i] = local;
+            continue;
+        }
         auto resolved = co_await context_->resolve_tool(call.name);
         if (!resolved) {
             results[i] = llm::error_result(call, {}, resolved.error().message, Status::unknown_tool);
@@ -241,9 +281,13 @@ asio::awaitable<std::vector<llm::ToolExecutionResult>> Conversation::run_calls(c
     using Op = decltype(asio::co_spawn(ex, run_one(context_, nullptr), asio::deferred));
     std::vector<Op> ops;
     for (std::size_t i = 0; i < calls.size(); ++i) {
+        if (local_calls[i]) slots[i] = std::make_shared<CallSlot>(CallSlot{calls[i], {}, 0});
         if (!slots[i]) continue;
         if (observer.on_tool_start) observer.on_tool_start(calls[i], records[i].server);
-        ops.push_back(asio::co_spawn(ex, run_one(context_, slots[i]), asio::deferred));
+        if (local_calls[i])
+            ops.push_back(asio::co_spawn(ex, run_local(*local_calls[i], slots[i], observer), asio::deferred));
+        else
+            ops.push_back(asio::co_spawn(ex, run_one(context_, slots[i]), asio::deferred));
     }
     if (!ops.empty()) {
         // wait_for_all: a cancellation of this coroutine is forwarded to every call, and each ends with its result.

@@ -81,6 +81,15 @@ struct Observer {
     std::function<void()> on_model_response;
 };
 
+/// A tool the host itself provides (an agent, a skill, tool search), offered to the model beside the context's tools
+/// and run in-process instead of through a server. It needs no approval: what it runs asks for its own.
+struct LocalTool {
+    std::string name;
+    std::string description;
+    boost::json::object parameters;  ///< JSON schema of the arguments
+    std::function<boost::asio::awaitable<llm::ToolExecutionResult>(llm::ToolCall call, Observer& observer)> run;
+};
+
 struct LoopOptions {
     int max_turns = 100;  ///< model requests per send()
     std::string system_prompt;
@@ -121,11 +130,18 @@ public:
     /// Bytes of the tools array sent with each request now (what tool definitions cost per request).
     std::size_t tool_definition_bytes();
 
+    /// Offers a host-provided tool (replacing one of the same name).
+    void add_local_tool(LocalTool tool);
+    const std::vector<LocalTool>& local_tools() const { return local_tools_; }
+    /// The tools array a request carries now: the context's tools, then the local ones.
+    boost::json::array request_tools();
+
 private:
     boost::asio::awaitable<RunResult> loop(Observer& observer);
     boost::asio::awaitable<std::vector<llm::ToolExecutionResult>> run_calls(const std::vector<llm::ToolCall>& calls,
                                                                             Observer& observer, RunResult& result);
     llm::Message user_message(std::string text, boost::json::object& meta);
+    const LocalTool* find_local(std::string_view name) const;
     void emit(Observer& observer, std::vector<llm::Message> batch, std::vector<boost::json::object> meta);
 
     std::shared_ptr<host::Context> context_;
@@ -133,6 +149,7 @@ private:
     LoopOptions options_;
     Approvals approvals_;
     std::vector<llm::Message> messages_;
+    std::vector<LocalTool> local_tools_;
 };
 
 }  // namespace switchboard::agent

@@ -1,0 +1,224 @@
+// Agents and skills in forked contexts (agent/fork.hpp) with real processes and the scripted model: a lazy server's
+// process exists only while the fork that declared it runs; the main context's requests never carry its tools; two
+// forks share one process; required and optional servers; a server dying mid-fork; inline skills; no self-calls.
+#include "agent_harness.hpp"
+#include "coro_test.hpp"
+
+#include <switchboard/agent/fork.hpp>
+#include <switchboard/host/context.hpp>
+
+#include <boost/asio/this_coro.hpp>
+#include <boost/json/serialize.hpp>
+
+namespace switchboard::test {
+namespace {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+namespace fs = std::filesystem;
+using asio::awaitable;
+using namespace std::chrono_literals;
+
+std::string tool_call(const std::string& name, const std::string& arguments) {
+    return R"({"name": )" + q(name) + R"(, "arguments": )" + q(arguments) + "}";
+}
+
+agent::Definition researcher() {
+    agent::Definition d;
+    d.name = "researcher";
+    d.description = "Looks things up in the notes.";
+    d.body = "You are a careful researcher.";
+    d.required = {"notes"};
+    d.tools = std::vector<std::string>{};  // none of the main context's tools
+    return d;
+}
+
+class Fork : public ::testing::Test {
+protected:
+    TempDir dir;
+    fs::path pids() const { return dir.path / "notes.pids"; }
+    /// An eager demo server "main" and a lazy one "notes" (with the extra tool echo_1) that records its pid.
+    host::Config config() const {
+        return config_of({{"main", demo_entry()},
+                          {"notes", sh_entry("echo $$ >> " + pids().string() + "; exec " + demo_server() +
+                                                 " --extra-tools 1",
+                                             R"(, "lazy": true)")}});
+    }
+    struct Rig {
+        std::shared_ptr<host::ServerPool> pool;
+        std::shared_ptr<host::Context> main;
+        std::unique_ptr<agent::Conversation> conversation;
+        agent::Observer observer;
+    };
+    awaitable<Rig> start(const FakeLlm& fake, std::vector<agent::Definition> defs) {
+        auto ex = co_await asio::this_coro::executor;
+        Rig r;
+        r.pool = host::ServerPool::create(ex, config(), fast_options());
+        r.main = host::Context::create(r.pool, host::ContextOptions{});
+        auto llm = std::make_shared<llm::Client>(ex, fake.settings());
+        r.conversation = std::make_unique<agent::Conversation>(r.main, llm, agent::LoopOptions{});
+        r.conversation->approvals().all = true;
+        agent::ForkEnvironment env{r.pool, r.main, llm, std::move(defs), r.conversation->approvals()};
+        for (auto& t : agent::fork_tools(env, 1, "")) r.conversation->add_local_tool(std::move(t));
+        r.pool->start();
+        co_await r.pool->wait_until_settled(20s);
+        co_return r;
+    }
+};
+
+TEST_F(Fork, ALazyServerRunsOnlyWhileItsAgentRunsAndOnlyTheForkSeesItsTools) {
+    FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("agent__researcher", R"({"task": "Find the note."})") +
+                               R"(]}, {"toolCalls": [)" + tool_call("echo_1", R"({"message": "the note"})") +
+                               R"(]}, {"content": "Found: the note."}, {"content": "The researcher found the note."}])");
+    ASSERT_TRUE(fake.running());
+    run([&]() -> awaitable<void> {
+        std::vector<agent::Definition> defs{researcher()};  // built before the co_await (GCC 12)
+        auto rig = co_await start(fake, std::move(defs));
+        EXPECT_FALSE(fs::exists(pids()));  // dormant: never spawned
+        EXPECT_EQ(rig.pool->status("notes")->lifecycle(), "dormant");
+        bool alive_during_fork = false;
+        rig.observer.on_tool_start = [&](const llm::ToolCall& call, const std::string&) {
+            if (call.name != "echo_1") return;
+            auto lines = read_lines(pids());
+            alive_during_fork = lines.size() == 1 && process_alive(std::stoi(lines[0]));
+        };
+        auto result = co_await rig.conversation->send("Ask the researcher.", rig.observer);
+        EXPECT_EQ(result.stop, agent::StopReason::done) << result.error;
+        EXPECT_EQ(result.answer, "The researcher found the note.");
+        EXPECT_TRUE(alive_during_fork);
+        // Released after the fork: keepWarmSeconds 0 stops it.
+        const auto lines = read_lines(pids());
+        CO_ASSERT_EQ(lines.size(), 1u);
+        bool gone = false;
+        for (int i = 0; i < 60 && !gone; ++i) {
+            gone = !process_alive(std::stoi(lines[0]));
+            if (!gone) co_await sleep_for(50ms);
+        }
+        EXPECT_TRUE(gone);
+
+        auto bodies = co_await fake.request_bodies();
+        CO_ASSERT_EQ(bodies.size(), 4u);
+        auto main_tools = offered_tools(bodies[0].as_object());
+        EXPECT_TRUE(has(main_tools, "agent__researcher"));
+        EXPECT_TRUE(has(main_tools, "echo"));
+        EXPECT_FALSE(has(main_tools, "echo_1"));  // the lazy server's tools never reach the main context
+        auto fork_tools = offered_tools(bodies[1].as_object());
+        EXPECT_TRUE(has(fork_tools, "echo_1"));
+        EXPECT_FALSE(has(fork_tools, "add") && !has(fork_tools, "echo_1"));
+        EXPECT_FALSE(has(fork_tools, "agent__researcher"));  // never itself
+        const auto& fork_messages = bodies[1].at("messages").as_array();
+        EXPECT_EQ(text_of(fork_messages[0].at("role")), "system");
+        EXPECT_EQ(message_text(fork_messages[0]), "You are a careful researcher.");
+        EXPECT_EQ(message_text(fork_messages[1]), "Find the note.");
+        // The main conversation gets the answer with the fork's calls summarised.
+        const auto result_text = message_text(bodies[3].at("messages").as_array().back());
+        EXPECT_NE(result_text.find("Found: the note."), std::string::npos) << result_text;
+        EXPECT_NE(result_text.find("1 tool call: echo_1"), std::string::npos) << result_text;
+        co_await rig.pool->shutdown();
+    });
+}
+
+TEST_F(Fork, TwoForksAtOnceShareOneProcess) {
+    FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("agent__researcher", R"({"task": "one"})") + ", " +
+                               tool_call("agent__researcher", R"({"task": "two"})") +
+                               R"(]}, {"content": "a"}, {"content": "b"}, {"content": "both"}])");
+    ASSERT_TRUE(fake.running());
+    run([&]() -> awaitable<void> {
+        std::vector<agent::Definition> defs{researcher()};  // built before the co_await (GCC 12)
+        auto rig = co_await start(fake, std::move(defs));
+        auto result = co_await rig.conversation->send("Twice.", rig.observer);
+        EXPECT_EQ(result.answer, "both");
+        CO_ASSERT_EQ(result.tool_calls.size(), 2u);
+        EXPECT_FALSE(result.tool_calls[0].is_error);
+        EXPECT_FALSE(result.tool_calls[1].is_error);
+        EXPECT_EQ(read_lines(pids()).size(), 1u);
+        co_await rig.pool->shutdown();
+    });
+}
+
+TEST_F(Fork, ARequiredServerNotConfiguredFailsBeforeAnythingStarts) {
+    auto d = researcher();
+    d.required = {"notes", "ghost"};
+    FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("agent__researcher", R"({"task": "x"})") +
+                               R"(]}, {"content": "It could not run."}])");
+    ASSERT_TRUE(fake.running());
+    run([&]() -> awaitable<void> {
+        std::vector<agent::Definition> defs{d};  // built before the co_await (GCC 12)
+        auto rig = co_await start(fake, std::move(defs));
+        auto result = co_await rig.conversation->send("Try.", rig.observer);
+        EXPECT_EQ(result.answer, "It could not run.");
+        CO_ASSERT_EQ(result.tool_calls.size(), 1u);
+        EXPECT_TRUE(result.tool_calls[0].is_error);
+        EXPECT_FALSE(fs::exists(pids()));  // notes was not started either
+        auto bodies = co_await fake.request_bodies();
+        CO_ASSERT_EQ(bodies.size(), 2u);  // no fork request
+        const auto text = message_text(bodies[1].at("messages").as_array().back());
+        EXPECT_NE(text.find("\"ghost\", which is not configured"), std::string::npos) << text;
+        co_await rig.pool->shutdown();
+    });
+}
+
+TEST_F(Fork, AMissingOptionalServerIsLeftOutAndTheForkIsTold) {
+    auto d = researcher();
+    d.optional = {"weather"};
+    FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("agent__researcher", R"({"task": "x"})") +
+                               R"(]}, {"content": "done without weather"}, {"content": "ok"}])");
+    ASSERT_TRUE(fake.running());
+    run([&]() -> awaitable<void> {
+        std::vector<agent::Definition> defs{d};  // built before the co_await (GCC 12)
+        auto rig = co_await start(fake, std::move(defs));
+        co_await rig.conversation->send("Go.", rig.observer);
+        auto bodies = co_await fake.request_bodies();
+        CO_ASSERT_EQ(bodies.size(), 3u);
+        const auto first = message_text(bodies[1].at("messages").as_array()[1]);
+        EXPECT_NE(first.find("unavailable"), std::string::npos) << first;
+        EXPECT_NE(first.find("weather (not configured)"), std::string::npos) << first;
+        co_await rig.pool->shutdown();
+    });
+}
+
+TEST_F(Fork, ALazyServerDyingMidForkIsTheForksErrorAndTheMainConversationGoesOn) {
+    FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("agent__researcher", R"({"task": "x"})") +
+                               R"(]}, {"toolCalls": [)" + tool_call("exit", R"({"code": 3})") +
+                               R"(]}, {"content": "the notes server died"}, {"content": "Carrying on."}])");
+    ASSERT_TRUE(fake.running());
+    run([&]() -> awaitable<void> {
+        std::vector<agent::Definition> defs{researcher()};  // built before the co_await (GCC 12)
+        auto rig = co_await start(fake, std::move(defs));
+        auto result = co_await rig.conversation->send("Go.", rig.observer);
+        EXPECT_EQ(result.stop, agent::StopReason::done) << result.error;
+        EXPECT_EQ(result.answer, "Carrying on.");
+        auto bodies = co_await fake.request_bodies();
+        CO_ASSERT_EQ(bodies.size(), 4u);
+        const auto fork_result = message_text(bodies[2].at("messages").as_array().back());
+        EXPECT_NE(fork_result.find("notes"), std::string::npos) << fork_result;  // the error names the server
+        const auto main_result = message_text(bodies[3].at("messages").as_array().back());
+        EXPECT_NE(main_result.find("1 failed"), std::string::npos) << main_result;
+        co_await rig.pool->shutdown();
+    });
+}
+
+TEST_F(Fork, ASkillThatDoesNotForkReturnsItsInstructionsInline) {
+    agent::Definition skill;
+    skill.kind = agent::Definition::Kind::skill;
+    skill.name = "style";
+    skill.description = "House style for answers.";
+    skill.body = "Answer in one sentence, no jargon.";
+    skill.fork = false;
+    FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("skill__style", R"({"task": "how?"})") +
+                               R"(]}, {"content": "Short."}])");
+    ASSERT_TRUE(fake.running());
+    run([&]() -> awaitable<void> {
+        std::vector<agent::Definition> defs{skill};  // built before the co_await (GCC 12)
+        auto rig = co_await start(fake, std::move(defs));
+        auto result = co_await rig.conversation->send("Use the style.", rig.observer);
+        EXPECT_EQ(result.answer, "Short.");
+        auto bodies = co_await fake.request_bodies();
+        CO_ASSERT_EQ(bodies.size(), 2u);  // no fork of its own
+        EXPECT_EQ(message_text(bodies[1].at("messages").as_array().back()), "Answer in one sentence, no jargon.");
+        co_await rig.pool->shutdown();
+    });
+}
+
+}  // namespace
+}  // namespace switchboard::test
