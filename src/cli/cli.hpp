@@ -24,6 +24,7 @@ struct GlobalOptions {
     std::optional<std::string> config_file;
     bool json = false;
     bool watch = false;  ///< status --watch
+    bool context = false;  ///< status --context
 };
 
 /// The pool and its main context, as a command sees them.
@@ -54,6 +55,8 @@ bool any_failed(const host::ServerPool& pool);
 // Commands.
 boost::asio::awaitable<int> status(const host::Config& config, const GlobalOptions& g);
 boost::asio::awaitable<int> tools(const host::Config& config, const GlobalOptions& g);
+/// `status --context`: tool-definition tokens of the main context vs every server eager.
+boost::asio::awaitable<int> context_cost(const host::Config& config, const GlobalOptions& g);
 boost::asio::awaitable<int> call(const host::Config& config, const GlobalOptions& g, std::string name,
                                  boost::json::object arguments);
 boost::asio::awaitable<int> resources(const host::Config& config, const GlobalOptions& g);

@@ -98,6 +98,8 @@ int main(int argc, char** argv) {
     auto* status_cmd = app.add_subcommand("status", "Connect to every server and show its state");
     json_flag(status_cmd);
     status_cmd->add_flag("-w,--watch", g.watch, "Keep the servers running and redraw as their phases change (Ctrl-C)");
+    status_cmd->add_flag("--context", g.context,
+                         "Estimated tokens of the main context's tool definitions, and with every server eager");
     auto* tools_cmd = app.add_subcommand("tools", "List the tools of every server");
     json_flag(tools_cmd);
     std::string tool_name, tool_arguments = "{}";
@@ -219,6 +221,7 @@ int main(int argc, char** argv) {
     auto config = load_config(g);
     if (!config) return 2;
     const auto& c = *config;
+    if (status_cmd->parsed() && g.context) return run([&] { return cli::context_cost(c, g); });
     if (status_cmd->parsed()) return run([&] { return cli::status(c, g); });
     if (tools_cmd->parsed()) return run([&] { return cli::tools(c, g); });
     if (call_cmd->parsed()) return run([&] { return cli::call(c, g, tool_name, std::move(*call_arguments)); });

@@ -247,6 +247,25 @@ TEST_F(AgentCli, ChatKeepsOverridesAndApprovalsWithTheConversation) {
     }
 }
 
+TEST_F(AgentCli, StatusContextComparesTheMainContextWithEveryServerEager) {
+    const auto file = dir.path / "lazy.json";
+    std::ofstream(file) << R"({"mcpServers": {"main": )" << demo_entry() << R"(, "notes": )"
+                        << demo_entry(R"("--extra-tools", "20")").insert(1, R"("lazy": true, )") << "}}";
+    std::string out;
+    EXPECT_EQ(cli("--config " + file.string() + " status --context --json", out, "2>/dev/null"), 0) << out;
+    auto v = json::parse(out).as_object();
+    const auto main_tokens = v.at("mainTokens").as_int64();
+    const auto eager_tokens = v.at("eagerTokens").as_int64();
+    EXPECT_GT(main_tokens, 100);
+    EXPECT_GT(eager_tokens, main_tokens + 1000);  // 20 extra tools stay out of the main context
+    const auto& servers = v.at("servers").as_array();
+    ASSERT_EQ(servers.size(), 2u);
+    EXPECT_EQ(servers[1].at("name"), "notes");
+    EXPECT_EQ(servers[1].at("lazy"), true);
+    EXPECT_GT(servers[1].at("tokens").as_int64(), 1000);
+    EXPECT_EQ(servers[0].at("tokens").as_int64(), main_tokens);
+}
+
 TEST_F(AgentCli, ModelsListsTheEndpointsModels) {
     FakeLlm fake(dir.path, "[]");
     ASSERT_TRUE(fake.running());
