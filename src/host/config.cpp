@@ -574,6 +574,14 @@ json::object expand_strings(const json::object& obj, const EnvLookup& env, std::
 
 }  // namespace
 
+ServerConfig parse_server_entry(std::string name, const json::object& entry, std::string_view source,
+                                const EnvLookup& env, std::vector<std::string>& warnings) {
+    ServerConfig server;
+    server.name = std::move(name);
+    EntryParser(source, env, warnings, server).parse(entry);
+    return server;
+}
+
 Config parse_config(std::string_view text, std::string_view source_name, const EnvLookup& env) {
     if (text.size() > max_config_size)
         throw ConfigError(fmt::format("{}: the document is larger than {} (the limit for a config file)", source_name,

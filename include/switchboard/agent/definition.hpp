@@ -17,6 +17,7 @@
 
 #include <switchboard/host/config.hpp>
 
+#include <cstddef>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -44,7 +45,16 @@ struct Definition {
     bool fork = true;       ///< agents: always; skills: `context: fork`, or declaring `mcp:`
     std::string run_as;     ///< skill `agent:`: run as that agent (its prompt and model)
     int line = 0;           ///< where the frontmatter starts (1), for messages
+    /// Skill `allowed-tools` (Claude Code): tools that run without asking while the skill is active (a list, or a
+    /// string separated by spaces or commas; `Bash(git diff *)` stays one item). Not an allow-list.
+    std::vector<std::string> allowed_tools;
+    /// Problems that do not stop the file from loading, "<path>:<line>: ..." (e.g. an inline server config with an
+    /// unknown key, or one that cannot start: its `invalid` is set, as in a config file).
+    std::vector<std::string> warnings;
 };
+
+/// Names of agents and skills: 1 to 64 of a-z, 0-9, '-', '_' (Claude Code's rule, plus '_').
+bool is_valid_name(std::string_view name);
 
 /// Parses one file's text. `kind` and `path` say what it is; a skill's name defaults to its folder's name, an agent's
 /// to the file's stem. On error returns nullopt and sets `error` to "<path>:<line>: <what>".
@@ -64,6 +74,10 @@ struct DiscoveryOptions {
     static DiscoveryOptions from_environment(std::filesystem::path project_dir);
 };
 
+/// Reads every definition in the folders of `options` (the order at the top of this file). Never throws.
 Discovery discover(const DiscoveryOptions& options);
+
+/// A file larger than this is an error, not a definition.
+inline constexpr std::size_t max_definition_size = 1024 * 1024;
 
 }  // namespace switchboard::agent

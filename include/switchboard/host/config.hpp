@@ -91,6 +91,12 @@ inline constexpr std::size_t max_config_size = 8u * 1024 * 1024;
 /// Throws ConfigError on invalid JSON (with line:column) or a document that has neither `mcpServers` nor `servers`.
 Config parse_config(std::string_view text, std::string_view source_name, const EnvLookup& env = process_env());
 
+/// One server entry (the object under a name in `mcpServers`), checked and expanded exactly as in a config file:
+/// problems go to `invalid`, unknown keys to `warnings` ("<source>: server \"name\": ..."). For entries that live
+/// outside a config file, such as an agent's inline `mcpServers`.
+ServerConfig parse_server_entry(std::string name, const boost::json::object& entry, std::string_view source,
+                                const EnvLookup& env, std::vector<std::string>& warnings);
+
 /// Reads and parses a file. Throws ConfigError naming the file when it cannot be read.
 Config load_config_file(const std::filesystem::path& file, const EnvLookup& env = process_env());
 
