@@ -57,7 +57,8 @@ std::optional<Split> split_frontmatter(std::string_view text) {
     const auto start = pos;
     while (pos < text.size()) {
         const auto line_start = pos;
-        if (is_fence(next_line(text, pos))) return Split{text.substr(start, line_start - start), text.substr(pos), true};
+        if (is_fence(next_line(text, pos)))
+            return Split{text.substr(start, line_start - start), text.substr(pos), true};
     }
     return std::nullopt;
 }
@@ -70,7 +71,9 @@ int line_of(const YAML::Node& node) {
     return mark.is_null() ? 1 : mark.line + 2;
 }
 
-[[noreturn]] void fail(const YAML::Node& node, std::string what) { throw FrontmatterError{line_of(node), std::move(what)}; }
+[[noreturn]] void fail(const YAML::Node& node, std::string what) {
+    throw FrontmatterError{line_of(node), std::move(what)};
+}
 
 // A key written without a value (`model:`) counts as absent.
 bool present(const YAML::Node& node) { return node && !node.IsNull(); }
@@ -224,6 +227,9 @@ public:
         }
     }
 
+    bool forked() const { return forked_; }       ///< `context: fork`
+    int name_line() const { return name_line_; }  ///< where `name` is (0: absent)
+
 private:
     void read_max_turns(const YAML::Node& value) {
         const auto text = value.IsScalar() ? trim(value.Scalar()) : std::string();
@@ -296,8 +302,6 @@ private:
 
     Definition& d_;
     std::string source_;
-
-public:
     bool forked_ = false;
     int name_line_ = 0;
 };
@@ -409,9 +413,9 @@ void discover_kind(const std::vector<Folder>& folders, Definition::Kind kind, Di
                 continue;
             }
             d->origin = folder.origin;
-            const auto winner = std::find_if(out.definitions.begin() + static_cast<std::ptrdiff_t>(first),
-                                             out.definitions.end(),
-                                             [&](const Definition& other) { return other.name == d->name; });
+            const auto winner =
+                std::find_if(out.definitions.begin() + static_cast<std::ptrdiff_t>(first), out.definitions.end(),
+                             [&](const Definition& other) { return other.name == d->name; });
             if (winner != out.definitions.end()) {
                 out.notes.push_back(
                     fmt::format("{}: {} \"{}\" shadowed by {}", file.string(), what, d->name, winner->path.string()));
@@ -454,8 +458,8 @@ std::optional<Definition> parse_definition(std::string_view text, Definition::Ki
             if (present(root)) {
                 Reader reader(d, path);
                 reader.read(root);
-                forked = reader.forked_;
-                name_line = reader.name_line_ ? reader.name_line_ : 1;
+                forked = reader.forked();
+                name_line = reader.name_line() ? reader.name_line() : 1;
             }
         } catch (const FrontmatterError& e) {
             return report(e.line, e.what);
@@ -466,10 +470,10 @@ std::optional<Definition> parse_definition(std::string_view text, Definition::Ki
     if (d.name.empty()) {
         d.name = default_name(kind, path);
         if (!is_valid_name(d.name))
-            return report(name_line, fmt::format("no \"name\", and the {} \"{}\" is not a valid name (1 to 64 of a-z, "
-                                                 "0-9, '-' and '_')",
-                                                 kind == Definition::Kind::skill ? "folder name" : "file name",
-                                                 d.name));
+            return report(name_line,
+                          fmt::format("no \"name\", and the {} \"{}\" is not a valid name (1 to 64 of a-z, "
+                                      "0-9, '-' and '_')",
+                                      kind == Definition::Kind::skill ? "folder name" : "file name", d.name));
     }
     if (d.description.empty()) {
         if (kind == Definition::Kind::agent) return report(1, "an agent needs a \"description\"");
@@ -499,7 +503,8 @@ Discovery discover(const DiscoveryOptions& options) {
     for (const auto kind : {Definition::Kind::agent, Definition::Kind::skill}) {
         const auto* sub = kind == Definition::Kind::agent ? "agents" : "skills";
         std::vector<Folder> folders;
-        if (!options.project_dir.empty()) folders.push_back({options.project_dir / ".switchboard" / sub, "switchboard"});
+        if (!options.project_dir.empty())
+            folders.push_back({options.project_dir / ".switchboard" / sub, "switchboard"});
         if (!options.config_home.empty()) folders.push_back({options.config_home / "switchboard" / sub, "switchboard"});
         if (!options.project_dir.empty()) folders.push_back({options.project_dir / ".claude" / sub, "claude"});
         if (!options.home.empty()) folders.push_back({options.home / ".claude" / sub, "claude"});

@@ -98,6 +98,10 @@ boost::asio::awaitable<int> run_task(const host::Config& config, const GlobalOpt
 boost::asio::awaitable<int> chat(const host::Config& config, const GlobalOptions& g, AgentOptions options);
 boost::asio::awaitable<int> models(const host::Config& config, const GlobalOptions& g, AgentOptions options);
 
+/// `agents`: the agents and skills found from the working directory (agent::discover) and their servers, checked
+/// against `config` (lazy ones, missing ones). Synchronous, no host. 1 when a definition could not be read.
+int agents(const host::Config& config, const GlobalOptions& g);
+
 /// `conversations` and its subcommands: synchronous, on the store alone (no config, no host).
 struct ConversationsCommand {
     enum class Action { list, show, remove, rename } action = Action::list;

@@ -33,11 +33,17 @@ int run(const std::function<boost::asio::awaitable<int>()>& command) {
     return status;
 }
 
-std::optional<host::Config> load_config(const cli::GlobalOptions& g) {
+// The config file, or nullopt (reported). With `required` false, no file at all is an empty config.
+std::optional<host::Config> load_config(const cli::GlobalOptions& g, bool required = true) {
     auto env = host::process_env();
     std::optional<std::filesystem::path> explicit_file;
     if (g.config_file) explicit_file = *g.config_file;
     auto file = host::find_config_file(explicit_file, std::filesystem::current_path(), env);
+    if (!file && !required) {
+        fmt::print(stderr, "switchboard: note: no configuration found (--config FILE, ./.mcp.json or "
+                           "$XDG_CONFIG_HOME/switchboard/settings.json); every declared server counts as missing\n");
+        return host::Config{};
+    }
     if (!file) {
         fmt::print(stderr,
                    "switchboard: no configuration found. Pass --config FILE, or create ./.mcp.json or "
@@ -123,6 +129,9 @@ int main(int argc, char** argv) {
     prompt_cmd->add_option("arguments", key_values, "Arguments as key=value");
     json_flag(prompt_cmd);
 
+    auto* agents_cmd = app.add_subcommand("agents", "List the agents and skills found here, and the servers they need");
+    json_flag(agents_cmd);
+
     cli::ConversationsCommand conv;
     const std::string db_help = "Conversations database (default: " + store::ConversationStore::default_path().string() + ")";
     app.add_option("--db", conv.db, db_help);
@@ -204,6 +213,13 @@ int main(int argc, char** argv) {
         if (conv_delete->parsed()) conv.action = Action::remove;
         if (conv_rename->parsed()) conv.action = Action::rename;
         return cli::conversations(conv);  // no config, no servers
+    }
+
+    if (agents_cmd->parsed()) {
+        // No server is started; without a config every declared server is reported missing.
+        auto config = load_config(g, false);
+        if (!config) return 2;
+        return cli::agents(*config, g);
     }
 
     std::optional<boost::json::object> call_arguments;

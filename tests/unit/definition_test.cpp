@@ -13,7 +13,8 @@ namespace fs = std::filesystem;
 using Kind = Definition::Kind;
 using Strings = std::vector<std::string>;
 
-Definition parse_ok(std::string_view text, Kind kind = Kind::agent, const fs::path& path = "/p/.switchboard/agents/a.md") {
+Definition parse_ok(std::string_view text, Kind kind = Kind::agent,
+                    const fs::path& path = "/p/.switchboard/agents/a.md") {
     std::string error;
     auto d = parse_definition(text, kind, path, error);
     EXPECT_TRUE(d) << error;
@@ -134,8 +135,7 @@ TEST(Definition, InlineServerProblemsAreWarnings) {
     ASSERT_EQ(d.inline_servers.size(), 1u);
     EXPECT_FALSE(d.inline_servers[0].invalid.empty());
     ASSERT_EQ(d.warnings.size(), 2u);  // the unknown key, and that it cannot start
-    EXPECT_NE(d.warnings[0].find("a.md:5: server \"bad\": unknown key \"comand\""), std::string::npos)
-        << d.warnings[0];
+    EXPECT_NE(d.warnings[0].find("a.md:5: server \"bad\": unknown key \"comand\""), std::string::npos) << d.warnings[0];
     EXPECT_NE(d.warnings[1].find("a.md:5: server \"bad\": needs \"command\""), std::string::npos) << d.warnings[1];
 }
 
@@ -147,9 +147,10 @@ TEST(Definition, ToolsForms) {
 }
 
 TEST(Definition, SkillDefaults) {
-    const auto d = parse_ok("---\nallowed-tools: Read Grep Bash(git diff *)\n---\n\nSummarise the diff.\nBriefly.\n\n"
-                            "## Steps\n1. Read it.\n",
-                            Kind::skill, "/p/.claude/skills/diff-summary/SKILL.md");
+    const auto d = parse_ok(
+        "---\nallowed-tools: Read Grep Bash(git diff *)\n---\n\nSummarise the diff.\nBriefly.\n\n"
+        "## Steps\n1. Read it.\n",
+        Kind::skill, "/p/.claude/skills/diff-summary/SKILL.md");
     EXPECT_EQ(d.kind, Kind::skill);
     EXPECT_EQ(d.name, "diff-summary");  // the folder
     EXPECT_EQ(d.description, "Summarise the diff. Briefly.");
@@ -201,11 +202,12 @@ TEST(Definition, ErrorsNameTheFileLine) {
               "/p/.switchboard/agents/a.md:3: \"mcpServers\" must be a list of server names and {name: config} maps");
     EXPECT_EQ(parse_error("---\ndescription: x\nmcpServers:\n  - gh: [1]\n---\n"),
               "/p/.switchboard/agents/a.md:4: \"mcpServers\": server \"gh\" must be a config mapping");
-    EXPECT_EQ(parse_error("---\ndescription: x\nagent: a\n\ncontext: sideways\n---\n", Kind::skill,
-                          "/p/skills/s/SKILL.md"),
-              "/p/skills/s/SKILL.md:5: \"context\" must be \"fork\" (or \"inherit\"), not \"sideways\"");
-    EXPECT_EQ(parse_error("name: x\n---\n---\njust: text\n"), "/p/.switchboard/agents/a.md:1: an agent needs a "
-                                                              "\"description\"");
+    EXPECT_EQ(
+        parse_error("---\ndescription: x\nagent: a\n\ncontext: sideways\n---\n", Kind::skill, "/p/skills/s/SKILL.md"),
+        "/p/skills/s/SKILL.md:5: \"context\" must be \"fork\" (or \"inherit\"), not \"sideways\"");
+    EXPECT_EQ(parse_error("name: x\n---\n---\njust: text\n"),
+              "/p/.switchboard/agents/a.md:1: an agent needs a "
+              "\"description\"");
     EXPECT_EQ(parse_error("---\nname: x\n"),
               "/p/.switchboard/agents/a.md:1: the frontmatter has no closing \"---\" line");
     EXPECT_EQ(parse_error("---\n- a\n- b\n---\n"),
@@ -241,9 +243,8 @@ TEST(Definition, Names) {
 class Discover : public ::testing::Test {
 protected:
     void SetUp() override {
-        root_ = fs::temp_directory_path() /
-                ("switchboard-defs-" + std::to_string(::getpid()) + "-" +
-                 ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        root_ = fs::temp_directory_path() / ("switchboard-defs-" + std::to_string(::getpid()) + "-" +
+                                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
         fs::remove_all(root_);
         options_.project_dir = root_ / "project";
         options_.config_home = root_ / "config";

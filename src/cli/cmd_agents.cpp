@@ -1,0 +1,135 @@
+// `switchboard agents [--json]`: the agents and skills found from the working directory, the servers each declares,
+// and which of those are lazy or not configured. Reads files only: no server is started.
+#include "cli.hpp"
+
+#include <switchboard/agent/definition.hpp>
+
+#include <fmt/format.h>
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+
+#include <algorithm>
+#include <filesystem>
+
+namespace switchboard::cli {
+
+namespace json = boost::json;
+namespace fs = std::filesystem;
+using agent::Definition;
+
+namespace {
+
+struct Servers {
+    std::vector<std::string> declared;  ///< required then optional
+    std::vector<std::string> missing;
+    std::vector<std::string> lazy;
+};
+
+bool is_inline(const Definition& d, const std::string& name) {
+    return std::any_of(d.inline_servers.begin(), d.inline_servers.end(),
+                       [&](const host::ServerConfig& s) { return s.name == name; });
+}
+
+Servers servers_of(const Definition& d, const host::Config& config) {
+    Servers s;
+    for (const auto* list : {&d.required, &d.optional})
+        for (const auto& name : *list)
+            if (std::find(s.declared.begin(), s.declared.end(), name) == s.declared.end()) s.declared.push_back(name);
+    for (const auto& name : s.declared) {
+        if (is_inline(d, name)) {
+            s.lazy.push_back(name);
+        } else if (const auto* server = config.find(name); !server) {
+            s.missing.push_back(name);
+        } else if (server->lazy) {
+            s.lazy.push_back(name);
+        }
+    }
+    return s;
+}
+
+json::array strings(const std::vector<std::string>& list) {
+    json::array a;
+    for (const auto& s : list) a.emplace_back(s);
+    return a;
+}
+
+std::string joined(const std::vector<std::string>& list) {
+    return list.empty() ? std::string("-") : fmt::format("{}", fmt::join(list, ","));
+}
+
+// Shorter paths for the table: relative to the working directory when under it, "~/..." under the home folder.
+std::string display_path(const fs::path& path, const agent::DiscoveryOptions& options) {
+    const auto under = [&](const fs::path& dir) -> std::optional<fs::path> {
+        if (dir.empty()) return std::nullopt;
+        auto rel = path.lexically_relative(dir);
+        if (rel.empty() || *rel.begin() == "..") return std::nullopt;
+        return rel;
+    };
+    if (auto rel = under(options.project_dir)) return rel->string();
+    if (auto rel = under(options.home)) return (fs::path("~") / *rel).string();
+    return path.string();
+}
+
+}  // namespace
+
+int agents(const host::Config& config, const GlobalOptions& g) {
+    const auto options = agent::DiscoveryOptions::from_environment(fs::current_path());
+    const auto found = agent::discover(options);
+    for (const auto& e : found.errors) fmt::print(stderr, "switchboard: {}\n", e);
+    for (const auto& n : found.notes) fmt::print(stderr, "switchboard: note: {}\n", n);
+
+    if (g.json) {
+        json::array out;
+        for (const auto& d : found.definitions) {
+            const auto s = servers_of(d, config);
+            json::object o;
+            o["name"] = d.name;
+            o["kind"] = d.kind == Definition::Kind::agent ? "agent" : "skill";
+            o["path"] = d.path.string();
+            o["origin"] = d.origin;
+            o["description"] = d.description;
+            o["required"] = strings(d.required);
+            o["optional"] = strings(d.optional);
+            o["missing"] = strings(s.missing);
+            o["lazy"] = strings(s.lazy);
+            std::vector<std::string> inline_names;
+            for (const auto& server : d.inline_servers) inline_names.push_back(server.name);
+            o["inline"] = strings(inline_names);
+            o["fork"] = d.fork;
+            if (!d.model.empty()) o["model"] = d.model;
+            if (!d.run_as.empty()) o["runAs"] = d.run_as;
+            out.push_back(std::move(o));
+        }
+        print_json(std::move(out));
+    } else if (found.definitions.empty()) {
+        fmt::print("No agents or skills (looked in .switchboard/ and .claude/ here, {}/switchboard/ and ~/.claude/).\n",
+                   options.config_home.empty() ? std::string("$XDG_CONFIG_HOME") : options.config_home.string());
+    } else {
+        struct Row {
+            std::string name, kind, servers, lazy, missing, path;
+        };
+        std::vector<Row> rows;
+        rows.push_back({"NAME", "KIND", "SERVERS", "LAZY", "MISSING", "PATH"});
+        for (const auto& d : found.definitions) {
+            const auto s = servers_of(d, config);
+            // Optional servers carry a "?".
+            std::vector<std::string> declared;
+            for (const auto& name : s.declared)
+                declared.push_back(
+                    std::find(d.required.begin(), d.required.end(), name) != d.required.end() ? name : name + "?");
+            rows.push_back({d.name, d.kind == Definition::Kind::agent ? "agent" : "skill", joined(declared),
+                            joined(s.lazy), joined(s.missing), display_path(d.path, options)});
+        }
+        std::size_t w[5] = {};
+        for (const auto& r : rows) {
+            const std::string* cells[5] = {&r.name, &r.kind, &r.servers, &r.lazy, &r.missing};
+            for (int i = 0; i < 5; ++i) w[i] = std::max(w[i], cells[i]->size());
+        }
+        for (const auto& r : rows)
+            fmt::print("{:<{}}  {:<{}}  {:<{}}  {:<{}}  {:<{}}  {}\n", r.name, w[0], r.kind, w[1], r.servers, w[2],
+                       r.lazy, w[3], r.missing, w[4], r.path);
+    }
+    return found.errors.empty() ? 0 : 1;
+}
+
+}  // namespace switchboard::cli
