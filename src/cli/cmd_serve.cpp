@@ -133,6 +133,7 @@ awaitable<int> serve(const host::Config& config, const GlobalOptions&, ServeOpti
     auto relay = gateway::ClientRelay::create();
     host::PoolOptions po;
     po.handlers = relay->handlers();
+    po.log_level = "debug";  // every upstream log message reaches the gateway; each client's own level filters it
     // A body that is not itself a coroutine: run_gateway gets everything by value (GCC 12, lambda captures).
     std::function<awaitable<int>(Host&)> body = [relay, options](Host& h) { return run_gateway(h, relay, options); };
     co_return co_await with_host(config, Settle::all, std::move(po), std::move(body));
