@@ -91,6 +91,7 @@ awaitable<int> run_gateway(Host& h, std::shared_ptr<gateway::ClientRelay> relay,
     ho.allowed_origins = o.allow_origins;
     ho.bearer_token = o.token;
     ho.cors = true;
+    ho.session_id_prefix = o.instance_id;
     if (transport::is_loopback_address(o.bind)) ho.allowed_hosts = transport::loopback_hosts();
     for (auto v : mcp::legacy_versions) ho.legacy_versions.emplace_back(v);
     for (auto v : mcp::modern_versions) ho.modern_versions.emplace_back(v);
