@@ -74,6 +74,7 @@ struct ServeOptions {
     std::vector<std::string> allow_origins;
     std::string token;               ///< --token, else $SWITCHBOARD_TOKEN
     std::vector<std::string> tools;  ///< allow globs for every client's context
+    std::string instance_id;         ///< --instance-id: prefix of legacy session ids (load balancers route on it)
 };
 /// Fills the token from the environment and checks the options: an error message (exit 2) or nullopt.
 std::optional<std::string> check_serve_options(ServeOptions& options);

@@ -91,6 +91,7 @@ awaitable<int> run_gateway(Host& h, std::shared_ptr<gateway::ClientRelay> relay,
     ho.allowed_origins = o.allow_origins;
     ho.bearer_token = o.token;
     ho.cors = true;
+    ho.session_id_prefix = o.instance_id;
     if (transport::is_loopback_address(o.bind)) ho.allowed_hosts = transport::loopback_hosts();
     for (auto v : mcp::legacy_versions) ho.legacy_versions.emplace_back(v);
     for (auto v : mcp::modern_versions) ho.modern_versions.emplace_back(v);
@@ -133,6 +134,7 @@ awaitable<int> serve(const host::Config& config, const GlobalOptions&, ServeOpti
     auto relay = gateway::ClientRelay::create();
     host::PoolOptions po;
     po.handlers = relay->handlers();
+    po.log_level = "debug";  // every upstream log message reaches the gateway; each client's own level filters it
     // A body that is not itself a coroutine: run_gateway gets everything by value (GCC 12, lambda captures).
     std::function<awaitable<int>(Host&)> body = [relay, options](Host& h) { return run_gateway(h, relay, options); };
     co_return co_await with_host(config, Settle::all, std::move(po), std::move(body));

@@ -1,6 +1,7 @@
 // switchboard: the command-line front end.
 #include "cli.hpp"
 
+#include <cctype>
 #include <switchboard/core/spawn.hpp>
 
 #include <fmt/format.h>
@@ -195,6 +196,16 @@ int main(int argc, char** argv) {
     serve_cmd->add_option("--token", serve_options.token,
                           "Require Authorization: Bearer TOKEN (default: $SWITCHBOARD_TOKEN)");
     serve_cmd->add_option("--tools", serve_options.tools, "Expose only tools matching this glob (repeatable)");
+    serve_cmd
+        ->add_option("--instance-id", serve_options.instance_id,
+                     "Start every legacy session id with NAME. (behind a load balancer: route on the prefix)")
+        ->check([](const std::string& v) -> std::string {
+            if (v.empty() || v.size() > 64) return "1 to 64 characters";
+            for (char c : v)
+                if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_')
+                    return "only letters, digits, - and _";
+            return {};
+        });
 
     CLI11_PARSE(app, argc, argv);
     if (db.empty()) db = conv.db;  // `--db` before the command, or after it

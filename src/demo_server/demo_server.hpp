@@ -45,5 +45,8 @@ void add_demo_resources(mcp::StaticHandler& server, DemoState& state);
 void add_demo_prompts(mcp::StaticHandler& server, DemoState& state);
 /// Sets the completer for the `greet` prompt and the greeting template.
 void set_demo_completer(mcp::StaticHandler& server);
+/// `--conformance`: the tools, resources, template, prompts and completions the official conformance server suite
+/// expects (test_simple_text, test://static-text, test_prompt_with_arguments, ...), instead of the demo's own.
+void add_conformance_fixtures(mcp::StaticHandler& server);
 
 }  // namespace switchboard::demo

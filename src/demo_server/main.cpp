@@ -65,6 +65,10 @@ int main(int argc, char** argv) {
     app.add_option("--extra-tools", extra_tools, "Also offer N echo-like tools echo_1 ... echo_N (benchmarks)")
         ->check(CLI::Range(0, 100000));
     app.add_flag("--blob-template", blob_template, "Also offer demo://blob/{bytes}, binary data (benchmarks)");
+    bool conformance = false;
+    app.add_flag("--conformance", conformance,
+                 "Offer the official conformance server suite's fixtures (test_simple_text, test://static-text, "
+                 "test_simple_prompt, ...) instead of the demo tools, resources and prompts");
     app.set_version_flag("--version", std::string("switchboard-demo-server ") + SWITCHBOARD_VERSION);
     CLI11_PARSE(app, argc, argv);
 
@@ -89,12 +93,16 @@ int main(int argc, char** argv) {
     demo::DemoState state;
     state.extra_tools = extra_tools;
     state.blob_template = blob_template;
-    demo::add_demo_tools(*handler, state);
+    if (conformance) {
+        demo::add_conformance_fixtures(*handler);
+    } else {
+        demo::add_demo_tools(*handler, state);
+        demo::add_demo_resources(*handler, state);
+        demo::add_demo_prompts(*handler, state);
+        demo::set_demo_completer(*handler);
+    }
     if (dynamic_tools) demo::add_dynamic_tools(*handler);
     if (client_requests) demo::add_client_request_tools(*handler);
-    demo::add_demo_resources(*handler, state);
-    demo::add_demo_prompts(*handler, state);
-    demo::set_demo_completer(*handler);
     mcp::Server server(options, handler);
 
     boost::asio::io_context ctx;

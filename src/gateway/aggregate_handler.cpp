@@ -1,5 +1,6 @@
 #include <switchboard/gateway/aggregate_handler.hpp>
 
+#include <switchboard/core/scope_exit.hpp>
 #include <switchboard/mcp/static_handler.hpp>
 #include <switchboard/mcp/version.hpp>
 
@@ -56,14 +57,21 @@ std::shared_ptr<AggregateHandler> AggregateHandler::create(std::shared_ptr<host:
 AggregateHandler::AggregateHandler(std::shared_ptr<host::Context> context, std::shared_ptr<ClientRelay> relay)
     : context_(std::move(context)), relay_(std::move(relay)) {}
 
-AggregateHandler::~AggregateHandler() { context_->events().unsubscribe(subscription_); }
+AggregateHandler::~AggregateHandler() {
+    context_->events().unsubscribe(subscription_);
+    // The upstream subscription stays when this was its last client (no awaiting here): harmless, its updates
+    // reach nobody, and the next subscriber finds it made.
+    if (relay_)
+        for (const auto& [uri, server] : subscribed_) relay_->remove_subscriber(server, uri);
+}
 
 json::object AggregateHandler::capabilities() const {
     json::object list_changed{{"listChanged", true}};
     json::object caps;
     caps["tools"] = list_changed;
     caps["prompts"] = list_changed;
-    caps["resources"] = list_changed;
+    json::object resources{{"listChanged", true}, {"subscribe", true}};
+    caps["resources"] = std::move(resources);
     caps["completions"] = json::object();
     return caps;
 }
@@ -90,8 +98,23 @@ void AggregateHandler::on_event(const host::Event& e) {
     }
     case Kind::prompts_changed: notify_list_changed(mcp::ListKind::prompts); break;
     case Kind::resources_changed: notify_list_changed(mcp::ListKind::resources); break;
-    default: break;  // log messages are not forwarded (yet); progress goes through each call's own callback
+    case Kind::log_message: forward_log(e); break;
+    case Kind::resource_updated:
+        if (!e.uri.empty()) notify_resource_updated(e.uri);
+        break;
+    default: break;  // progress goes through each call's own callback
     }
+}
+
+// notifications/message {level, logger?, data} from `e.server`: to this client's most recent call to that server.
+void AggregateHandler::forward_log(const host::Event& e) {
+    auto it = calls_.find(e.server);
+    if (it == calls_.end() || it->second.empty() || !e.data.is_object()) return;
+    const auto& p = e.data.get_object();
+    auto level = mcp::string_field(p, "level");
+    if (level.empty()) level = "info";
+    const auto* data = p.if_contains("data");
+    it->second.back().second.log(level, data ? *data : json::value(nullptr), mcp::string_field(p, "logger"));
 }
 
 Error AggregateHandler::upstream_error(const std::string& server, Error e) const {
@@ -140,6 +163,14 @@ Reply AggregateHandler::call_tool(std::string name, json::object arguments, mcp:
     // While this call runs, `server`'s requests to its client (sampling, elicitation, roots) come to this client.
     ClientRelay::Registration registration;
     if (relay_) registration = relay_->enter(server, ctx);
+    const auto call = ++next_call_;
+    calls_[server].emplace_back(call, ctx);
+    core::ScopeExit leave([this, server, call] {
+        auto it = calls_.find(server);
+        if (it == calls_.end()) return;
+        std::erase_if(it->second, [call](const auto& c) { return c.first == call; });
+        if (it->second.empty()) calls_.erase(it);
+    });
     host::ToolCallOptions options;
     options.on_progress = [ctx](const jsonrpc::Progress& p) { ctx.progress(p.progress, p.total, p.message); };
     options.call_id = fmt::format("gateway:{}", context_->name());
@@ -223,6 +254,42 @@ Reply AggregateHandler::read_resource(std::string uri, mcp::RequestContext) {
     auto result = r->to_json();
     strip_upstream_meta(result);
     co_return result;
+}
+
+mcp::ServerHandler::Reply<void> AggregateHandler::subscribe(std::string uri, mcp::RequestContext) {
+    auto self = shared_from_this();
+    auto server = owner_of_uri(uri);
+    if (!server) {
+        json::object data;
+        data["uri"] = uri;
+        co_return Error{code::resource_not_found_legacy,
+                        fmt::format("Resource not found: no server of this gateway lists {}", uri), std::move(data)};
+    }
+    if (subscribed_.count(uri)) co_return Outcome<void>{};
+    const bool first = !relay_ || relay_->add_subscriber(*server, uri);
+    if (first) {
+        auto r = co_await context_->pool().subscribe_resource(*server, uri);
+        if (!r) {
+            if (relay_) relay_->remove_subscriber(*server, uri);
+            co_return upstream_error(*server, r.error());
+        }
+    }
+    subscribed_[uri] = *server;
+    co_return Outcome<void>{};
+}
+
+mcp::ServerHandler::Reply<void> AggregateHandler::unsubscribe(std::string uri, mcp::RequestContext) {
+    auto self = shared_from_this();
+    auto it = subscribed_.find(uri);
+    if (it == subscribed_.end()) co_return Outcome<void>{};
+    const auto server = it->second;
+    subscribed_.erase(it);
+    const bool last = !relay_ || relay_->remove_subscriber(server, uri);
+    if (last) {
+        auto r = co_await context_->pool().unsubscribe_resource(server, uri);
+        if (!r) co_return upstream_error(server, r.error());
+    }
+    co_return Outcome<void>{};
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -268,6 +268,17 @@ awaitable<ServerPool::Attempt> ServerPool::connect_attempt(std::shared_ptr<Serve
         }
     }
 
+    if (!options_.log_level.empty() &&
+        (session->era() == mcp::Era::modern || session->has_capability("logging"))) {
+        auto r = co_await session->set_logging_level(options_.log_level);
+        if (!r)
+            spdlog::info("server \"{}\": setting the log level failed: {}", s->config.name, r.error().describe());
+        if (s->gen != gen || stopping_) {
+            co_await session->close();
+            co_return Attempt::stopped();
+        }
+    }
+
     // A modern server sends list changes only on a subscriptions/listen stream (legacy ones send them unasked). A
     // change between our listings and the stream's acknowledgment would be lost: list again once it is open.
     if (session->era() == mcp::Era::modern && s->subscriptions.empty())

@@ -48,7 +48,7 @@ std::string random_id() {
 
 std::shared_ptr<Session> HttpServer::Impl::create_session() {
     auto s = std::make_shared<Session>();
-    s->id = random_id();
+    s->id = opt.session_id_prefix.empty() ? random_id() : opt.session_id_prefix + "." + random_id();
     s->standalone = std::make_shared<Stream>();
     s->standalone->id = "0";
     s->standalone->max_log = opt.replay_bytes;

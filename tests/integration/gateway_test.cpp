@@ -272,6 +272,49 @@ TEST_F(Gateway, ModernStatelessRequestAndSecretsStayHidden) {
     });
 }
 
+// An upstream's log messages reach the client whose tools/call is in flight; resources/subscribe goes upstream and
+// the upstream's resources/updated comes back (the demo server's conformance fixtures, one upstream: no prefixes).
+TEST_F(Gateway, ForwardsLogMessagesAndSubscriptions) {
+    std::ofstream(config_) << R"({"mcpServers": {"c": {"command": ")" << demo_server()
+                           << R"(", "args": ["--conformance"]}}})";
+    start({});
+    const auto port = gateway_->port;
+    run([port]() -> awaitable<void> {
+        auto h = post_headers();
+        auto init = co_await http_exchange(port, "POST", "/mcp", h, init_body);
+        EXPECT_EQ(init.status, 200) << init.body;
+        const auto session = init.headers["mcp-session-id"];
+        EXPECT_FALSE(session.empty());
+        h.emplace_back("Mcp-Session-Id", session);
+        h.emplace_back("MCP-Protocol-Version", "2025-11-25");
+        auto n = co_await http_exchange(port, "POST", "/mcp", h,
+                                        R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+        EXPECT_EQ(n.status, 202) << n.body;
+
+        auto call = co_await http_exchange(
+            port, "POST", "/mcp", h,
+            R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_tool_with_logging","arguments":{}}})");
+        EXPECT_EQ(call.status, 200) << call.body;
+        for (const char* line : {"Tool execution started", "Tool processing data", "Tool execution completed"})
+            EXPECT_NE(call.body.find(line), std::string::npos) << line << "\n" << call.body;
+        EXPECT_NE(call.body.find("notifications/message"), std::string::npos) << call.body;
+
+        auto sub = co_await http_exchange(
+            port, "POST", "/mcp", h,
+            R"({"jsonrpc":"2.0","id":3,"method":"resources/subscribe","params":{"uri":"test://watched-resource"}})");
+        EXPECT_EQ(sub.status, 200) << sub.body;
+        EXPECT_NE(sub.body.find(R"("result":{})"), std::string::npos) << sub.body;
+        auto unknown = co_await http_exchange(
+            port, "POST", "/mcp", h,
+            R"({"jsonrpc":"2.0","id":4,"method":"resources/subscribe","params":{"uri":"test://nobody-lists-this"}})");
+        EXPECT_NE(unknown.body.find(R"("error")"), std::string::npos) << unknown.body;
+        auto unsub = co_await http_exchange(
+            port, "POST", "/mcp", h,
+            R"({"jsonrpc":"2.0","id":5,"method":"resources/unsubscribe","params":{"uri":"test://watched-resource"}})");
+        EXPECT_NE(unsub.body.find(R"("result":{})"), std::string::npos) << unsub.body;
+    });
+}
+
 TEST_F(Gateway, SigtermStopsCleanly) {
     start({});
     ASSERT_EQ(::kill(gateway_->pid, SIGTERM), 0);

@@ -4,12 +4,16 @@
 // - tools: the context's ToolIndex (exposed names; a name several servers share becomes `server__tool`);
 //   tools/call goes through Context::call_tool with progress passed back to the client, and cancellation passes
 //   through (the client's cancel cancels the handler coroutine, which cancels the upstream request: the upstream
-//   gets notifications/cancelled). Upstream log messages (notifications/message) are not forwarded yet.
+//   gets notifications/cancelled). An upstream's log messages (notifications/message) go to the clients with a
+//   tools/call to that server in flight (the most recent call of each), at the level each client asked for; with
+//   none in flight they are dropped (a log message names no request).
 // - prompts: merged by the tools' conflict rule: a prompt name two servers share becomes `server__prompt`.
 // - resources and templates: merged in config order. A URI listed by several servers is listed once, for the first
 //   server in config order that lists it, and resources/read of it goes to that server. A URI nobody lists goes to
 //   the first server (config order) with a template that matches it.
 // - completion/complete: to the server owning the ref (a prompt's exposed name, or a template's uriTemplate).
+// - resources/subscribe and unsubscribe: to the owner of the URI (as for reads), counted across clients; the
+//   upstream's notifications/resources/updated become the same notification to the subscribed clients.
 // - list_changed: the context's tool/prompt/resource changes become notifications to the client (listChanged is
 //   advertised for all three).
 // - errors from upstreams name the server; values of the config's headers and env never appear in them.
@@ -22,6 +26,7 @@
 #include <switchboard/mcp/server.hpp>
 #include <switchboard/mcp/server_handler.hpp>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,6 +48,10 @@ public:
     Reply<boost::json::object> list_resources(std::string cursor, mcp::RequestContext ctx) override;
     Reply<boost::json::object> list_resource_templates(std::string cursor, mcp::RequestContext ctx) override;
     Reply<boost::json::object> read_resource(std::string uri, mcp::RequestContext ctx) override;
+    /// resources/subscribe: to the server that answers reads of `uri` (one upstream subscription for all clients);
+    /// its notifications/resources/updated reach every client subscribed.
+    Reply<void> subscribe(std::string uri, mcp::RequestContext ctx) override;
+    Reply<void> unsubscribe(std::string uri, mcp::RequestContext ctx) override;
     Reply<boost::json::object> list_prompts(std::string cursor, mcp::RequestContext ctx) override;
     Reply<boost::json::object> get_prompt(std::string name, Args arguments, mcp::RequestContext ctx) override;
     Reply<boost::json::object> complete(boost::json::object params, mcp::RequestContext ctx) override;
@@ -61,6 +70,7 @@ public:
 private:
     AggregateHandler(std::shared_ptr<host::Context> context, std::shared_ptr<ClientRelay> relay);
     void on_event(const host::Event& e);
+    void forward_log(const host::Event& e);
     std::vector<std::string> tool_signature();
     /// The server that answers resources/read of `uri`, or nullopt.
     std::optional<std::string> owner_of_uri(const std::string& uri) const;
@@ -71,6 +81,11 @@ private:
     std::shared_ptr<ClientRelay> relay_;
     host::EventBus::Id subscription_ = 0;
     std::vector<std::string> last_tools_;
+    /// This client's tools/call in flight per server (id, context), the most recent last: log messages go there.
+    std::map<std::string, std::vector<std::pair<std::uint64_t, mcp::RequestContext>>> calls_;
+    std::uint64_t next_call_ = 0;
+    /// This client's subscriptions: uri -> server (released from the relay's counts when the session ends).
+    std::map<std::string, std::string> subscribed_;
 };
 
 /// What every gateway client session shares: the pool, the relay, and how to make its context and server.

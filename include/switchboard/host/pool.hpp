@@ -53,6 +53,10 @@ struct PoolOptions {
     std::chrono::milliseconds content_ttl{60'000};  ///< read contents of unsubscribed resources, without ttlMs
     std::size_t stderr_tail_lines = 20;
     ServerRequestHandlers handlers;  ///< sampling, elicitation, roots: unset ones are not offered to servers
+    /// Asked of every server once connected ("debug" ... "emergency"; legacy: logging/setLevel when the server
+    /// offers logging; modern: `_meta` logLevel on every request). Empty: the servers' defaults (a modern server
+    /// then sends no log messages). The gateway sets "debug" and filters per client.
+    std::string log_level;
     mcp::Implementation client_info{"switchboard", SWITCHBOARD_VERSION, "Switchboard"};
 };
 

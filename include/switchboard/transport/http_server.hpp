@@ -52,6 +52,9 @@ struct HttpServerOptions {
     std::vector<std::string> modern_versions;
     std::size_t max_connections = 512;
     std::size_t max_sessions = 1024;
+    /// Put before every legacy session id ("a" gives "a.<32 hex digits>"), so that a load balancer in front of
+    /// several servers can send a session's requests to the one that created it (`switchboard serve --instance-id`).
+    std::string session_id_prefix;
     std::size_t max_requests_per_session = 256;          ///< unanswered at once; more get 429
     std::chrono::seconds session_idle_timeout{30 * 60};  ///< a session with no traffic and no open stream ends
     std::chrono::seconds read_timeout{120};              ///< idle keep-alive connection, or a slow request
