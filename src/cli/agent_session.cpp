@@ -86,7 +86,18 @@ agent::Conversation& AgentSession::start(Host& h, std::shared_ptr<llm::Client> l
         approvals.servers = resumed_settings_->approved_servers;
         conversation_->set_messages(std::move(resumed_messages_));
     }
+    // Agents and skills (agent/definition.hpp) become agent__<name> / skill__<name> tools; their lazy servers start
+    // only when one runs, in a fork of its own.
+    fork_env_ = agent::ForkEnvironment{h.pool, h.main, conversation_->llm_ptr(), load_definitions(), approvals};
+    for (auto& t : agent::fork_tools(fork_env_, 1, "")) conversation_->add_local_tool(std::move(t));
     return *conversation_;
+}
+
+std::vector<agent::Definition> load_definitions() {
+    auto found = agent::discover(agent::DiscoveryOptions::from_environment(std::filesystem::current_path()));
+    // A bad file is reported and left out; the others are offered.
+    for (const auto& e : found.errors) fmt::print(stderr, "switchboard: {}\n", e);
+    return std::move(found.definitions);
 }
 
 void AgentSession::persist(std::span<const llm::Message> messages, std::span<const json::object> meta) {

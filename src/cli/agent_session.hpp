@@ -6,6 +6,7 @@
 #include "cli.hpp"
 
 #include <switchboard/agent/conversation.hpp>
+#include <switchboard/agent/fork.hpp>
 #include <switchboard/llm/client.hpp>
 #include <switchboard/store/conversation_store.hpp>
 
@@ -44,6 +45,8 @@ public:
     /// Switches a tool on or off for this conversation (remembered with it).
     void set_tool_enabled(const std::string& server, const std::string& tool, bool enabled);
     const std::set<std::pair<std::string, std::string>>& tools_off() const { return tools_off_; }
+    /// What agents and skills run with (after start()).
+    const agent::ForkEnvironment& fork_environment() const { return fork_env_; }
     /// A new, empty conversation (chat's /new).
     void reset();
     std::string title_hint;
@@ -54,6 +57,7 @@ private:
     std::optional<store::ConversationSettings> resumed_settings_;
     std::vector<llm::Message> resumed_messages_;
     std::set<std::pair<std::string, std::string>> tools_off_;
+    agent::ForkEnvironment fork_env_;
     std::int64_t id_ = 0;
     std::string model_;
     bool failed_ = false;  // a write failed: reported once, the conversation goes on in memory
@@ -70,6 +74,9 @@ std::optional<AgentSetup> agent_setup(const host::Config& config, const AgentOpt
                                       boost::asio::any_io_executor ex);
 /// The --root directories, or the working directory.
 std::vector<std::filesystem::path> roots_of(const AgentOptions& options);
+
+/// The agents and skills found from the working directory (errors printed on stderr).
+std::vector<agent::Definition> load_definitions();
 
 /// "→ name {args}" / "  ← ok 12 ms: first line" progress lines (stderr for run, stdout for chat).
 std::string tool_start_line(const llm::ToolCall& call, const std::string& server);

@@ -92,6 +92,7 @@ struct AgentOptions {
     bool allow_sampling = false;
     std::vector<std::string> roots;  ///< --root; the working directory when none is given
     bool no_store = false;           ///< --no-store: keep nothing on disk
+    std::string agent;               ///< run --agent NAME: run that agent (or skill) on the task directly
 };
 
 boost::asio::awaitable<int> run_task(const host::Config& config, const GlobalOptions& g, AgentOptions options,

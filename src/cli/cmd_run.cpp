@@ -63,6 +63,26 @@ agent::ServerRequestOptions server_request_options(std::shared_ptr<llm::Client> 
     return o;
 }
 
+// `run --agent NAME`: that agent (or skill) on the task, in its fork, as the main conversation would call it.
+awaitable<agent::RunResult> run_named(agent::ForkEnvironment env, std::string name, std::string task,
+                                      agent::Observer& observer) {
+    const agent::Definition* definition = nullptr;
+    for (const auto& d : env.definitions)
+        if (d.name == name && (!definition || d.kind == agent::Definition::Kind::agent)) definition = &d;
+    if (!definition) {
+        agent::RunResult r;
+        r.stop = agent::StopReason::error;
+        r.error = fmt::format("no agent or skill \"{}\" (see `switchboard agents`)", name);
+        co_return r;
+    }
+    auto fork = co_await agent::run_fork(*definition, std::move(task), env, observer, 1);
+    if (!fork.error.empty()) {
+        fork.run.stop = agent::StopReason::error;
+        fork.run.error = fork.error;
+    }
+    co_return fork.run;
+}
+
 }  // namespace
 
 awaitable<int> run_task(const host::Config& config, const GlobalOptions& g, AgentOptions options, std::string task) {
@@ -99,8 +119,15 @@ awaitable<int> run_task(const host::Config& config, const GlobalOptions& g, Agen
         signals.async_wait([&cancel](boost::system::error_code ec, int) {
             if (!ec) cancel.emit(asio::cancellation_type::terminal);
         });
-        auto result = co_await asio::co_spawn(ex, conversation.send(task, observer),
-                                              asio::bind_cancellation_slot(cancel.slot(), asio::use_awaitable));
+        agent::RunResult result;  // one co_await per statement (GCC 12)
+        if (options.agent.empty()) {
+            result = co_await asio::co_spawn(ex, conversation.send(task, observer),
+                                             asio::bind_cancellation_slot(cancel.slot(), asio::use_awaitable));
+        } else {
+            result = co_await asio::co_spawn(
+                ex, run_named(session->fork_environment(), options.agent, task, observer),
+                asio::bind_cancellation_slot(cancel.slot(), asio::use_awaitable));
+        }
         signals.cancel();
 
         if (result.stop == agent::StopReason::error)

@@ -177,6 +177,7 @@ int main(int argc, char** argv) {
     run_cmd->add_option("task", task, "What to do")->required();
     agent_options(run_cmd);
     run_cmd->add_flag("--allow-sampling", agent.allow_sampling, "Let servers use the model (sampling)");
+    run_cmd->add_option("--agent", agent.agent, "Run this agent (or skill) on the task, in a fork (see `agents`)");
     json_flag(run_cmd);
     auto* chat_cmd = app.add_subcommand("chat", "Talk with the model, which uses the servers' tools");
     agent_options(chat_cmd);

@@ -110,6 +110,7 @@ public:
 
     host::Context& context() { return *context_; }
     llm::Client& llm() { return *llm_; }
+    const std::shared_ptr<llm::Client>& llm_ptr() const { return llm_; }
     Approvals& approvals() { return approvals_; }
     const std::vector<llm::Message>& messages() const { return messages_; }
     /// Restores earlier messages (a resumed conversation); a system prompt in options is put first when missing.
