@@ -233,29 +233,42 @@ asio::awaitable<std::vector<llm::ToolExecutionResult>> Conversation::run_calls(c
         rec.id = call.id;
         rec.name = call.name;
         rec.arguments = call.arguments;
+        // What the approvals are checked against: the call itself, or for a local tool with approve_as the call it
+        // stands for.
+        ApprovalRequest request;
         if (const auto* local = find_local(call.name)) {
             rec.server = "switchboard";
             rec.tool = local->name;
             local_calls[i] = local;
-            continue;
+            std::optional<ApprovalRequest> as;
+            if (local->approve_as) as = local->approve_as(call);
+            if (!as) continue;
+            request = std::move(*as);
+            rec.server = request.server;
+            rec.tool = request.tool;
+        } else {
+            auto resolved = co_await context_->resolve_tool(call.name);
+            if (!resolved) {
+                results[i] = llm::error_result(call, {}, resolved.error().message, Status::unknown_tool);
+                rec.is_error = true;
+                continue;
+            }
+            rec.server = resolved->server;
+            rec.tool = resolved->tool;
+            request.name = call.name;
+            request.server = rec.server;
+            request.tool = rec.tool;
+            request.arguments = call.arguments;
         }
-        auto resolved = co_await context_->resolve_tool(call.name);
-        if (!resolved) {
-            results[i] = llm::error_result(call, {}, resolved.error().message, Status::unknown_tool);
-            rec.is_error = true;
-            continue;
-        }
-        rec.server = resolved->server;
-        rec.tool = resolved->tool;
-        bool allowed = approvals_.allows(call.name, rec.server, rec.tool);
+        bool allowed = approvals_.allows(request.name, rec.server, rec.tool);
         if (!allowed && observer.ask_approval && !cancelled(co_await asio::this_coro::cancellation_state)) {
-            // Built before the co_await: GCC 12 miscompiles braced temporaries inside one (docs/design.md).
-            ApprovalRequest request{call.name, rec.server, rec.tool, call.arguments};
             const auto decision = co_await observer.ask_approval(request);
-            approvals_.remember(decision, call.name, rec.server);
+            approvals_.remember(decision, request.name, rec.server);
             allowed = decision != Decision::deny;
         }
-        if (cancelled(co_await asio::this_coro::cancellation_state)) {
+        const bool cancelled_now = cancelled(co_await asio::this_coro::cancellation_state);
+        if (!allowed || cancelled_now) local_calls[i] = nullptr;  // it does not run
+        if (cancelled_now) {
             results[i] = llm::error_result(call, rec.server, "cancelled by the user before it ran", Status::cancelled);
             rec.is_error = true;
             continue;
@@ -266,15 +279,15 @@ asio::awaitable<std::vector<llm::ToolExecutionResult>> Conversation::run_calls(c
                 observer.ask_approval
                     ? fmt::format("The user denied this call of tool \"{}\". Do not call it again with the same "
                                   "arguments unless the user asks.",
-                                  call.name)
+                                  request.name)
                     : fmt::format("Tool \"{}\" is not allowed in this non-interactive run (the user can allow it with "
                                   "--allow-tools or --yes); it was not called.",
-                                  call.name));
+                                  request.name));
             rec.is_error = true;
             rec.denied = true;
             continue;
         }
-        slots[i] = std::make_shared<CallSlot>(CallSlot{call, {}, 0});
+        if (!local_calls[i]) slots[i] = std::make_shared<CallSlot>(CallSlot{call, {}, 0});
     }
 
     auto ex = co_await asio::this_coro::executor;

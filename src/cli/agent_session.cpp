@@ -1,9 +1,12 @@
 #include "agent_session.hpp"
 
+#include <switchboard/agent/tool_search.hpp>
 #include <switchboard/core/text.hpp>
 
 #include <fmt/format.h>
 #include <boost/json/serialize.hpp>
+
+#include <algorithm>
 
 namespace switchboard::cli {
 
@@ -98,6 +101,19 @@ std::vector<agent::Definition> load_definitions() {
     // A bad file is reported and left out; the others are offered.
     for (const auto& e : found.errors) fmt::print(stderr, "switchboard: {}\n", e);
     return std::move(found.definitions);
+}
+
+void AgentSession::offer_tool_search(Host& h) {
+    if (tool_search_ || !conversation_) return;
+    const auto& config = h.pool->config();
+    const bool any_lazy = std::any_of(config.servers.begin(), config.servers.end(),
+                                      [](const host::ServerConfig& s) { return s.lazy && s.enabled; });
+    if (!agent::tool_search_wanted(config.tool_search, any_lazy, conversation_->tool_definition_bytes(),
+                                   conversation_->llm().settings().context_window))
+        return;
+    agent::ToolSearchEnvironment env{h.pool, h.main, host::ToolCatalog::from_env(host::process_env())};
+    for (auto& t : agent::tool_search_tools(std::move(env))) conversation_->add_local_tool(std::move(t));
+    tool_search_ = true;
 }
 
 void AgentSession::persist(std::span<const llm::Message> messages, std::span<const json::object> meta) {

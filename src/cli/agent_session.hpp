@@ -34,6 +34,11 @@ public:
     agent::Conversation& start(Host& h, std::shared_ptr<llm::Client> llm, agent::LoopOptions loop,
                                const AgentOptions& options);
 
+    /// Offers search_tools/call_tool (agent/tool_search.hpp) when the config's toolSearch or the automatic rule says
+    /// so; once offered they stay. Called after the servers settled (run: at start; chat: before each turn).
+    void offer_tool_search(Host& h);
+    bool tool_search() const { return tool_search_; }
+
     agent::Conversation& conversation() { return *conversation_; }
     /// 0 while nothing was written yet.
     std::int64_t id() const { return id_; }
@@ -60,6 +65,7 @@ private:
     agent::ForkEnvironment fork_env_;
     std::int64_t id_ = 0;
     std::string model_;
+    bool tool_search_ = false;
     bool failed_ = false;  // a write failed: reported once, the conversation goes on in memory
 };
 

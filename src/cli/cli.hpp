@@ -66,6 +66,12 @@ boost::asio::awaitable<int> prompts(const host::Config& config, const GlobalOpti
 boost::asio::awaitable<int> prompt(const host::Config& config, const GlobalOptions& g, std::string server,
                                    std::string name, std::map<std::string, std::string> arguments);
 
+/// `catalog`: the tool catalog of the lazy servers (tool search); `catalog refresh`: starts each lazy server (or
+/// those named) once and records its tools.
+boost::asio::awaitable<int> catalog(const host::Config& config, const GlobalOptions& g);
+boost::asio::awaitable<int> catalog_refresh(const host::Config& config, const GlobalOptions& g,
+                                            std::vector<std::string> servers);
+
 /// `serve`: the gateway.
 struct ServeOptions {
     std::uint16_t port = 3333;

@@ -129,6 +129,7 @@ struct Chat {
 
     awaitable<void> run_turn(std::optional<std::string> text) {
         co_await h.pool->wait_until_settled();
+        session.offer_tool_search(h);  // the automatic rule needs the settled tool list
         auto o = observer();
         auto ex = co_await asio::this_coro::executor;
         turn_running = true;

@@ -100,6 +100,7 @@ awaitable<int> run_task(const host::Config& config, const GlobalOptions& g, Agen
         agent::LoopOptions loop;
         loop.max_turns = options.max_turns;
         auto& conversation = session->start(h, llm, loop, options);
+        session->offer_tool_search(h);
         agent::Observer observer;
         observer.on_tool_start = [](const llm::ToolCall& call, const std::string& server) {
             fmt::print(stderr, "{}\n", tool_start_line(call, server));

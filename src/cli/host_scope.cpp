@@ -1,6 +1,8 @@
 // with_host(): the start → print → shut down frame every one-shot command runs in.
 #include "cli.hpp"
 
+#include <switchboard/host/tool_catalog.hpp>
+
 #include <fmt/format.h>
 #include <boost/asio/this_coro.hpp>
 
@@ -29,6 +31,8 @@ awaitable<int> with_host(host::Config config, Settle settle, host::PoolOptions o
     // A command may name a lazy server explicitly (`call lazy__tool`): it is started for that call.
     main.calls_to_unseen_servers = true;
     h.main = host::Context::create(h.pool, main);
+    // Every lazy server that connects has its tools recorded for tool search (host/tool_catalog.hpp).
+    host::CatalogRecorder recorder(h.pool, host::ToolCatalog::from_env(host::process_env()));
     h.pool->start();
     if (settle == Settle::all) co_await h.pool->wait_until_settled();
     const int code = co_await body(h);

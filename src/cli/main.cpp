@@ -185,6 +185,15 @@ int main(int argc, char** argv) {
     model_options(models_cmd);
     json_flag(models_cmd);
 
+    auto* catalog_cmd = app.add_subcommand("catalog", "The lazy servers' tools as recorded for tool search");
+    catalog_cmd->require_subcommand(0, 1);
+    json_flag(catalog_cmd);
+    std::vector<std::string> catalog_servers;
+    auto* catalog_refresh_cmd =
+        catalog_cmd->add_subcommand("refresh", "Start each lazy server once and record its tools");
+    catalog_refresh_cmd->add_option("servers", catalog_servers, "Only these lazy servers");
+    json_flag(catalog_refresh_cmd);
+
     cli::ServeOptions serve_options;
     auto* serve_cmd = app.add_subcommand("serve", "Serve every configured server as one MCP server (the gateway)");
     serve_cmd->add_option("--port", serve_options.port, "Port for Streamable HTTP at /mcp (0: any free port)")
@@ -262,5 +271,7 @@ int main(int argc, char** argv) {
     if (chat_cmd->parsed()) return run([&] { return cli::chat(c, g, agent); });
     if (models_cmd->parsed()) return run([&] { return cli::models(c, g, agent); });
     if (serve_cmd->parsed()) return run([&] { return cli::serve(c, g, serve_options); });
+    if (catalog_refresh_cmd->parsed()) return run([&] { return cli::catalog_refresh(c, g, catalog_servers); });
+    if (catalog_cmd->parsed()) return run([&] { return cli::catalog(c, g); });
     return 2;
 }

@@ -44,7 +44,7 @@ constexpr std::string_view server_keys[] = {"type",
 constexpr std::string_view foreign_server_keys[] = {"envFile", "description", "autoApprove", "alwaysAllow", "timeout",
                                                     "trust",   "note",        "name",        "transport"};
 
-constexpr std::string_view top_level_keys[] = {"mcpServers", "servers", "inputs", "$schema", "llm"};
+constexpr std::string_view top_level_keys[] = {"mcpServers", "servers", "inputs", "$schema", "llm", "toolSearch"};
 
 template <std::size_t N>
 bool contains(const std::string_view (&keys)[N], std::string_view key) {
@@ -603,6 +603,13 @@ Config parse_config(std::string_view text, std::string_view source_name, const E
                 config.llm = expand_strings(*llm, env, source_name, config.warnings);
             } else {
                 config.warnings.push_back(fmt::format("{}: \"llm\" must be an object; ignored", source_name));
+            }
+        } else if (key == "toolSearch") {
+            if (const auto* b = item.value().if_bool()) {
+                config.tool_search = *b;
+            } else {
+                config.warnings.push_back(
+                    fmt::format("{}: \"toolSearch\" must be true or false; ignored", source_name));
             }
         } else if (!contains(top_level_keys, key)) {
             config.warnings.push_back(

@@ -40,7 +40,10 @@ protected:
     }
     std::string db() const { return (dir.path / "conversations.db").string(); }
     int cli(const std::string& args, std::string& out, const std::string& redirect = "2>&1") {
-        return run_command(std::string(SWITCHBOARD_CLI) + " " + args + " " + redirect, out);
+        // The tool catalog (lazy servers that start are recorded) goes to the temp dir, not the user's cache.
+        return run_command("XDG_CACHE_HOME=" + (dir.path / "cache").string() + " " + SWITCHBOARD_CLI + " " + args +
+                               " " + redirect,
+                           out);
     }
     json::array bodies(FakeLlm& fake) {
         return fetch<json::array>([&] { return fake.request_bodies(); });

@@ -34,6 +34,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -82,12 +83,18 @@ struct Observer {
 };
 
 /// A tool the host itself provides (an agent, a skill, tool search), offered to the model beside the context's tools
-/// and run in-process instead of through a server. It needs no approval: what it runs asks for its own.
+/// and run in-process instead of through a server. It needs no approval (what it runs asks for its own) unless it
+/// sets approve_as.
 struct LocalTool {
     std::string name;
     std::string description;
     boost::json::object parameters;  ///< JSON schema of the arguments
     std::function<boost::asio::awaitable<llm::ToolExecutionResult>(llm::ToolCall call, Observer& observer)> run;
+    /// For a tool that calls a server's tool on the model's behalf (tool search's call_tool): the call it stands for
+    /// (name `server__tool`, server, tool, arguments). The conversation approves it as that call — its approvals,
+    /// then the front end's question, remembered under that name and server — and records that server and tool.
+    /// nullopt: nothing to approve (run reports the problem). Unset: no approval.
+    std::function<std::optional<ApprovalRequest>(const llm::ToolCall& call)> approve_as;
 };
 
 struct LoopOptions {

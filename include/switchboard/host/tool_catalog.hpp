@@ -1,0 +1,78 @@
+// The tool catalog: what each lazy server offers, kept on disk so that a dormant server's tools can be searched
+// (agent/tool_search.hpp) without starting it.
+//
+// One file per server, `<dir>/<server>.json`, where dir is `$XDG_CACHE_HOME/switchboard/catalog` (else
+// `~/.cache/switchboard/catalog`): {"server", "configHash", "updated" (Unix seconds), "tools": [MCP tool objects]}.
+// Written atomically (a temporary file in the same directory, then rename). An entry is only used while its
+// configHash matches the server's config entry (the fields that say what runs: type, command, args, env, cwd, url,
+// headers, caFile), so an edited entry invalidates it; the allowedTools/excludedTools filters are applied when the
+// catalog is read, not stored.
+//
+// CatalogRecorder keeps the files current: it records a lazy server's tool list whenever the pool says it connected
+// or its list changed (Event::tools_changed while connected).
+//
+// Thread-safety: ToolCatalog is a plain value (file operations are synchronous and small); CatalogRecorder lives on
+// the pool's executor.
+#pragma once
+
+#include <switchboard/host/config.hpp>
+#include <switchboard/host/events.hpp>
+#include <switchboard/mcp/types.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace switchboard::host {
+
+class ServerPool;
+
+/// A stable hash (hex) of what an entry runs; a catalog file recorded under another hash is stale.
+std::string catalog_hash(const ServerConfig& server);
+
+struct CatalogEntry {
+    std::string server;
+    std::string config_hash;
+    std::int64_t updated = 0;  ///< Unix seconds
+    std::vector<mcp::Tool> tools;
+};
+
+class ToolCatalog {
+public:
+    explicit ToolCatalog(std::filesystem::path dir) : dir_(std::move(dir)) {}
+    /// `$XDG_CACHE_HOME/switchboard/catalog`, else `$HOME/.cache/switchboard/catalog` (empty path: neither is set).
+    static std::filesystem::path default_dir(const EnvLookup& env);
+    static ToolCatalog from_env(const EnvLookup& env) { return ToolCatalog(default_dir(env)); }
+
+    const std::filesystem::path& dir() const { return dir_; }
+    std::filesystem::path file(std::string_view server) const;
+
+    /// The stored entry, whatever its hash (nullopt: none, or unreadable).
+    std::optional<CatalogEntry> read(std::string_view server) const;
+    /// The stored entry when it was recorded for this config entry; its tools filtered by allowedTools/excludedTools.
+    std::optional<CatalogEntry> load(const ServerConfig& server) const;
+    /// Writes the entry (creating the directory); false with `error` set when it could not.
+    bool save(const ServerConfig& server, const std::vector<mcp::Tool>& tools, std::string* error = nullptr) const;
+
+private:
+    std::filesystem::path dir_;
+};
+
+/// Records each lazy server's tools into `catalog` whenever it connects or its tool list changes, until destroyed.
+class CatalogRecorder {
+public:
+    CatalogRecorder(std::shared_ptr<ServerPool> pool, ToolCatalog catalog);
+    ~CatalogRecorder();
+    CatalogRecorder(const CatalogRecorder&) = delete;
+    CatalogRecorder& operator=(const CatalogRecorder&) = delete;
+
+private:
+    std::weak_ptr<ServerPool> pool_;
+    EventBus::Id subscription_ = 0;
+};
+
+}  // namespace switchboard::host
