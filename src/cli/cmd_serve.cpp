@@ -183,8 +183,10 @@ std::string logfmt_value(std::string_view v) {
     std::string out = "\"";
     for (char c : v) {
         if (c == '"' || c == '\\') out += '\\';
-        if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
-        else out += c;
+        if (static_cast<unsigned char>(c) < 0x20)
+            out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+        else
+            out += c;
     }
     return out + "\"";
 }
@@ -196,8 +198,8 @@ void log_access(const http::AccessEntry& e) {
     if (session.empty()) session = std::string(e.response.sent_header("Mcp-Session-Id"));
     const double ms = std::chrono::duration<double, std::milli>(e.duration).count();
     fmt::print(stderr, "access method={} path={} status={} duration_ms={:.1f}{}{} bytes_in={} bytes_out={}\n",
-               logfmt_value(std::string_view(e.request.method_string())), logfmt_value(e.path), e.response.status(),
-               ms, session.empty() ? "" : " session=", session.empty() ? "" : logfmt_value(session),
+               logfmt_value(std::string_view(e.request.method_string())), logfmt_value(e.path), e.response.status(), ms,
+               session.empty() ? "" : " session=", session.empty() ? "" : logfmt_value(session),
                e.request.body().size(), e.response.bytes_sent());
     std::fflush(stderr);
 }
@@ -267,7 +269,9 @@ awaitable<int> run_gateway(Host& h, std::shared_ptr<gateway::ClientRelay> relay,
         metrics->record_http(e.response.status(), e.request.body().size(), e.response.bytes_sent());
         if (!quiet) log_access(e);
     };
-    auto session = [gw, settled](std::shared_ptr<jsonrpc::Channel> ch) { return serve_session(gw, settled, std::move(ch)); };
+    auto session = [gw, settled](std::shared_ptr<jsonrpc::Channel> ch) {
+        return serve_session(gw, settled, std::move(ch));
+    };
     auto http = std::make_shared<transport::HttpServer>(ex, session, ho);
     if (auto ec = http->listen()) {
         fmt::print(stderr, "switchboard serve: cannot listen on {}:{}: {}\n", o.bind, o.port, ec.message());

@@ -10,16 +10,20 @@ std::string prometheus_label(std::string_view value) {
     std::string out;
     out.reserve(value.size());
     for (char c : value) {
-        if (c == '\\') out += "\\\\";
-        else if (c == '"') out += "\\\"";
-        else if (c == '\n') out += "\\n";
-        else out += c;
+        if (c == '\\')
+            out += "\\\\";
+        else if (c == '"')
+            out += "\\\"";
+        else if (c == '\n')
+            out += "\\n";
+        else
+            out += c;
     }
     return out;
 }
 
-void Metrics::record_call(const std::string& server, const std::string& tool,
-                          std::chrono::steady_clock::duration took, bool error) {
+void Metrics::record_call(const std::string& server, const std::string& tool, std::chrono::steady_clock::duration took,
+                          bool error) {
     auto& t = tools_[{server, tool}];
     ++t.calls;
     if (error) ++t.errors;
@@ -43,15 +47,18 @@ std::string Metrics::render(const host::ServerPool& pool, std::size_t sessions) 
     auto labels = [](const std::pair<std::string, std::string>& k) {
         return fmt::format("server=\"{}\",tool=\"{}\"", prometheus_label(k.first), prometheus_label(k.second));
     };
-    out += "# HELP switchboard_tool_calls_total Tool calls forwarded by the gateway.\n"
-           "# TYPE switchboard_tool_calls_total counter\n";
+    out +=
+        "# HELP switchboard_tool_calls_total Tool calls forwarded by the gateway.\n"
+        "# TYPE switchboard_tool_calls_total counter\n";
     for (const auto& [k, t] : tools_) out += fmt::format("switchboard_tool_calls_total{{{}}} {}\n", labels(k), t.calls);
-    out += "# HELP switchboard_tool_errors_total Forwarded tool calls that ended in an error.\n"
-           "# TYPE switchboard_tool_errors_total counter\n";
+    out +=
+        "# HELP switchboard_tool_errors_total Forwarded tool calls that ended in an error.\n"
+        "# TYPE switchboard_tool_errors_total counter\n";
     for (const auto& [k, t] : tools_)
         out += fmt::format("switchboard_tool_errors_total{{{}}} {}\n", labels(k), t.errors);
-    out += "# HELP switchboard_tool_call_duration_seconds Time of forwarded tool calls.\n"
-           "# TYPE switchboard_tool_call_duration_seconds histogram\n";
+    out +=
+        "# HELP switchboard_tool_call_duration_seconds Time of forwarded tool calls.\n"
+        "# TYPE switchboard_tool_call_duration_seconds histogram\n";
     for (const auto& [k, t] : tools_) {
         const auto l = labels(k);
         std::uint64_t cumulative = 0;
@@ -66,13 +73,15 @@ std::string Metrics::render(const host::ServerPool& pool, std::size_t sessions) 
     }
 
     const auto status = pool.status();
-    out += "# HELP switchboard_server_up Whether the server is connected.\n"
-           "# TYPE switchboard_server_up gauge\n";
+    out +=
+        "# HELP switchboard_server_up Whether the server is connected.\n"
+        "# TYPE switchboard_server_up gauge\n";
     for (const auto& s : status)
         out += fmt::format("switchboard_server_up{{server=\"{}\"}} {}\n", prometheus_label(s.name),
                            s.phase == host::Phase::connected ? 1 : 0);
-    out += "# HELP switchboard_server_phase The server's current health phase (1) among all phases (0).\n"
-           "# TYPE switchboard_server_phase gauge\n";
+    out +=
+        "# HELP switchboard_server_phase The server's current health phase (1) among all phases (0).\n"
+        "# TYPE switchboard_server_phase gauge\n";
     for (const auto& s : status)
         for (int p = 0; p < host::phase_count; ++p) {
             const auto phase = static_cast<host::Phase>(p);
@@ -87,8 +96,9 @@ std::string Metrics::render(const host::ServerPool& pool, std::size_t sessions) 
         "# TYPE switchboard_gateway_sessions gauge\n"
         "switchboard_gateway_sessions {}\n",
         pool.active_calls(), sessions);
-    out += "# HELP switchboard_http_requests_total HTTP requests answered, by status code.\n"
-           "# TYPE switchboard_http_requests_total counter\n";
+    out +=
+        "# HELP switchboard_http_requests_total HTTP requests answered, by status code.\n"
+        "# TYPE switchboard_http_requests_total counter\n";
     for (const auto& [code, n] : http_requests_)
         out += fmt::format("switchboard_http_requests_total{{code=\"{}\"}} {}\n", code, n);
     out += fmt::format(

@@ -13,8 +13,7 @@ using boost::asio::awaitable;
 std::vector<std::string> servers_starting(const host::ServerPool& pool) {
     std::vector<std::string> out;
     for (const auto& s : pool.status())
-        if (s.enabled && !s.lazy && (s.phase == host::Phase::idle || host::is_starting(s.phase)))
-            out.push_back(s.name);
+        if (s.enabled && !s.lazy && (s.phase == host::Phase::idle || host::is_starting(s.phase))) out.push_back(s.name);
     return out;
 }
 
@@ -68,12 +67,13 @@ http::Router ops_routes(std::weak_ptr<host::ServerPool> pool, std::weak_ptr<Gate
     http::RouteOptions open;
     open.requires_token = false;
     // Plain lambdas that return the coroutine of a free function (its arguments by value): no capturing coroutine.
-    r.add(bhttp::verb::get, "/healthz", [](http::ServerRequest&, http::Responder& res) { return healthz(res); }, open);
-    r.add(bhttp::verb::get, "/readyz",
-          [pool](http::ServerRequest&, http::Responder& res) { return readyz(pool, res); }, open);
-    r.add(bhttp::verb::get, "/metrics", [pool, gateway, m](http::ServerRequest&, http::Responder& res) {
-        return metrics(pool, gateway, m, res);
-    });
+    r.add(
+        bhttp::verb::get, "/healthz", [](http::ServerRequest&, http::Responder& res) { return healthz(res); }, open);
+    r.add(
+        bhttp::verb::get, "/readyz", [pool](http::ServerRequest&, http::Responder& res) { return readyz(pool, res); },
+        open);
+    r.add(bhttp::verb::get, "/metrics",
+          [pool, gateway, m](http::ServerRequest&, http::Responder& res) { return metrics(pool, gateway, m, res); });
     return r;
 }
 

@@ -122,8 +122,10 @@ std::optional<Cidr> parse_cidr(std::string_view text, std::string& error) {
     }
     Cidr c;
     c.prefix = prefix;
-    if (a.is_v4()) c.network = ip::address_v4(cleared(a.to_v4().to_bytes(), prefix));
-    else c.network = ip::address_v6(cleared(a.to_v6().to_bytes(), prefix));
+    if (a.is_v4())
+        c.network = ip::address_v4(cleared(a.to_v4().to_bytes(), prefix));
+    else
+        c.network = ip::address_v6(cleared(a.to_v6().to_bytes(), prefix));
     return c;
 }
 

@@ -100,12 +100,14 @@ awaitable<Result<std::unique_ptr<Connection>>> Client::connect(const Url& url) {
     std::vector<std::string> refused;
     for (const auto& e : endpoints) {
         auto why = options_.address_filter ? options_.address_filter(e.endpoint().address()) : std::string();
-        if (why.empty()) allowed.push_back(e.endpoint());
-        else if (std::find(refused.begin(), refused.end(), why) == refused.end()) refused.push_back(std::move(why));
+        if (why.empty())
+            allowed.push_back(e.endpoint());
+        else if (std::find(refused.begin(), refused.end(), why) == refused.end())
+            refused.push_back(std::move(why));
     }
     if (allowed.empty())
-        co_return fail(Failure::Kind::refused,
-                       fmt::format("server \"{}\": refused to connect to {}: {}", name, url.host, fmt::join(refused, "; ")));
+        co_return fail(Failure::Kind::refused, fmt::format("server \"{}\": refused to connect to {}: {}", name,
+                                                           url.host, fmt::join(refused, "; ")));
 
     auto conn = std::make_unique<Connection>();
     conn->origin = url.origin();

@@ -15,15 +15,14 @@ namespace {
 using boost::asio::awaitable;
 
 // Never forwarded, even with the prefix: the client sets them, or they would change the framing.
-constexpr std::array<std::string_view, 11> not_forwarded{"host",     "content-length", "transfer-encoding",
-                                                         "connection", "keep-alive",   "upgrade",
-                                                         "te",       "trailer",        "proxy-authorization",
-                                                         "proxy-connection", "expect"};
+constexpr std::array<std::string_view, 11> not_forwarded{
+    "host", "content-length", "transfer-encoding",   "connection",       "keep-alive", "upgrade",
+    "te",   "trailer",        "proxy-authorization", "proxy-connection", "expect"};
 
 // Response headers passed back to the page.
-constexpr std::array<std::string_view, 9> passed_back{"cache-control", "mcp-session-id", "mcp-protocol-version",
-                                                      "www-authenticate", "etag",        "last-modified",
-                                                      "retry-after",      "content-language", "location"};
+constexpr std::array<std::string_view, 9> passed_back{
+    "cache-control", "mcp-session-id", "mcp-protocol-version", "www-authenticate", "etag",
+    "last-modified", "retry-after",    "content-language",     "location"};
 
 Reply text(bhttp::status status, std::string message) {
     Reply r;
@@ -58,8 +57,9 @@ awaitable<void> forward(std::shared_ptr<Client> client, ServerRequest& req, Resp
     }
     auto syntax = boost::urls::parse_uri(*target);
     if (syntax && syntax->has_userinfo()) {
-        co_await res.send(text(bhttp::status::bad_request, "Bad Request: a URL with user info (user:password@) is "
-                                                           "not proxied"));
+        co_await res.send(text(bhttp::status::bad_request,
+                               "Bad Request: a URL with user info (user:password@) is "
+                               "not proxied"));
         co_return;
     }
     std::string error;

@@ -35,8 +35,10 @@ using asio::awaitable;
 std::string encode(std::string_view s) {
     std::string out;
     for (unsigned char c : s) {
-        if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') out += static_cast<char>(c);
-        else out += fmt::format("%{:02X}", c);
+        if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~')
+            out += static_cast<char>(c);
+        else
+            out += fmt::format("%{:02X}", c);
     }
     return out;
 }

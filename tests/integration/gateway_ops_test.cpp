@@ -33,7 +33,8 @@ Headers modern_call_headers(const std::string& tool) {
 
 std::string modern_call_body(const std::string& tool, const std::string& message) {
     return R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":")" + tool +
-           R"(","arguments":{"message":")" + message + R"("},)"
+           R"(","arguments":{"message":")" + message +
+           R"("},)"
            R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",)"
            R"("io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},)"
            R"("io.modelcontextprotocol/clientCapabilities":{}}}})";
@@ -92,8 +93,7 @@ protected:
             json::error_code ec;
             auto v = json::parse(r.body, ec);
             if (ec || !v.is_object() || !v.as_object().contains("result")) co_return;
-            for (const auto& t : v.at("result").at("tools").as_array())
-                names.emplace_back(t.at("name").as_string());
+            for (const auto& t : v.at("result").at("tools").as_array()) names.emplace_back(t.at("name").as_string());
         });
         return names;
     }
@@ -123,8 +123,8 @@ protected:
 
 TEST_F(GatewayOps, HealthReadyAndMetrics) {
     // "slow" takes 3 s to start: the listener answers at once, /readyz says who is still starting.
-    write_config(demo_entry("a", "") + R"(, "slow": {"command": "sh", "args": ["-c", "sleep 3; exec )" +
-                 demo_server() + R"("]})");
+    write_config(demo_entry("a", "") + R"(, "slow": {"command": "sh", "args": ["-c", "sleep 3; exec )" + demo_server() +
+                 R"("]})");
     start({"--token", "ops-t0ken"});
     const auto port = gateway_->port;
     run([port]() -> awaitable<void> {
@@ -188,8 +188,9 @@ TEST_F(GatewayOps, HealthReadyAndMetrics) {
             << m.body;
         EXPECT_NE(m.body.find("switchboard_tool_errors_total{server=\"a\",tool=\"echo\"} 0\n"), std::string::npos)
             << m.body;
-        EXPECT_NE(m.body.find("switchboard_tool_call_duration_seconds_bucket{server=\"a\",tool=\"echo\",le=\"+Inf\"} 1"),
-                  std::string::npos)
+        EXPECT_NE(
+            m.body.find("switchboard_tool_call_duration_seconds_bucket{server=\"a\",tool=\"echo\",le=\"+Inf\"} 1"),
+            std::string::npos)
             << m.body;
         EXPECT_NE(m.body.find("switchboard_tool_call_duration_seconds_count{server=\"a\",tool=\"echo\"} 1"),
                   std::string::npos)
@@ -197,8 +198,7 @@ TEST_F(GatewayOps, HealthReadyAndMetrics) {
         EXPECT_NE(m.body.find("switchboard_server_up{server=\"slow\"} 1"), std::string::npos) << m.body;
         EXPECT_NE(m.body.find("switchboard_server_phase{server=\"a\",phase=\"connected\"} 1"), std::string::npos)
             << m.body;
-        EXPECT_NE(m.body.find("switchboard_server_phase{server=\"a\",phase=\"error\"} 0"), std::string::npos)
-            << m.body;
+        EXPECT_NE(m.body.find("switchboard_server_phase{server=\"a\",phase=\"error\"} 0"), std::string::npos) << m.body;
         EXPECT_NE(m.body.find("switchboard_gateway_sessions "), std::string::npos) << m.body;
         EXPECT_NE(m.body.find("switchboard_http_requests_total{code=\"200\"}"), std::string::npos) << m.body;
         EXPECT_NE(m.body.find("switchboard_http_response_bytes_total "), std::string::npos) << m.body;

@@ -81,8 +81,8 @@ private:
 
 /// What every gateway client session shares: the pool, the relay, and how to make its context and server.
 struct GatewayOptions {
-    host::ContextOptions context;  ///< template of every client's context (allow_tools, ...); name gets a suffix
-    mcp::ServerOptions server;     ///< serverInfo, instructions, eras
+    host::ContextOptions context;      ///< template of every client's context (allow_tools, ...); name gets a suffix
+    mcp::ServerOptions server;         ///< serverInfo, instructions, eras
     std::shared_ptr<Metrics> metrics;  ///< counts the forwarded tool calls when set
 };
 

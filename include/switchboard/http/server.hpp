@@ -168,9 +168,9 @@ private:
 
 /// One answered request, for ServerOptions::access_log.
 struct AccessEntry {
-    const ServerRequest& request;   ///< headers and body as received (never log Authorization)
-    const Responder& response;      ///< status(), bytes_sent(), sent_header()
-    std::string_view path;          ///< the target without its query
+    const ServerRequest& request;                  ///< headers and body as received (never log Authorization)
+    const Responder& response;                     ///< status(), bytes_sent(), sent_header()
+    std::string_view path;                         ///< the target without its query
     std::chrono::steady_clock::duration duration;  ///< from the request being read to the response's end
 };
 using AccessLog = std::function<void(const AccessEntry& entry)>;
