@@ -78,9 +78,12 @@ struct ServeOptions {
     std::string bind = "127.0.0.1";
     bool stdio = false;
     std::vector<std::string> allow_origins;
-    std::string token;               ///< --token, else $SWITCHBOARD_TOKEN
-    std::vector<std::string> tools;  ///< allow globs for every client's context
-    std::string instance_id;         ///< --instance-id: prefix of legacy session ids (load balancers route on it)
+    std::string token;                          ///< --token, else $SWITCHBOARD_TOKEN
+    std::vector<std::string> tools;             ///< allow globs for every client's context
+    bool quiet = false;                         ///< --quiet: no access log
+    bool cors_proxy = false;                    ///< --cors-proxy: GET/POST /cors-proxy?url=...
+    std::vector<std::string> cors_proxy_allow;  ///< --cors-proxy-allow CIDR: special addresses the proxy may reach
+    std::string instance_id;  ///< --instance-id: prefix of legacy session ids (load balancers route on it)
 };
 /// Fills the token from the environment and checks the options: an error message (exit 2) or nullopt.
 std::optional<std::string> check_serve_options(ServeOptions& options);

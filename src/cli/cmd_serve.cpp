@@ -7,6 +7,8 @@
 #include <switchboard/core/scope_exit.hpp>
 #include <switchboard/core/spawn.hpp>
 #include <switchboard/gateway/aggregate_handler.hpp>
+#include <switchboard/gateway/ops.hpp>
+#include <switchboard/http/cors_proxy.hpp>
 #include <switchboard/mcp/version.hpp>
 #include <switchboard/transport/fd_channel.hpp>
 #include <switchboard/transport/http_server.hpp>
@@ -19,6 +21,8 @@
 
 #include <csignal>
 #include <cstdio>
+#include <set>
+#include <sys/stat.h>
 
 namespace switchboard::cli {
 
@@ -43,26 +47,182 @@ awaitable<void> drain(host::ServerPool& pool, std::chrono::steady_clock::duratio
 }
 
 awaitable<void> serve_stdio_session(std::shared_ptr<gateway::Gateway> gw, std::shared_ptr<jsonrpc::Channel> channel,
+                                    std::shared_ptr<core::OneShotEvent> settled,
                                     std::shared_ptr<core::OneShotEvent> ended) {
     core::ScopeExit set_ended([ended] { ended->set(); });
+    co_await settled->wait();
+    if (!settled->is_set()) co_return;  // cancelled (stopping)
     co_await gw->serve(std::move(channel));
+}
+
+// A client session starts once the first start of the servers is over, so that its first tools/list sees them all
+// (the listener, /healthz and /readyz answer before).
+awaitable<void> serve_session(std::shared_ptr<gateway::Gateway> gw, std::shared_ptr<core::OneShotEvent> settled,
+                              std::shared_ptr<jsonrpc::Channel> channel) {
+    co_await settled->wait();
+    if (!settled->is_set()) co_return;  // cancelled (stopping)
+    co_await gw->serve(std::move(channel));
+}
+
+awaitable<void> settle(std::shared_ptr<host::ServerPool> pool, std::shared_ptr<core::OneShotEvent> settled) {
+    co_await pool->wait_until_settled();
+    report_failures(*pool);
+    settled->set();
 }
 
 awaitable<void> run_http(std::shared_ptr<transport::HttpServer> http) { co_await http->run(); }
 
+// Live config: SIGHUP, or a change of the config file (its mtime, size or inode, polled every second), re-reads the
+// file and hands it to ServerPool::apply (unchanged servers are left alone). A file that does not load is reported
+// and the running config stays. One reload at a time: a change during a reload is picked up on the next tick.
+class ConfigWatch : public std::enable_shared_from_this<ConfigWatch> {
+public:
+    static std::shared_ptr<ConfigWatch> start(asio::any_io_executor ex, std::shared_ptr<host::ServerPool> pool) {
+        auto w = std::shared_ptr<ConfigWatch>(new ConfigWatch(ex, std::move(pool)));
+        w->stamp_ = stamp(w->path_);
+        w->wait_signal();
+        core::spawn_logged(ex, loop(w), "serve: config watch");
+        return w;
+    }
+    void stop() {
+        stopped_ = true;
+        timer_.cancel();
+        signals_.cancel();
+    }
+
+private:
+    struct Stamp {
+        bool exists = false;
+        std::int64_t mtime_ns = 0, size = 0;
+        std::uint64_t inode = 0;
+        bool operator==(const Stamp&) const = default;
+    };
+    ConfigWatch(asio::any_io_executor ex, std::shared_ptr<host::ServerPool> pool)
+        : pool_(std::move(pool)), path_(pool_->config().source), timer_(ex), signals_(ex, SIGHUP) {}
+
+    static Stamp stamp(const std::string& path) {
+        struct ::stat st {};
+        Stamp s;
+        if (::stat(path.c_str(), &st) != 0) return s;
+        s.exists = true;
+        s.mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+        s.size = st.st_size;
+        s.inode = st.st_ino;
+        return s;
+    }
+
+    void wait_signal() {
+        signals_.async_wait([weak = weak_from_this()](const boost::system::error_code& ec, int) {
+            auto self = weak.lock();
+            if (ec || !self || self->stopped_) return;
+            fmt::print(stderr, "serve: SIGHUP: reloading {}\n", self->path_);
+            std::fflush(stderr);
+            self->hup_ = true;
+            self->timer_.cancel();  // reload now
+            self->wait_signal();
+        });
+    }
+
+    static awaitable<void> loop(std::shared_ptr<ConfigWatch> self) {
+        while (!self->stopped_) {
+            self->timer_.expires_after(std::chrono::seconds(1));
+            co_await self->timer_.async_wait(core::as_tuple_awaitable);
+            if (self->stopped_ || self->pool_->shutting_down()) break;
+            const auto now = stamp(self->path_);
+            const bool changed = now != self->stamp_ && now.exists;  // a file being replaced may be gone a moment
+            if (!changed && !self->hup_) continue;
+            if (changed) fmt::print(stderr, "serve: {} changed; reloading\n", self->path_);
+            self->hup_ = false;
+            self->stamp_ = now;
+            co_await self->reload();
+        }
+    }
+
+    awaitable<void> reload() {
+        std::optional<host::Config> next;
+        try {
+            next = host::load_config_file(path_);
+        } catch (const std::exception& e) {
+            fmt::print(stderr, "serve: config not reloaded, the running one stays: {}\n", e.what());
+            std::fflush(stderr);
+            co_return;
+        }
+        for (const auto& w : next->warnings) fmt::print(stderr, "serve: warning: {}\n", w);
+        std::set<std::string> before, after, changed;
+        for (const auto& sc : pool_->config().servers) before.insert(sc.name);
+        for (const auto& sc : next->servers) {
+            after.insert(sc.name);
+            const auto* old = pool_->config().find(sc.name);
+            if (old && !(*old == sc)) changed.insert(sc.name);
+        }
+        std::vector<std::string> added, removed;
+        for (const auto& n : after)
+            if (!before.count(n)) added.push_back(n);
+        for (const auto& n : before)
+            if (!after.count(n)) removed.push_back(n);
+        co_await pool_->apply(std::move(*next));
+        fmt::print(stderr, "serve: config reloaded: added [{}], removed [{}], changed [{}]\n", fmt::join(added, ", "),
+                   fmt::join(removed, ", "), fmt::join(changed, ", "));
+        std::fflush(stderr);
+    }
+
+    std::shared_ptr<host::ServerPool> pool_;
+    std::string path_;
+    asio::steady_timer timer_;
+    asio::signal_set signals_;
+    Stamp stamp_;
+    bool hup_ = false, stopped_ = false;
+};
+
+// A logfmt value: quoted (with \ and " escaped) when it holds a space, a quote or a control character.
+std::string logfmt_value(std::string_view v) {
+    bool plain = !v.empty();
+    for (char c : v)
+        if (c == ' ' || c == '"' || c == '=' || c == '\\' || static_cast<unsigned char>(c) < 0x20) plain = false;
+    if (plain) return std::string(v);
+    std::string out = "\"";
+    for (char c : v) {
+        if (c == '"' || c == '\\') out += '\\';
+        if (static_cast<unsigned char>(c) < 0x20)
+            out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+        else
+            out += c;
+    }
+    return out + "\"";
+}
+
+// One access log line: method, path, status, duration, session id (request or response header), bytes. Never a
+// header value besides the session id (no Authorization, no Cookie), never the query (it may carry a URL).
+void log_access(const http::AccessEntry& e) {
+    auto session = http::header_value(e.request, "Mcp-Session-Id");
+    if (session.empty()) session = std::string(e.response.sent_header("Mcp-Session-Id"));
+    const double ms = std::chrono::duration<double, std::milli>(e.duration).count();
+    fmt::print(stderr, "access method={} path={} status={} duration_ms={:.1f}{}{} bytes_in={} bytes_out={}\n",
+               logfmt_value(std::string_view(e.request.method_string())), logfmt_value(e.path), e.response.status(), ms,
+               session.empty() ? "" : " session=", session.empty() ? "" : logfmt_value(session),
+               e.request.body().size(), e.response.bytes_sent());
+    std::fflush(stderr);
+}
+
 awaitable<int> run_gateway(Host& h, std::shared_ptr<gateway::ClientRelay> relay, ServeOptions o) {
     auto ex = co_await asio::this_coro::executor;
-    report_failures(*h.pool);
     h.main.reset();  // the gateway's clients get contexts of their own
+    auto settled = std::make_shared<core::OneShotEvent>();
+    core::spawn_logged(ex, settle(h.pool, settled), "serve: first start");
 
     gateway::GatewayOptions go;
     go.context.name = "gateway";
     go.context.allow_tools = o.tools;
     go.server.info = mcp::Implementation{"switchboard", SWITCHBOARD_VERSION, "Switchboard gateway"};
+    auto metrics = std::make_shared<gateway::Metrics>();
+    go.metrics = metrics;
     go.server.instructions =
         "Switchboard gateway: the tools, resources and prompts of several MCP servers. A name two servers share is "
         "prefixed with its server's name (server__name).";
     auto gw = gateway::Gateway::create(h.pool, relay, std::move(go));
+
+    auto watch = ConfigWatch::start(ex, h.pool);
+    core::ScopeExit stop_watch([watch] { watch->stop(); });
 
     auto stop = std::make_shared<core::OneShotEvent>();
     asio::signal_set signals(ex, SIGINT, SIGTERM);
@@ -74,7 +234,7 @@ awaitable<int> run_gateway(Host& h, std::shared_ptr<gateway::ClientRelay> relay,
 
     if (o.stdio) {
         auto channel = transport::make_stdio_server_channel(ex);
-        core::spawn_logged(ex, serve_stdio_session(gw, channel, stop), "serve: stdio session");
+        core::spawn_logged(ex, serve_stdio_session(gw, channel, settled, stop), "serve: stdio session");
         fmt::print(stderr, "switchboard serve: serving one client on stdin/stdout\n");
         std::fflush(stderr);
         co_await stop->wait();  // stdin closed, or a signal
@@ -95,7 +255,24 @@ awaitable<int> run_gateway(Host& h, std::shared_ptr<gateway::ClientRelay> relay,
     if (transport::is_loopback_address(o.bind)) ho.allowed_hosts = transport::loopback_hosts();
     for (auto v : mcp::legacy_versions) ho.legacy_versions.emplace_back(v);
     for (auto v : mcp::modern_versions) ho.modern_versions.emplace_back(v);
-    auto session = [gw](std::shared_ptr<jsonrpc::Channel> ch) { return gw->serve(std::move(ch)); };
+    ho.extra_routes = gateway::ops_routes(h.pool, gw, metrics);
+    if (o.cors_proxy) {
+        http::CorsProxyOptions cp;
+        for (const auto& text : o.cors_proxy_allow) {
+            std::string error;
+            auto cidr = http::parse_cidr(text, error);  // checked in check_serve_options
+            if (cidr) cp.policy.allow.push_back(*cidr);
+        }
+        ho.extra_routes.add_all(http::cors_proxy_routes(ex, std::move(cp)));
+        ho.cors_extra_allow_headers = "*";
+    }
+    ho.access_log = [metrics, quiet = o.quiet](const http::AccessEntry& e) {
+        metrics->record_http(e.response.status(), e.request.body().size(), e.response.bytes_sent());
+        if (!quiet) log_access(e);
+    };
+    auto session = [gw, settled](std::shared_ptr<jsonrpc::Channel> ch) {
+        return serve_session(gw, settled, std::move(ch));
+    };
     auto http = std::make_shared<transport::HttpServer>(ex, session, ho);
     if (auto ec = http->listen()) {
         fmt::print(stderr, "switchboard serve: cannot listen on {}:{}: {}\n", o.bind, o.port, ec.message());
@@ -120,6 +297,11 @@ awaitable<int> run_gateway(Host& h, std::shared_ptr<gateway::ClientRelay> relay,
 std::optional<std::string> check_serve_options(ServeOptions& o) {
     if (o.token.empty())
         if (const char* t = std::getenv("SWITCHBOARD_TOKEN"); t && *t) o.token = t;
+    for (const auto& text : o.cors_proxy_allow) {
+        std::string error;
+        if (!http::parse_cidr(text, error)) return fmt::format("--cors-proxy-allow: {}", error);
+    }
+    if (!o.cors_proxy_allow.empty() && !o.cors_proxy) return std::string("--cors-proxy-allow needs --cors-proxy");
     if (o.stdio) return std::nullopt;
     if (!transport::is_loopback_address(o.bind) && o.token.empty())
         return fmt::format(
@@ -137,7 +319,8 @@ awaitable<int> serve(const host::Config& config, const GlobalOptions&, ServeOpti
     po.log_level = "debug";  // every upstream log message reaches the gateway; each client's own level filters it
     // A body that is not itself a coroutine: run_gateway gets everything by value (GCC 12, lambda captures).
     std::function<awaitable<int>(Host&)> body = [relay, options](Host& h) { return run_gateway(h, relay, options); };
-    co_return co_await with_host(config, Settle::all, std::move(po), std::move(body));
+    // Settle::none: the listener opens at once (health checks); client sessions wait for the first start (settle()).
+    co_return co_await with_host(config, Settle::none, std::move(po), std::move(body));
 }
 
 }  // namespace switchboard::cli

@@ -216,6 +216,11 @@ int main(int argc, char** argv) {
                     return "only letters, digits, - and _";
             return {};
         });
+    serve_cmd->add_flag("--quiet", serve_options.quiet, "No access log (one line per HTTP request on stderr)");
+    serve_cmd->add_flag("--cors-proxy", serve_options.cors_proxy,
+                        "Serve /cors-proxy?url=URL for browser pages (the llama.cpp web UI); private addresses refused");
+    serve_cmd->add_option("--cors-proxy-allow", serve_options.cors_proxy_allow,
+                          "A CIDR block the CORS proxy may reach although special (loopback, private, ...); repeatable");
 
     CLI11_PARSE(app, argc, argv);
     if (db.empty()) db = conv.db;  // `--db` before the command, or after it

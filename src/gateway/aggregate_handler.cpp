@@ -45,7 +45,14 @@ void replace_all(std::string& text, const std::string& secret) {
 
 std::shared_ptr<AggregateHandler> AggregateHandler::create(std::shared_ptr<host::Context> context,
                                                            std::shared_ptr<ClientRelay> relay) {
+    return create(std::move(context), std::move(relay), nullptr);
+}
+
+std::shared_ptr<AggregateHandler> AggregateHandler::create(std::shared_ptr<host::Context> context,
+                                                           std::shared_ptr<ClientRelay> relay,
+                                                           std::shared_ptr<Metrics> metrics) {
     auto h = std::shared_ptr<AggregateHandler>(new AggregateHandler(std::move(context), std::move(relay)));
+    h->metrics_ = std::move(metrics);
     h->last_tools_ = h->tool_signature();
     h->subscription_ = h->context_->events().subscribe(
         [weak = std::weak_ptr<AggregateHandler>(h)](const host::Event& e) {
@@ -160,6 +167,16 @@ Reply AggregateHandler::call_tool(std::string name, json::object arguments, mcp:
         co_return e;
     }
     const auto server = resolved->server;
+    // Counted when the call ends, however it ends (a cancelled call's coroutine is destroyed: an error).
+    struct Count {
+        Metrics* metrics;
+        std::string server, tool;
+        std::chrono::steady_clock::time_point began = std::chrono::steady_clock::now();
+        bool error = true;
+        ~Count() {
+            if (metrics) metrics->record_call(server, tool, std::chrono::steady_clock::now() - began, error);
+        }
+    } count{metrics_.get(), server, resolved->tool};
     // While this call runs, `server`'s requests to its client (sampling, elicitation, roots) come to this client.
     ClientRelay::Registration registration;
     if (relay_) registration = relay_->enter(server, ctx);
@@ -195,6 +212,8 @@ Reply AggregateHandler::call_tool(std::string name, json::object arguments, mcp:
     }
     json::object result = std::move(r->raw);
     strip_upstream_meta(result);
+    const auto* is_error = result.if_contains("isError");
+    count.error = is_error && is_error->is_bool() && is_error->as_bool();
     co_return result;
 }
 
@@ -410,7 +429,7 @@ awaitable<void> Gateway::serve(std::shared_ptr<jsonrpc::Channel> channel) {
     host::ContextOptions co = options_.context;
     co.name = fmt::format("{}:{}", options_.context.name, next_++);
     auto context = host::Context::create(pool_, std::move(co));
-    auto handler = AggregateHandler::create(context, relay_);
+    auto handler = AggregateHandler::create(context, relay_, options_.metrics);
     mcp::Server server(options_.server, handler);
     ++sessions_;
     struct Count {

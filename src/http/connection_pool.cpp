@@ -11,6 +11,9 @@
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
 #include <spdlog/spdlog.h>
 
 #include <openssl/ssl.h>
@@ -92,11 +95,25 @@ awaitable<Result<std::unique_ptr<Connection>>> Client::connect(const Url& url) {
                                                 duration_text(timeout))
                                   : fmt::format("server \"{}\": cannot resolve {}: {}", name, url.host, rec.message()));
 
+    // Only the addresses the filter allows are connected to: the very addresses checked.
+    std::vector<asio::ip::tcp::endpoint> allowed;
+    std::vector<std::string> refused;
+    for (const auto& e : endpoints) {
+        auto why = options_.address_filter ? options_.address_filter(e.endpoint().address()) : std::string();
+        if (why.empty())
+            allowed.push_back(e.endpoint());
+        else if (std::find(refused.begin(), refused.end(), why) == refused.end())
+            refused.push_back(std::move(why));
+    }
+    if (allowed.empty())
+        co_return fail(Failure::Kind::refused, fmt::format("server \"{}\": refused to connect to {}: {}", name,
+                                                           url.host, fmt::join(refused, "; ")));
+
     auto conn = std::make_unique<Connection>();
     conn->origin = url.origin();
     beast::tcp_stream stream(ex_);
     stream.expires_after(timeout);
-    auto [cec, ep] = co_await stream.async_connect(endpoints, as_tuple_awaitable);
+    auto [cec, ep] = co_await stream.async_connect(allowed, as_tuple_awaitable);
     if (closed_) co_return fail(Failure::Kind::aborted, "the client was closed");
     if (cec)
         co_return fail(

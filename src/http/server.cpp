@@ -91,8 +91,16 @@ Responder::Responder(std::shared_ptr<ServerConnection> conn, unsigned version, b
       write_timeout_(write_timeout),
       error_body_(error_body) {}
 
+std::string_view Responder::sent_header(std::string_view name) const {
+    for (const auto& [k, v] : sent_)
+        if (core::iequals(k, name)) return v;
+    return {};
+}
+
 awaitable<bool> Responder::send(Reply r) {
     started_ = true;
+    status_ = static_cast<unsigned>(r.status);
+    sent_ = r.headers;
     bhttp::response<bhttp::string_body> res{r.status, version_};
     res.set(bhttp::field::server, "switchboard");
     if (!r.body.empty()) res.set(bhttp::field::content_type, r.content_type);
@@ -104,6 +112,7 @@ awaitable<bool> Responder::send(Reply r) {
     conn_->stream.expires_after(write_timeout_);
     auto [ec, n] = co_await bhttp::async_write(conn_->stream, res, as_tuple_awaitable);
     conn_->stream.expires_never();
+    bytes_sent_ += n;
     keep_alive_ = res.keep_alive();
     ok_ = ok_ && !ec;
     co_return ok_;
@@ -118,8 +127,14 @@ awaitable<bool> Responder::send_error(bhttp::status status, const std::string& m
 }
 
 awaitable<bool> Responder::begin_stream(std::string content_type, Fields headers) {
+    co_return co_await begin_stream(bhttp::status::ok, std::move(content_type), std::move(headers));
+}
+
+awaitable<bool> Responder::begin_stream(bhttp::status status, std::string content_type, Fields headers) {
     started_ = true;
-    bhttp::response<bhttp::empty_body> res{bhttp::status::ok, version_};
+    status_ = static_cast<unsigned>(status);
+    sent_ = headers;
+    bhttp::response<bhttp::empty_body> res{status, version_};
     res.set(bhttp::field::server, "switchboard");
     res.set(bhttp::field::content_type, content_type);
     for (auto& [k, v] : extra_) res.set(k, v);
@@ -130,6 +145,7 @@ awaitable<bool> Responder::begin_stream(std::string content_type, Fields headers
     conn_->stream.expires_after(write_timeout_);
     auto [ec, n] = co_await bhttp::async_write_header(conn_->stream, sr, as_tuple_awaitable);
     conn_->stream.expires_never();
+    bytes_sent_ += n;
     ok_ = ok_ && !ec;
     co_return ok_;
 }
@@ -139,6 +155,7 @@ awaitable<bool> Responder::write_chunk(std::string_view a, std::string_view b, s
     conn_->stream.expires_after(write_timeout_);
     auto [ec, n] = co_await asio::async_write(conn_->stream, bhttp::make_chunk(parts), as_tuple_awaitable);
     conn_->stream.expires_never();
+    bytes_sent_ += n;
     ok_ = ok_ && !ec;
     co_return ok_;
 }
@@ -147,6 +164,7 @@ awaitable<bool> Responder::end_stream() {
     conn_->stream.expires_after(write_timeout_);
     auto [ec, n] = co_await asio::async_write(conn_->stream, bhttp::make_chunk_last(), as_tuple_awaitable);
     conn_->stream.expires_never();
+    bytes_sent_ += n;
     ok_ = ok_ && !ec;
     co_return ok_;
 }
@@ -154,17 +172,29 @@ awaitable<bool> Responder::end_stream() {
 // --- Router ------------------------------------------------------------------------------------------------------
 
 void Router::add(bhttp::verb method, std::string path, Handler handler) {
-    routes_.push_back(Route{method, std::move(path), std::move(handler)});
+    add(method, std::move(path), std::move(handler), RouteOptions{});
 }
 
-const Handler* Router::find(bhttp::verb method, std::string_view path, bool& path_known) const {
+void Router::add(bhttp::verb method, std::string path, Handler handler, RouteOptions options) {
+    routes_.push_back(Route{method, std::move(path), std::move(handler), options});
+}
+
+void Router::add_all(const Router& other) { routes_.insert(routes_.end(), other.routes_.begin(), other.routes_.end()); }
+
+const Router::Route* Router::find(bhttp::verb method, std::string_view path, bool& path_known) const {
     path_known = false;
     for (const auto& r : routes_) {
         if (r.path != path) continue;
         path_known = true;
-        if (r.method == method) return &r.handler;
+        if (r.method == method) return &r;
     }
     return nullptr;
+}
+
+bool Router::requires_token(std::string_view path) const {
+    for (const auto& r : routes_)
+        if (r.path == path && r.options.requires_token) return true;
+    return false;
 }
 
 std::string Router::allowed_methods(std::string_view path) const {
@@ -196,7 +226,8 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     awaitable<void> dispatch(ServerRequest& req, Responder& res) {
         const auto path = path_of(req.target());
         bool path_known = false;
-        const Handler* handler = routes.find(req.method(), path, path_known);
+        const Router::Route* route = routes.find(req.method(), path, path_known);
+        const Handler* handler = route ? &route->handler : nullptr;
         if (!path_known) {
             co_await res.send_error(bhttp::status::not_found, fmt::format("Not Found: no route for {}", path), {});
             co_return;
@@ -229,7 +260,9 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
             if (!opt.cors_expose_headers.empty())
                 res.add_header("Access-Control-Expose-Headers", opt.cors_expose_headers);
         }
-        if (!opt.bearer_token.empty()) {
+        // An unknown method on a path gets the token check of the path (405 only for who may know the path).
+        const bool needs_token = route ? route->options.requires_token : routes.requires_token(path);
+        if (!opt.bearer_token.empty() && needs_token) {
             const auto auth = header_value(req, "Authorization");
             const std::string_view scheme = "Bearer ";
             const bool has_scheme = auth.size() >= scheme.size() && core::iequals(auth.substr(0, scheme.size()), scheme);
@@ -306,7 +339,15 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
             }
             ServerRequest req = parser.release();
             Responder res(conn, req.version(), req.keep_alive(), opt.write_timeout, opt.error_body);
+            const auto began = std::chrono::steady_clock::now();
             co_await dispatch(req, res);
+            if (opt.access_log && res.started()) {
+                try {
+                    opt.access_log(AccessEntry{req, res, path_of(req.target()), std::chrono::steady_clock::now() - began});
+                } catch (const std::exception& e) {
+                    spdlog::warn("{}: access log: {}", opt.name, e.what());
+                }
+            }
             if (!res.reusable() || stopped) break;
         }
         beast::error_code ignored;

@@ -108,11 +108,13 @@ void HttpServer::Impl::start() {
     so.cors = opt.cors;
     so.cors_allow_headers =
         "Content-Type, Accept, Authorization, Mcp-Session-Id, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID";
+    if (!opt.cors_extra_allow_headers.empty()) so.cors_allow_headers += ", " + opt.cors_extra_allow_headers;
     so.cors_expose_headers = "Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate";
     so.max_connections = opt.max_connections;
     so.read_timeout = opt.read_timeout;
     so.write_timeout = opt.write_timeout;
     so.error_body = [](bhttp::status, const std::string& message) { return error_body(code_transport, message); };
+    so.access_log = opt.access_log;
     server = std::make_unique<switchboard::http::Server>(ex, routes(), std::move(so));
 }
 
@@ -140,6 +142,7 @@ switchboard::http::Router HttpServer::Impl::routes() {
         r.add(bhttp::verb::get, opt.path, bind(&Impl::handle_get));
         r.add(bhttp::verb::delete_, opt.path, bind(&Impl::handle_delete));
     }
+    r.add_all(opt.extra_routes);
     return r;
 }
 

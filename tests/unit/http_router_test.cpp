@@ -130,6 +130,54 @@ TEST(HttpRouter, BodyLimitAndCustomErrorBodies) {
     });
 }
 
+TEST(HttpRouter, OpenRoutesSkipTheTokenAndTheAccessLogSeesEachRequest) {
+    asio::io_context ctx;
+    web::Router r = routes();
+    web::Router ops;
+    web::RouteOptions open;
+    open.requires_token = false;
+    ops.add(bhttp::verb::get, "/open", hello, open);
+    r.add_all(ops);
+    web::ServerOptions o;
+    o.bearer_token = "s3cret";
+    struct Seen {
+        std::string method, path, auth;
+        unsigned status;
+        std::size_t bytes;
+    };
+    std::vector<Seen> seen;
+    o.access_log = [&seen](const web::AccessEntry& e) {
+        seen.push_back(Seen{std::string(e.request.method_string()), std::string(e.path),
+                            web::header_value(e.request, "Authorization"), e.response.status(),
+                            e.response.bytes_sent()});
+    };
+    web::Server server(ctx.get_executor(), r, o);
+    ASSERT_FALSE(server.listen());
+    asio::co_spawn(ctx, server.run(), asio::detached);
+    const auto port = server.port();
+    run(ctx, [&]() -> awaitable<void> {
+        auto a = co_await http_exchange(port, "GET", "/open?q=1", {}, "");
+        EXPECT_EQ(a.status, 200);
+        auto b = co_await http_exchange(port, "GET", "/hello", {}, "");
+        EXPECT_EQ(b.status, 401);
+        auto c = co_await http_exchange(port, "POST", "/open", {}, "");
+        EXPECT_EQ(c.status, 405);  // the path skips the token: its 405 too
+        Headers auth;
+        auth.emplace_back("Authorization", "Bearer s3cret");
+        auto d = co_await http_exchange(port, "GET", "/hello", auth, "");
+        EXPECT_EQ(d.status, 200);
+        server.stop();
+    });
+    ASSERT_EQ(seen.size(), 4u);
+    EXPECT_EQ(seen[0].path, "/open");
+    EXPECT_EQ(seen[0].status, 200u);
+    EXPECT_GT(seen[0].bytes, 0u);
+    EXPECT_EQ(seen[1].status, 401u);
+    EXPECT_EQ(seen[2].method, "POST");
+    EXPECT_EQ(seen[2].status, 405u);
+    EXPECT_EQ(seen[3].status, 200u);
+}
+
 TEST(HttpOrigin, LoopbackAndListedOriginsOnly) {
     std::vector<std::string> allowed{"https://app.example"};
     EXPECT_TRUE(web::origin_allowed("http://127.0.0.1:8080", allowed));

@@ -21,6 +21,7 @@
 // Thread-safety: single owner, on the pool's executor.
 #pragma once
 
+#include <switchboard/gateway/metrics.hpp>
 #include <switchboard/gateway/relay.hpp>
 #include <switchboard/host/context.hpp>
 #include <switchboard/mcp/server.hpp>
@@ -39,6 +40,10 @@ public:
     /// A handler over `context`; `relay` (may be null) learns which client calls which server.
     static std::shared_ptr<AggregateHandler> create(std::shared_ptr<host::Context> context,
                                                     std::shared_ptr<ClientRelay> relay);
+    /// The same, counting every forwarded tools/call in `metrics` (may be null).
+    static std::shared_ptr<AggregateHandler> create(std::shared_ptr<host::Context> context,
+                                                    std::shared_ptr<ClientRelay> relay,
+                                                    std::shared_ptr<Metrics> metrics);
     ~AggregateHandler() override;
 
     boost::json::object capabilities() const override;
@@ -79,6 +84,7 @@ private:
 
     std::shared_ptr<host::Context> context_;
     std::shared_ptr<ClientRelay> relay_;
+    std::shared_ptr<Metrics> metrics_;
     host::EventBus::Id subscription_ = 0;
     std::vector<std::string> last_tools_;
     /// This client's tools/call in flight per server (id, context), the most recent last: log messages go there.
@@ -90,8 +96,9 @@ private:
 
 /// What every gateway client session shares: the pool, the relay, and how to make its context and server.
 struct GatewayOptions {
-    host::ContextOptions context;  ///< template of every client's context (allow_tools, ...); name gets a suffix
-    mcp::ServerOptions server;     ///< serverInfo, instructions, eras
+    host::ContextOptions context;      ///< template of every client's context (allow_tools, ...); name gets a suffix
+    mcp::ServerOptions server;         ///< serverInfo, instructions, eras
+    std::shared_ptr<Metrics> metrics;  ///< counts the forwarded tool calls when set
 };
 
 class Gateway : public std::enable_shared_from_this<Gateway> {

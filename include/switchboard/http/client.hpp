@@ -14,6 +14,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/address.hpp>
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/verb.hpp>
@@ -21,6 +22,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -44,10 +46,15 @@ struct ClientOptions {
     std::chrono::milliseconds read_timeout{0};          ///< idle time between received bytes; 0: none
     std::string ca_file;                                ///< extra trusted CA (PEM); the system store is always used
     int max_redirects = 5;
+    /// Which resolved addresses may be connected to: empty when allowed, else why not (AddressPolicy::check). When
+    /// set, the client connects only to the allowed addresses of a name (the address checked is the address
+    /// connected to: no DNS rebinding between check and connect), on every hop of a redirect; with none left the
+    /// request fails with Kind::refused, naming the refused addresses.
+    std::function<std::string(const boost::asio::ip::address&)> address_filter;
 };
 
 struct Failure {
-    enum class Kind { url, connect, tls, io, aborted, redirect, oversize } kind = Kind::io;
+    enum class Kind { url, connect, tls, io, aborted, redirect, oversize, refused } kind = Kind::io;
     std::string message;
 };
 [[noreturn]] void throw_exception_from_error(const Failure& f, const boost::source_location& loc);

@@ -3,12 +3,14 @@
 //
 //   request -> limits (413 body, 431 header, 400 malformed) -> route lookup (404 unknown path)
 //           -> Host check (403, when allowed_hosts is set: DNS rebinding) -> Origin check (403 unless loopback or
-//           listed) -> CORS preflight (if enabled) -> bearer token (401, when set) -> method (405 + Allow)
+//           listed) -> CORS preflight (if enabled) -> bearer token (401, when set and the route requires it)
+//           -> method (405 + Allow)
 //           -> handler, inside the boundary: an HttpError, any other exception, or a handler that answered nothing
 //              becomes a JSON error response here and nowhere else.
 //
 // Error bodies come from ServerOptions::error_body, so a JSON-RPC server can word them its way; the default is
 // {"error":{"status":404,"message":"..."}}. A handler answers with Responder::send, or streams a chunked body.
+// ServerOptions::access_log sees every answered request once it is done (method, path, status, time, bytes).
 //
 // Thread-safety: single owner; everything runs on the executor given at construction (one io_context, coroutines,
 // no thread per connection).
@@ -92,12 +94,20 @@ public:
     boost::asio::awaitable<bool> send_error(bhttp::status status, const std::string& message, Fields headers);
     /// A 200 response header with chunked transfer encoding.
     boost::asio::awaitable<bool> begin_stream(std::string content_type, Fields headers);
+    /// The same with another status (a proxied answer).
+    boost::asio::awaitable<bool> begin_stream(bhttp::status status, std::string content_type, Fields headers);
     /// One chunk made of three pieces (saves a copy: "data: ", payload, "\n\n").
     boost::asio::awaitable<bool> write_chunk(std::string_view a, std::string_view b, std::string_view c);
     boost::asio::awaitable<bool> end_stream();
 
     /// True once a response (or a stream header) was written.
     bool started() const { return started_; }
+    /// The status sent (0 before anything was sent).
+    unsigned status() const { return status_; }
+    /// Bytes written to the connection for this response (header, body, chunk framing).
+    std::size_t bytes_sent() const { return bytes_sent_; }
+    /// A header of the response as sent (the handler's own headers), empty when absent.
+    std::string_view sent_header(std::string_view name) const;
     /// Whether the connection can carry the next request.
     bool reusable() const { return ok_ && keep_alive_; }
     void set_keep_alive(bool keep) { keep_alive_ = keep_alive_ && keep; }
@@ -117,28 +127,53 @@ private:
     std::chrono::seconds write_timeout_;
     const ErrorBody& error_body_;
     bool started_ = false, ok_ = true;
+    unsigned status_ = 0;
+    std::size_t bytes_sent_ = 0;
     Fields extra_;
+    Fields sent_;
 };
 
 using Handler = std::function<boost::asio::awaitable<void>(ServerRequest& req, Responder& res)>;
 
+struct RouteOptions {
+    /// false: served without the bearer token even when the server has one (health checks for load balancers).
+    /// Host and Origin checks apply to every route.
+    bool requires_token = true;
+};
+
 /// The route table: exact paths (the query is ignored), one handler per method.
 class Router {
 public:
-    void add(bhttp::verb method, std::string path, Handler handler);
-    /// The handler, or null; `path_known` tells a 405 from a 404.
-    const Handler* find(bhttp::verb method, std::string_view path, bool& path_known) const;
-    /// "GET, POST" for the Allow header.
-    std::string allowed_methods(std::string_view path) const;
-
-private:
     struct Route {
         bhttp::verb method;
         std::string path;
         Handler handler;
+        RouteOptions options;
     };
+    void add(bhttp::verb method, std::string path, Handler handler);
+    void add(bhttp::verb method, std::string path, Handler handler, RouteOptions options);
+    /// Adds every route of `other` (a component's routes served beside this table's).
+    void add_all(const Router& other);
+    /// The route, or null; `path_known` tells a 405 from a 404.
+    const Route* find(bhttp::verb method, std::string_view path, bool& path_known) const;
+    /// Whether some route of `path` needs the token (a path whose routes all skip it: false).
+    bool requires_token(std::string_view path) const;
+    /// "GET, POST" for the Allow header.
+    std::string allowed_methods(std::string_view path) const;
+    bool empty() const { return routes_.empty(); }
+
+private:
     std::vector<Route> routes_;
 };
+
+/// One answered request, for ServerOptions::access_log.
+struct AccessEntry {
+    const ServerRequest& request;                  ///< headers and body as received (never log Authorization)
+    const Responder& response;                     ///< status(), bytes_sent(), sent_header()
+    std::string_view path;                         ///< the target without its query
+    std::chrono::steady_clock::duration duration;  ///< from the request being read to the response's end
+};
+using AccessLog = std::function<void(const AccessEntry& entry)>;
 
 struct ServerOptions {
     std::string name = "http";                      ///< log prefix
@@ -164,6 +199,9 @@ struct ServerOptions {
     std::chrono::seconds write_timeout{60};  ///< a client that stops reading is dropped
     /// The body of every error response; default {"error":{"status":N,"message":"..."}}.
     ErrorBody error_body;
+    /// Called once per routed request after its response ended (a stream: when it closed). Not for requests
+    /// refused before routing (413, 431, 400).
+    AccessLog access_log;
 };
 
 class Server {

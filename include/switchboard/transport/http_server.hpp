@@ -11,6 +11,7 @@
 // no thread per connection).
 #pragma once
 
+#include <switchboard/http/server.hpp>
 #include <switchboard/jsonrpc/channel.hpp>
 #include <switchboard/jsonrpc/framing.hpp>
 
@@ -61,6 +62,13 @@ struct HttpServerOptions {
     std::chrono::seconds write_timeout{60};              ///< a client that stops reading is dropped
     std::chrono::seconds sse_keepalive{15};              ///< comment line on quiet streams
     std::size_t replay_bytes = 4u * 1024 * 1024;         ///< per stream, kept for Last-Event-ID resumption
+    /// Served beside `path` on the same listener, with the same Host, Origin and token checks (a route may opt out
+    /// of the token: http::RouteOptions). For a host's own endpoints (health, metrics, ...).
+    switchboard::http::Router extra_routes;
+    /// Every routed request once answered (http::ServerOptions::access_log).
+    switchboard::http::AccessLog access_log;
+    /// Appended to the request headers a CORS preflight allows (e.g. "*" for a proxy's arbitrary header names).
+    std::string cors_extra_allow_headers;
 };
 
 /// The Host names of a loopback server: localhost, 127.0.0.1, [::1].
