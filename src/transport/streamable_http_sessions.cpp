@@ -119,6 +119,13 @@ void HttpServer::Impl::route(const std::weak_ptr<Session>& weak, std::string tex
             }
         }
     }
+    // A log message while exactly one request is in flight belongs to that request (a tool logging as it runs): on
+    // its stream, where a client that opened no GET stream sees it. With several in flight the owner is unknown (the
+    // JSON-RPC layer does not say), and it goes to the standalone stream.
+    if (method && method->is_string() && method->get_string() == "notifications/message" && s->active.size() == 1) {
+        s->active.begin()->second->emit(std::move(shared), false, bhttp::status::ok);
+        return;
+    }
     s->standalone->emit(std::move(shared), false, bhttp::status::ok);
 }
 

@@ -269,6 +269,50 @@ TEST_F(AgentCli, StatusContextComparesTheMainContextWithEveryServerEager) {
     EXPECT_EQ(servers[0].at("tokens").as_int64(), main_tokens);
 }
 
+TEST_F(AgentCli, AClaudeCodeAgentWithAnInlineServerRunsInItsForkFromRunAndFromTheMainConversation) {
+    // A Claude Code agent file: `tools` as a string, `mcpServers` with an inline stdio config that exists only for
+    // this agent. Its server starts for the fork (it records its pid) and its tools never reach the main context.
+    const auto project = dir.path / "project";
+    fs::create_directories(project / ".claude" / "agents");
+    const auto pids = dir.path / "inline.pids";
+    std::ofstream(project / ".claude" / "agents" / "librarian.md")
+        << "---\nname: librarian\ndescription: Finds books.\ntools: Read, Grep\nmodel: inherit\nmcpServers:\n"
+        << "  - books:\n      command: sh\n      args: [\"-c\", \"echo $$ >> " << pids.string() << "; exec "
+        << demo_server() << " --extra-tools 2\"]\n---\nYou are a librarian.\n";
+    FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("echo_2", R"({"message": "a book"})") +
+                               R"(]}, {"content": "Found a book."}, {"toolCalls": [)" +
+                               tool_call("agent__librarian", R"({"task": "find a book"})") +
+                               R"(]}, {"content": "Found it again."}, {"content": "The librarian found it."}])");
+    ASSERT_TRUE(fake.running());
+    const auto cfg = config(fake);
+    std::string out;
+    // Directly: run --agent.
+    EXPECT_EQ(run_command("cd " + project.string() + " && XDG_CACHE_HOME=" + dir.path.string() + " " +
+                              SWITCHBOARD_CLI + " --config " + cfg + " run --agent librarian 'find a book' --yes " +
+                              "--no-store 2>&1",
+                          out),
+              0)
+        << out;
+    EXPECT_NE(out.find("Found a book."), std::string::npos) << out;
+    EXPECT_EQ(read_lines(pids).size(), 1u);
+    // From the main conversation: agent__librarian is offered, the fork's server is not.
+    EXPECT_EQ(run_command("cd " + project.string() + " && XDG_CACHE_HOME=" + dir.path.string() + " " +
+                              SWITCHBOARD_CLI + " --config " + cfg + " run 'ask the librarian' --yes --no-store 2>&1",
+                          out),
+              0)
+        << out;
+    EXPECT_NE(out.find("The librarian found it."), std::string::npos) << out;
+    auto b = bodies(fake);
+    ASSERT_EQ(b.size(), 5u);
+    EXPECT_TRUE(has(offered_tools(b[0].as_object()), "echo_2"));           // the fork (run --agent)
+    EXPECT_EQ(message_text(b[0].at("messages").as_array()[0]), "You are a librarian.\n");
+    auto main_tools = offered_tools(b[2].as_object());
+    EXPECT_TRUE(has(main_tools, "agent__librarian"));
+    EXPECT_FALSE(has(main_tools, "echo_2"));
+    EXPECT_TRUE(has(offered_tools(b[3].as_object()), "echo_2"));  // the fork of the main conversation
+    EXPECT_EQ(read_lines(pids).size(), 2u);  // started once per run, for its fork only
+}
+
 TEST_F(AgentCli, ModelsListsTheEndpointsModels) {
     FakeLlm fake(dir.path, "[]");
     ASSERT_TRUE(fake.running());
