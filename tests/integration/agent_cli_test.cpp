@@ -305,7 +305,7 @@ TEST_F(AgentCli, AClaudeCodeAgentWithAnInlineServerRunsInItsForkFromRunAndFromTh
     auto b = bodies(fake);
     ASSERT_EQ(b.size(), 5u);
     EXPECT_TRUE(has(offered_tools(b[0].as_object()), "echo_2"));           // the fork (run --agent)
-    EXPECT_EQ(message_text(b[0].at("messages").as_array()[0]), "You are a librarian.\n");
+    EXPECT_EQ(message_text(b[0].at("messages").as_array()[0]), "You are a librarian.");
     auto main_tools = offered_tools(b[2].as_object());
     EXPECT_TRUE(has(main_tools, "agent__librarian"));
     EXPECT_FALSE(has(main_tools, "echo_2"));
