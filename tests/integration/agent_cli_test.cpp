@@ -15,10 +15,6 @@ namespace {
 namespace json = boost::json;
 namespace fs = std::filesystem;
 
-std::string tool_call(const std::string& name, const std::string& arguments) {
-    return R"({"name": )" + q(name) + R"(, "arguments": )" + q(arguments) + "}";
-}
-
 /// Runs a coroutine body and returns what it produced.
 template <class T, class F>
 T fetch(F f) {

@@ -60,6 +60,10 @@ boost::asio::awaitable<json::array> FakeLlm::events() {
     co_return co_await get_array(server_->port, "/_events");
 }
 
+std::string tool_call(const std::string& name, const std::string& arguments) {
+    return R"({"name": )" + q(name) + R"(, "arguments": )" + q(arguments) + "}";
+}
+
 std::vector<std::string> offered_tools(const json::object& body) {
     std::vector<std::string> out;
     if (const auto* tools = body.if_contains("tools"); tools && tools->is_array())

@@ -33,6 +33,8 @@ private:
     std::unique_ptr<ListeningServer> server_;
 };
 
+/// One scripted tool call for the fake model's script: {"name": ..., "arguments": "<JSON text>"}.
+std::string tool_call(const std::string& name, const std::string& arguments);
 /// The tool names offered in a request body.
 std::vector<std::string> offered_tools(const boost::json::object& body);
 /// A string's text, or any other value serialized (comparisons with literals inside coroutines: GCC 12 cannot

@@ -80,10 +80,6 @@ struct Rig {
     }
 };
 
-std::string tool_call(const std::string& name, const std::string& arguments) {
-    return R"({"name": )" + q(name) + R"(, "arguments": )" + q(arguments) + "}";
-}
-
 class Agent : public ::testing::Test {
 protected:
     TempDir dir;

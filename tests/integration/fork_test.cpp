@@ -19,10 +19,6 @@ namespace fs = std::filesystem;
 using asio::awaitable;
 using namespace std::chrono_literals;
 
-std::string tool_call(const std::string& name, const std::string& arguments) {
-    return R"({"name": )" + q(name) + R"(, "arguments": )" + q(arguments) + "}";
-}
-
 agent::Definition researcher() {
     agent::Definition d;
     d.name = "researcher";
