@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -32,6 +33,8 @@ using asio::awaitable;
 namespace {
 
 constexpr std::chrono::seconds drain_deadline{10};
+// After a stop signal: the drain, the pool's own shutdown deadline and the closes of the servers fit well within this.
+constexpr std::chrono::seconds stop_watchdog{30};
 
 // Waits until no tool call (or other request) is active in the pool, at most `deadline`.
 awaitable<void> drain(host::ServerPool& pool, std::chrono::steady_clock::duration deadline) {
@@ -204,7 +207,26 @@ void log_access(const http::AccessEntry& e) {
     std::fflush(stderr);
 }
 
-awaitable<int> run_gateway(Host& h, std::shared_ptr<gateway::ClientRelay> relay, ServeOptions o) {
+// Ends the process's event loop now: what is still running is dropped (each stdio server's process group is killed
+// as its channel goes). Says what was still going on, so that a stop that hangs can be told apart.
+void force_stop(const std::weak_ptr<host::ServerPool>& weak, const std::string& why) {
+    std::string state;
+    if (auto pool = weak.lock()) {
+        state = fmt::format("{} call(s) active", pool->active_calls());
+        for (const auto& st : pool->status())
+            state += fmt::format("; {}: {}{}", st.name, to_string(st.phase),
+                                 st.active_calls ? fmt::format(" ({} calls)", st.active_calls) : "");
+    }
+    fmt::print(stderr, "serve: {}: stopping now ({})\n", why, state);
+    std::fflush(stderr);
+    if (auto pool = weak.lock()) {
+        pool->terminate_now();
+        static_cast<asio::io_context&>(asio::query(pool->executor(), asio::execution::context)).stop();
+    }
+}
+
+awaitable<int> run_gateway(Host& h, std::shared_ptr<gateway::ClientRelay> relay, ServeOptions o,
+                           std::shared_ptr<asio::steady_timer> watchdog) {
     auto ex = co_await asio::this_coro::executor;
     h.main.reset();  // the gateway's clients get contexts of their own
     auto settled = std::make_shared<core::OneShotEvent>();
@@ -226,10 +248,19 @@ awaitable<int> run_gateway(Host& h, std::shared_ptr<gateway::ClientRelay> relay,
 
     auto stop = std::make_shared<core::OneShotEvent>();
     asio::signal_set signals(ex, SIGINT, SIGTERM);
-    signals.async_wait([stop](const boost::system::error_code& ec, int sig) {
+    signals.async_wait([stop, &signals, watchdog, pool = std::weak_ptr(h.pool)](const boost::system::error_code& ec,
+                                                                               int sig) {
         if (ec) return;
         spdlog::info("serve: signal {}; stopping", sig);
         stop->set();
+        // A second signal stops at once; so does a stop that takes far longer than its deadlines add up to.
+        signals.async_wait([pool](const boost::system::error_code& ec2, int) {
+            if (!ec2) force_stop(pool, "a second signal");
+        });
+        watchdog->expires_after(stop_watchdog);
+        watchdog->async_wait([pool](const boost::system::error_code& ec2) {
+            if (!ec2) force_stop(pool, fmt::format("still stopping after {} s", stop_watchdog.count()));
+        });
     });
 
     if (o.stdio) {
@@ -318,7 +349,11 @@ awaitable<int> serve(const host::Config& config, const GlobalOptions&, ServeOpti
     po.handlers = relay->handlers();
     po.log_level = "debug";  // every upstream log message reaches the gateway; each client's own level filters it
     // A body that is not itself a coroutine: run_gateway gets everything by value (GCC 12, lambda captures).
-    std::function<awaitable<int>(Host&)> body = [relay, options](Host& h) { return run_gateway(h, relay, options); };
+    auto watchdog = std::make_shared<asio::steady_timer>(co_await asio::this_coro::executor);
+    core::ScopeExit stop_watchdog_timer([watchdog] { watchdog->cancel(); });
+    std::function<awaitable<int>(Host&)> body = [relay, options, watchdog](Host& h) {
+        return run_gateway(h, relay, options, watchdog);
+    };
     // Settle::none: the listener opens at once (health checks); client sessions wait for the first start (settle()).
     co_return co_await with_host(config, Settle::none, std::move(po), std::move(body));
 }

@@ -12,6 +12,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/json/parse.hpp>
 
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 
@@ -19,10 +20,17 @@ using namespace switchboard;
 
 namespace {
 
+// What a command left running when it ended (the close of a connection it abandoned, a process being reaped) gets
+// this long to finish; then the process exits anyway: a command that is over never hangs.
+constexpr std::chrono::seconds leftover_grace{10};
+
 int run(const std::function<boost::asio::awaitable<int>()>& command) {
     boost::asio::io_context ctx;
     int status = 1;
+    bool done = false;
     boost::asio::co_spawn(ctx, command(), [&](std::exception_ptr e, int s) {
+        done = true;
+        ctx.stop();  // what is left runs below, bounded
         if (e) {
             core::log_exception(e, "switchboard");
             status = 70;
@@ -31,6 +39,12 @@ int run(const std::function<boost::asio::awaitable<int>()>& command) {
         status = s;
     });
     ctx.run();
+    if (!done) return status;  // stopped from inside (serve's stop watchdog): nothing more runs
+    ctx.restart();
+    ctx.run_for(leftover_grace);
+    if (!ctx.stopped())
+        spdlog::warn("background work still running {} s after the command ended; exiting anyway",
+                     leftover_grace.count());
     return status;
 }
 

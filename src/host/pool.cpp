@@ -526,6 +526,12 @@ awaitable<void> ServerPool::shutdown() {
     shared->shut_down.set();
 }
 
+void ServerPool::terminate_now() {
+    stopping_ = true;
+    for (auto& [name, s] : servers_)
+        if (s->session) s->session->connection().terminate();
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Notifications
 

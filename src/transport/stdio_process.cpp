@@ -340,8 +340,7 @@ jsonrpc::Outcome<std::shared_ptr<StdioProcessChannel>> StdioProcessChannel::spaw
 
 StdioProcessChannel::~StdioProcessChannel() {
     // Never leave an orphan (the watchers hold the state until the process is gone), nor what it left in its group.
-    state_->signal_group(SIGKILL);
-    if (state_->group_alive()) ::kill(-state_->pid, SIGKILL);
+    terminate();
 }
 
 awaitable<Received> StdioProcessChannel::read() {
@@ -391,6 +390,11 @@ awaitable<void> StdioProcessChannel::close() {
     co_await s->end_leftovers();
     co_await s->stderr_event.wait_for(std::chrono::milliseconds(100));
     s->stop_reading();
+}
+
+void StdioProcessChannel::terminate() {
+    state_->signal_group(SIGKILL);
+    if (state_->group_alive()) ::kill(-state_->pid, SIGKILL);
 }
 
 std::size_t StdioProcessChannel::max_message_size() const { return state_->lines->max_message_size(); }

@@ -4,6 +4,12 @@
 #include "harness.hpp"
 #include "net_harness.hpp"
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
 
 #include <csignal>
@@ -315,17 +321,76 @@ TEST_F(Gateway, ForwardsLogMessagesAndSubscriptions) {
     });
 }
 
+// Polls for the process's exit while the test's own I/O goes on; -1 when it is still running after `limit`.
+awaitable<int> exit_status_within(pid_t pid, std::chrono::milliseconds limit) {
+    boost::asio::steady_timer t(co_await boost::asio::this_coro::executor);
+    const auto until = std::chrono::steady_clock::now() + limit;
+    int status = -1;
+    while (std::chrono::steady_clock::now() < until) {
+        if (::waitpid(pid, &status, WNOHANG) == pid) co_return status;
+        t.expires_after(std::chrono::milliseconds(20));
+        co_await t.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+    }
+    co_return -1;
+}
+
 TEST_F(Gateway, SigtermStopsCleanly) {
-    start({});
+    // -v: if the stop ever hangs, the log says where (and the stop watchdog names what was still running).
+    gateway_ = start_listening(SWITCHBOARD_CLI, {"-v", "--config", config_, "serve", "--port", "0"});
+    ASSERT_TRUE(gateway_);
     ASSERT_EQ(::kill(gateway_->pid, SIGTERM), 0);
     int status = -1;
-    for (int i = 0; i < 200; ++i) {
+    for (int i = 0; i < 800; ++i) {
         if (::waitpid(gateway_->pid, &status, WNOHANG) == gateway_->pid) break;
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
+    const auto pid = gateway_->pid;
     gateway_->pid = -1;
+    if (status == -1) ::kill(pid, SIGKILL), ::waitpid(pid, &status, 0);
     ASSERT_TRUE(WIFEXITED(status)) << gateway_->log();
     EXPECT_EQ(WEXITSTATUS(status), 0) << gateway_->log();
+}
+
+// A plain coroutine (GCC 12 must not run an immediately invoked capturing lambda coroutine).
+awaitable<void> slow_call(std::uint16_t port, Headers h) {
+    co_await http_exchange(port, "POST", "/mcp", std::move(h),
+                           R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a__slow",)"
+                           R"("arguments":{"seconds":60,"steps":60}}})");
+}
+
+TEST_F(Gateway, SigtermWaitsForTheCallInFlightAndASecondSignalStopsAtOnce) {
+    start({});
+    const auto port = gateway_->port;
+    const auto pid = gateway_->pid;
+    int status = -1;
+    run([&]() -> awaitable<void> {
+        auto h = post_headers();
+        auto init = co_await http_exchange(port, "POST", "/mcp", h, init_body);
+        EXPECT_EQ(init.status, 200) << init.body;
+        h.emplace_back("Mcp-Session-Id", init.headers["mcp-session-id"]);
+        h.emplace_back("MCP-Protocol-Version", "2025-11-25");
+        co_await http_exchange(port, "POST", "/mcp", h, R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+        // A call that would take a minute; the gateway is told to stop while it runs.
+        boost::asio::co_spawn(co_await boost::asio::this_coro::executor, slow_call(port, h), boost::asio::detached);
+        bool calling = false;
+        for (int i = 0; i < 200 && !calling; ++i) {
+            auto m = co_await http_exchange(port, "GET", "/metrics", {}, "");
+            calling = m.body.find("switchboard_active_calls 1") != std::string::npos;
+            if (!calling) co_await exit_status_within(pid, std::chrono::milliseconds(20));
+        }
+        EXPECT_TRUE(calling) << gateway_->log();
+        EXPECT_EQ(::kill(pid, SIGTERM), 0);
+        // The first signal waits for the call (drain): the gateway is still there a second later.
+        EXPECT_EQ(co_await exit_status_within(pid, std::chrono::milliseconds(1000)), -1) << gateway_->log();
+        EXPECT_EQ(::kill(pid, SIGTERM), 0);
+        status = co_await exit_status_within(pid, std::chrono::milliseconds(5000));
+    });
+    if (status == -1) ::kill(pid, SIGKILL), ::waitpid(pid, &status, 0);
+    gateway_->pid = -1;
+    ASSERT_TRUE(WIFEXITED(status)) << gateway_->log();
+    EXPECT_NE(WEXITSTATUS(status), 0) << gateway_->log();
+    EXPECT_NE(gateway_->log().find("a second signal: stopping now (1 call(s) active"), std::string::npos)
+        << gateway_->log();
 }
 
 }  // namespace

@@ -197,6 +197,10 @@ public:
     boost::asio::awaitable<void> restart(std::string server);
     boost::asio::awaitable<void> shutdown();
     bool shutting_down() const { return stopping_; }
+    /// The last resort of a process that exits without shutdown(): every connected server's peer is ended now (a
+    /// stdio server's process group killed), so that nothing outlives us. A server still in its handshake gets EOF
+    /// on its stdin when we exit.
+    void terminate_now();
     std::size_t active_calls() const { return active_requests_; }
 
     struct Server;  // per-server state (pool_server.hpp)

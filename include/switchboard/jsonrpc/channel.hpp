@@ -50,6 +50,9 @@ public:
     }
     /// Graceful close as the transport defines it (stdio: close stdin, wait, SIGTERM, wait, SIGKILL).
     virtual boost::asio::awaitable<void> close() = 0;
+    /// Ends the peer at once, without the graceful close (a stdio server's process group is killed): the last resort
+    /// of a process that exits without waiting. Most channels have nothing to end.
+    virtual void terminate() {}
     /// The message size limit this channel enforces.
     virtual std::size_t max_message_size() const = 0;
 };

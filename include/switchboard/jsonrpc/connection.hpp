@@ -110,6 +110,8 @@ public:
     boost::asio::awaitable<void> close();
 
     bool is_open() const { return !closed_error_; }
+    /// The channel's terminate(): the peer ends now (see Channel::terminate).
+    void terminate() { channel_->terminate(); }
     /// Why the connection ended; nullopt while open.
     const std::optional<Error>& closed_error() const { return closed_error_; }
     /// The last thing the peer sent that could not be used (non-JSON line, oversize message), for error messages.

@@ -48,6 +48,7 @@ public:
     bool try_write(std::string& message) override;
     /// The spec's shutdown: close stdin, wait, SIGTERM, wait, SIGKILL.
     boost::asio::awaitable<void> close() override;
+    void terminate() override;  ///< SIGKILL to the server's process group
     std::size_t max_message_size() const override;
 
     int pid() const;
