@@ -58,19 +58,42 @@ asio::awaitable<void> add_inline_servers(const Definition& d, host::ServerPool& 
     if (changed) co_await pool.apply(std::move(config));
 }
 
+// A served skill's other files, for whoever follows its instructions.
+std::string files_note(const Definition& d) {
+    if (!d.served || !d.served->files || d.served->files->size() <= 1) return {};
+    std::string note = "\n\nFiles of this skill (read_skill_file reads them):";
+    for (const auto& f : *d.served->files)
+        if (f.uri != d.served->uri) note += fmt::format("\n- {} ({} bytes)", f.uri, f.size);
+    return note;
+}
+
 }  // namespace
 
-asio::awaitable<ForkResult> run_fork(const Definition& definition, std::string task, ForkEnvironment env,
+asio::awaitable<ForkResult> run_fork(const Definition& listed, std::string task, ForkEnvironment env,
                                      Observer& observer, int depth) {
     ForkResult out;
-    const auto what = fmt::format("{} \"{}\"", definition.kind == Definition::Kind::agent ? "agent" : "skill",
-                                  definition.name);
+    const auto what = fmt::format("{} \"{}\"", listed.kind == Definition::Kind::agent ? "agent" : "skill",
+                                  listed.name);
+    // A skill served over MCP is read and checked now, not before (agent/mcp_skills.hpp).
+    Definition loaded;
+    if (listed.served) {
+        loaded = listed;
+        out.error = co_await load_mcp_skill(env.pool, loaded);
+        if (!out.error.empty()) co_return out;
+        auto& skills = env.loaded_skills->skills;
+        const auto server = listed.required.front();
+        std::erase_if(skills, [&](const LoadedSkills::Entry& e) {
+            return e.server == server && e.skill.uri == loaded.served->uri;
+        });
+        skills.push_back({server, *loaded.served});
+    }
+    const Definition& definition = listed.served ? loaded : listed;
     // A skill that does not fork hands its instructions back to the conversation that called it.
     if (definition.kind == Definition::Kind::skill && !definition.fork) {
-        out.run.answer = definition.body;
+        out.run.answer = definition.body + files_note(definition);
         co_return out;
     }
-    std::string system = definition.body;
+    std::string system = definition.body + files_note(definition);
     std::string model = definition.model;
     auto max_turns = definition.max_turns;
     auto tools = definition.tools;
@@ -197,6 +220,8 @@ std::vector<LocalTool> fork_tools(const ForkEnvironment& env, int depth, const s
         };
         tools.push_back(std::move(t));
     }
+    if (std::any_of(env.definitions.begin(), env.definitions.end(), [](const Definition& d) { return d.served; }))
+        tools.push_back(read_skill_file_tool(env.pool, env.loaded_skills));
     return tools;
 }
 

@@ -1,5 +1,6 @@
 #include "agent_session.hpp"
 
+#include <switchboard/agent/mcp_skills.hpp>
 #include <switchboard/agent/tool_search.hpp>
 #include <switchboard/core/text.hpp>
 
@@ -9,6 +10,8 @@
 #include <algorithm>
 
 namespace switchboard::cli {
+
+using boost::asio::awaitable;
 
 namespace json = boost::json;
 
@@ -76,7 +79,7 @@ bool AgentSession::open(const AgentOptions& options, const std::string& model) {
 }
 
 agent::Conversation& AgentSession::start(Host& h, std::shared_ptr<llm::Client> llm, agent::LoopOptions loop,
-                                         const AgentOptions& options) {
+                                         const AgentOptions& options, std::vector<agent::Definition> definitions) {
     conversation_ = std::make_unique<agent::Conversation>(h.main, std::move(llm), std::move(loop));
     auto& approvals = conversation_->approvals();
     approvals.patterns = options.allow_tools;
@@ -91,7 +94,7 @@ agent::Conversation& AgentSession::start(Host& h, std::shared_ptr<llm::Client> l
     }
     // Agents and skills (agent/definition.hpp) become agent__<name> / skill__<name> tools; their lazy servers start
     // only when one runs, in a fork of its own.
-    fork_env_ = agent::ForkEnvironment{h.pool, h.main, conversation_->llm_ptr(), load_definitions(), approvals};
+    fork_env_ = agent::ForkEnvironment{h.pool, h.main, conversation_->llm_ptr(), std::move(definitions), approvals};
     for (auto& t : agent::fork_tools(fork_env_, 1, "")) conversation_->add_local_tool(std::move(t));
     return *conversation_;
 }
@@ -101,6 +104,14 @@ std::vector<agent::Definition> load_definitions() {
     // A bad file is reported and left out; the others are offered.
     for (const auto& e : found.errors) fmt::print(stderr, "switchboard: {}\n", e);
     return std::move(found.definitions);
+}
+
+awaitable<std::vector<agent::Definition>> all_definitions(std::shared_ptr<host::ServerPool> pool) {
+    auto definitions = load_definitions();
+    std::vector<std::string> notes;
+    co_await agent::add_mcp_skills(pool, definitions, notes);
+    for (const auto& n : notes) fmt::print(stderr, "switchboard: {}\n", n);
+    co_return definitions;
 }
 
 void AgentSession::offer_tool_search(Host& h) {

@@ -31,8 +31,9 @@ public:
     /// means the command cannot go on.
     bool open(const AgentOptions& options, const std::string& model);
     /// The conversation, on the context and model; a resumed one gets its messages, overrides and approvals back.
+    /// `definitions` (all_definitions()) become its agent__/skill__ tools.
     agent::Conversation& start(Host& h, std::shared_ptr<llm::Client> llm, agent::LoopOptions loop,
-                               const AgentOptions& options);
+                               const AgentOptions& options, std::vector<agent::Definition> definitions);
 
     /// Offers search_tools/call_tool (agent/tool_search.hpp) when the config's toolSearch or the automatic rule says
     /// so; once offered they stay. Called after the servers settled (run: at start; chat: before each turn).
@@ -83,6 +84,8 @@ std::vector<std::filesystem::path> roots_of(const AgentOptions& options);
 
 /// The agents and skills found from the working directory (errors printed on stderr).
 std::vector<agent::Definition> load_definitions();
+/// Those, and the skills the connected servers serve over MCP (agent/mcp_skills.hpp; notes printed on stderr).
+boost::asio::awaitable<std::vector<agent::Definition>> all_definitions(std::shared_ptr<host::ServerPool> pool);
 
 /// "→ name {args}" / "  ← ok 12 ms: first line" progress lines (stderr for run, stdout for chat).
 std::string tool_start_line(const llm::ToolCall& call, const std::string& server);

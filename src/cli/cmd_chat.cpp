@@ -308,7 +308,10 @@ awaitable<int> chat(const host::Config& config, const GlobalOptions&, AgentOptio
     co_return co_await with_host(config, Settle::none, std::move(pool_options), [&](Host& h) -> awaitable<int> {
         agent::LoopOptions loop;
         loop.max_turns = options.max_turns;
-        auto& conversation = session->start(h, llm, loop, options);
+        // Skills served over MCP come from the servers connected by then (a first start gets a moment).
+        co_await h.pool->wait_until_settled(std::chrono::seconds(2));
+        auto definitions = co_await all_definitions(h.pool);
+        auto& conversation = session->start(h, llm, loop, options, std::move(definitions));
         Chat chat(h, *session, reader, *llm);
         if (session->id())
             fmt::print("(resumed conversation {}: {} messages)\n", session->id(), conversation.messages().size());

@@ -99,7 +99,8 @@ awaitable<int> run_task(const host::Config& config, const GlobalOptions& g, Agen
         report_failures(*h.pool);
         agent::LoopOptions loop;
         loop.max_turns = options.max_turns;
-        auto& conversation = session->start(h, llm, loop, options);
+        auto definitions = co_await all_definitions(h.pool);
+        auto& conversation = session->start(h, llm, loop, options, std::move(definitions));
         session->offer_tool_search(h);
         agent::Observer observer;
         observer.on_tool_start = [](const llm::ToolCall& call, const std::string& server) {

@@ -233,6 +233,12 @@ bool ClientSession::has_capability(std::string_view name, std::string_view flag)
     return f && f->is_bool() && f->get_bool();
 }
 
+bool ClientSession::has_extension(std::string_view id) const {
+    const auto* e = capabilities_.if_contains("extensions");
+    const auto* x = e && e->is_object() ? e->get_object().if_contains(id) : nullptr;
+    return x && x->is_object();
+}
+
 jsonrpc::RequestOptions ClientSession::request_options(const CallOptions& o) const {
     jsonrpc::RequestOptions ro;
     ro.timeout = o.timeout;

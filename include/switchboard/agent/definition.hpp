@@ -16,6 +16,7 @@
 #pragma once
 
 #include <switchboard/host/config.hpp>
+#include <switchboard/mcp/skills.hpp>
 
 #include <cstddef>
 #include <filesystem>
@@ -51,6 +52,9 @@ struct Definition {
     /// Problems that do not stop the file from loading, "<path>:<line>: ..." (e.g. an inline server config with an
     /// unknown key, or one that cannot start: its `invalid` is set, as in a config file).
     std::vector<std::string> warnings;
+    /// A skill served over MCP (origin "mcp:<server>"): the server's entry. Its SKILL.md is read, checked against the
+    /// entry and parsed only when the skill runs (agent/mcp_skills.hpp); until then `body` is empty.
+    std::optional<mcp::Skill> served;
 };
 
 /// Names of agents and skills: 1 to 64 of a-z, 0-9, '-', '_' (Claude Code's rule, plus '_').

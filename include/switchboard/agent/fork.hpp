@@ -14,6 +14,7 @@
 
 #include <switchboard/agent/conversation.hpp>
 #include <switchboard/agent/definition.hpp>
+#include <switchboard/agent/mcp_skills.hpp>
 
 #include <boost/asio/awaitable.hpp>
 
@@ -31,6 +32,8 @@ struct ForkEnvironment {
     std::shared_ptr<llm::Client> llm;     ///< the configured model (a definition's `model` gets its own client)
     std::vector<Definition> definitions;  ///< every agent and skill, for `agent:` and for nested agent tools
     Approvals approvals;                  ///< what the fork's own tool calls may run without asking
+    /// Skills served over MCP loaded so far, shared by the whole tree (what read_skill_file may read).
+    std::shared_ptr<LoadedSkills> loaded_skills = std::make_shared<LoadedSkills>();
 };
 
 struct ForkResult {

@@ -73,6 +73,8 @@ public:
     const std::string& protocol_version() const { return protocol_version_; }
     /// e.g. has_capability("tools"), has_capability("resources", "subscribe").
     bool has_capability(std::string_view name, std::string_view flag = {}) const;
+    /// Whether the server declared the extension `id` (capabilities.extensions.<id> is an object).
+    bool has_extension(std::string_view id) const;
     const Implementation& server_info() const { return server_info_; }
     const std::string& instructions() const { return instructions_; }
     const std::string& server_name() const { return options_.server_name; }
