@@ -1,5 +1,7 @@
 #include <switchboard/agent/fork.hpp>
 
+#include <switchboard/core/scope_exit.hpp>
+
 #include <fmt/format.h>
 #include <boost/asio/this_coro.hpp>
 
@@ -150,6 +152,18 @@ asio::awaitable<ForkResult> run_fork(const Definition& listed, std::string task,
         out.unavailable.push_back(fmt::format("{} (could not start: {})", d, leased.error().message));
     }
     out.servers = declared;
+    RunningFork running;
+    running.kind = definition.kind == Definition::Kind::agent ? "agent" : "skill";
+    running.name = definition.name;
+    running.depth = depth;
+    running.servers = declared;
+    running.started_at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
+    const auto registered = env.registry ? env.registry->add(std::move(running)) : 0;
+    core::ScopeExit unregister([registry = env.registry, registered] {
+        if (registry) registry->remove(registered);
+    });
 
     auto llm = env.llm;
     if (!model.empty() && model != llm->settings().model) {

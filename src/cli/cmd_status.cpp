@@ -1,9 +1,11 @@
 // `switchboard status [--json] [--watch]`.
 #include "cli.hpp"
 
+#include <switchboard/agent/fork_registry.hpp>
 #include <switchboard/core/as_tuple.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -19,11 +21,27 @@ using core::as_tuple_awaitable;
 
 namespace {
 
+// Forks that other Switchboard processes (run, chat, serve) are running now (agent/fork_registry.hpp).
+std::string render_forks() {
+    const auto published = agent::read_published_forks(agent::ForkRegistry::default_dir());
+    if (published.empty()) return {};
+    const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+    std::string out = "\nRunning forks:\n";
+    for (const auto& p : published)
+        for (const auto& f : p.forks)
+            out += fmt::format("  pid {:<7} {} {:<24} depth {}  {:>6.1f} s  servers: {}\n", p.pid, f.kind, f.name,
+                               f.depth, static_cast<double>(now - f.started_at_ms) / 1000.0,
+                               f.servers.empty() ? std::string("(none)") : fmt::format("{}", fmt::join(f.servers, ", ")));
+    return out;
+}
+
 void print_status(const host::ServerPool& pool, const GlobalOptions& g) {
     if (g.json)
         print_json(status_json(pool.status()));
     else
-        fmt::print("{}", render_status(pool.status()));
+        fmt::print("{}{}", render_status(pool.status()), render_forks());
 }
 
 // Redraws on every pool event and each second (time in phase), until Ctrl-C.

@@ -35,6 +35,12 @@ protected:
         return file.string();
     }
     std::string db() const { return (dir.path / "conversations.db").string(); }
+    /// The CLI after `prefix` (e.g. "cd D && VAR=x "), stdout and stderr together.
+    int cli_in(const std::string& prefix, const std::string& args, std::string& out) {
+        return run_command(prefix + "XDG_CACHE_HOME=" + (dir.path / "cache").string() + " " + SWITCHBOARD_CLI + " " +
+                               args + " 2>&1",
+                           out);
+    }
     int cli(const std::string& args, std::string& out, const std::string& redirect = "2>&1") {
         // The tool catalog (lazy servers that start are recorded) goes to the temp dir, not the user's cache.
         return run_command("XDG_CACHE_HOME=" + (dir.path / "cache").string() + " " + SWITCHBOARD_CLI + " " + args +
@@ -405,6 +411,42 @@ TEST_F(AgentCli, ChatAtATerminalStreamsDimmedReasoningAndCtrlCCancelsATurn) {
     t.type("\x04");  // Ctrl-D on an empty line quits
     EXPECT_EQ(t.exit_status(), 0) << t.screen();
     if (std::getenv("SHOW_SCREEN")) std::cerr << t.screen();
+}
+
+}  // namespace
+}  // namespace switchboard::test
+
+namespace switchboard::test {
+namespace {
+
+// A fork that runs for a while is listed by `switchboard status` in another process, and gone once it ended.
+TEST_F(AgentCli, StatusListsTheForksOtherProcessesAreRunning) {
+    fs::create_directories(dir.path / ".switchboard/agents");
+    std::ofstream(dir.path / ".switchboard/agents/waiter.md")
+        << "---\nname: waiter\ndescription: Waits.\nmcp: [demo]\ntools: []\n---\nYou wait.\n";
+    FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("agent__waiter", R"({"task": "wait"})") +
+                               R"(]}, {"toolCalls": [)" + tool_call("slow", R"({"seconds": 3, "steps": 3})") +
+                               R"(]}, {"content": "waited"}, {"content": "done"}])");
+    ASSERT_TRUE(fake.running());
+    const auto cfg = config(fake);
+    const auto env = "cd " + dir.path.string() + " && XDG_RUNTIME_DIR=" + (dir.path / "run").string() + " ";
+    std::string run_out;
+    std::thread runner([&] { cli_in(env, "--config " + cfg + " run 'wait a bit' --yes --no-store", run_out); });
+    std::string status_out;
+    bool listed = false;
+    for (int i = 0; i < 50 && !listed; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        cli_in(env, "--config " + cfg + " status", status_out);
+        listed = status_out.find("Running forks:") != std::string::npos;
+    }
+    runner.join();
+    EXPECT_TRUE(listed) << status_out << run_out;
+    EXPECT_NE(status_out.find("agent waiter"), std::string::npos) << status_out;
+    EXPECT_NE(status_out.find("servers: demo"), std::string::npos) << status_out;
+    EXPECT_NE(run_out.find("done"), std::string::npos) << run_out;
+    cli_in(env, "--config " + cfg + " status", status_out);
+    EXPECT_EQ(status_out.find("Running forks:"), std::string::npos) << status_out;
+    EXPECT_FALSE(fs::exists(dir.path / "run/switchboard") && !fs::is_empty(dir.path / "run/switchboard"));
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include <switchboard/agent/conversation.hpp>
 #include <switchboard/agent/definition.hpp>
+#include <switchboard/agent/fork_registry.hpp>
 #include <switchboard/agent/mcp_skills.hpp>
 
 #include <boost/asio/awaitable.hpp>
@@ -34,6 +35,8 @@ struct ForkEnvironment {
     Approvals approvals;                  ///< what the fork's own tool calls may run without asking
     /// Skills served over MCP loaded so far, shared by the whole tree (what read_skill_file may read).
     std::shared_ptr<LoadedSkills> loaded_skills = std::make_shared<LoadedSkills>();
+    /// Where running forks are recorded (and published for `switchboard status`); null: nowhere.
+    std::shared_ptr<ForkRegistry> registry;
 };
 
 struct ForkResult {
