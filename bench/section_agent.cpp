@@ -17,6 +17,7 @@
 #include "sync.hpp"
 
 #include <switchboard/agent/conversation.hpp>
+#include <switchboard/agent/fork.hpp>
 #include <switchboard/agent/tool_schema.hpp>
 #include <switchboard/host/config.hpp>
 #include <switchboard/host/context.hpp>
@@ -326,6 +327,100 @@ host::Config example_config(const Context& ctx) {
     return cfg;
 }
 
+// 3. Fork start: from the main conversation's call of agent__researcher (Observer::on_tool_start) to the fork's first
+//    model request (on_model_request), the agent's lazy server dormant before each run (keepWarmSeconds 0): the lease
+//    (spawn, handshake, listings), the fork's context, its conversation. Peer: the lease alone (ServerPool::acquire of
+//    the same dormant server, then release), in the same run. 20 runs each after 2 warm-ups.
+awaitable<void> pause(int ms) {
+    asio::steady_timer t(co_await asio::this_coro::executor, std::chrono::milliseconds(ms));
+    co_await t.async_wait(asio::use_awaitable);
+}
+
+awaitable<void> time_acquires(std::shared_ptr<host::ServerPool> pool, int n, std::vector<double>& out) {
+    for (int i = 0; i < n; ++i) {
+        const auto t0 = clock::now();
+        auto lease = co_await pool->acquire("notes");
+        const auto t1 = clock::now();
+        if (!lease) throw std::runtime_error("acquire notes failed: " + lease.error().message);
+        lease->release();
+        out.push_back(us_between(t0, t1));
+        // Wait for the process to be gone (keepWarmSeconds 0): the next acquire starts a dormant server again.
+        for (int k = 0; k < 500 && pool->status("notes")->lifecycle() != "dormant"; ++k) co_await pause(2);
+    }
+}
+
+std::vector<Row> fork_rows(const Context& ctx, asio::io_context& io) {
+    const std::string fake = ctx.bin_dir + "/switchboard-fake-llm";
+    if (!std::filesystem::exists(fake)) return {failed("fork start", fake + " not built (scripts/bench builds it)")};
+    const int runs = 20, warmup = 2;
+    const std::string one =
+        R"({"toolCalls":[{"name":"agent__researcher","arguments":"{\"task\":\"look\"}"}]},{"content":"found"},)"
+        R"({"content":"done"})";
+    std::string s = "[";
+    for (int i = 0; i < runs + warmup; ++i) s += one + (i + 1 < runs + warmup ? "," : "]");
+    const auto script_file =
+        std::filesystem::temp_directory_path() / fmt::format("switchboard-bench-fork-{}.json", ::getpid());
+    std::ofstream(script_file) << s;
+    ServerProcess server({fake, script_file.string()}, {});
+    llm::Settings settings;
+    settings.base_url = server.wait_listening();
+    settings.model = "bench-model";
+    settings.max_retries = 0;
+    auto llm = std::make_shared<llm::Client>(io.get_executor(), settings);
+
+    host::Config cfg;
+    cfg.source = "<bench>";
+    cfg.servers.push_back(demo_server("main", ctx.demo(), 0));
+    auto notes = demo_server("notes", ctx.demo(), 0);
+    notes.lazy = true;
+    cfg.servers.push_back(notes);
+    auto rig = Rig::start(io, cfg);
+
+    agent::Definition researcher;
+    researcher.name = "researcher";
+    researcher.body = "You look things up.";
+    researcher.required = {"notes"};
+    researcher.tools = std::vector<std::string>{};
+    Latencies fork_start, acquire;
+    for (int i = 0; i < runs + warmup; ++i) {
+        agent::Conversation conversation(rig.context, llm, agent::LoopOptions{});
+        conversation.approvals().all = true;
+        agent::ForkEnvironment env{rig.pool, rig.context, llm, {researcher}, conversation.approvals()};
+        for (auto& t : agent::fork_tools(env, 1, "")) conversation.add_local_tool(std::move(t));
+        std::optional<clock::time_point> called, first_request;
+        agent::Observer observer;
+        observer.on_tool_start = [&](const llm::ToolCall& c, const std::string&) {
+            if (c.name == "agent__researcher") called = clock::now();
+        };
+        observer.on_model_request = [&] {
+            if (called && !first_request) first_request = clock::now();
+        };
+        auto result = run_sync(io, conversation.send("Ask the researcher.", observer));
+        if (result.stop != agent::StopReason::done || !called || !first_request)
+            throw std::runtime_error(fmt::format("fork run stopped: {} {}", agent::to_string(result.stop), result.error));
+        if (i >= warmup) fork_start.us.push_back(us_between(*called, *first_request));
+        for (int k = 0; k < 500 && rig.pool->status("notes")->lifecycle() != "dormant"; ++k)
+            run_sync(io, pause(2));
+    }
+    std::vector<double> warm;
+    run_sync(io, time_acquires(rig.pool, warmup, warm));
+    run_sync(io, time_acquires(rig.pool, runs, acquire.us));
+    llm->close();
+    rig.stop(io);
+    std::error_code ec;
+    std::filesystem::remove(script_file, ec);
+
+    Row r;
+    r.metric = fmt::format("agent call → fork's first model request p50 ({} runs, lazy server dormant)", runs);
+    r.unit = "µs";
+    r.ours = fork_start.percentile(50);
+    r.peer = acquire.percentile(50);
+    r.peer_name = "lease of the dormant server alone";
+    r.note = fmt::format("p90 {:.0f} µs; lease alone p90 {:.0f} µs; the difference is the fork's own setup",
+                         fork_start.percentile(90), acquire.percentile(90));
+    return {r};
+}
+
 std::vector<Row> run_agent(const Context& ctx) {
     // One io_context per part: nothing of one part's pool or model client is left running in the next.
     std::vector<Row> rows;
@@ -334,6 +429,12 @@ std::vector<Row> run_agent(const Context& ctx) {
         rows = turn_rows(ctx, io);
     } catch (const std::exception& e) {
         rows.push_back(failed("agent turn excl. model", e.what()));
+    }
+    try {
+        asio::io_context io;
+        for (auto& r : fork_rows(ctx, io)) rows.push_back(std::move(r));
+    } catch (const std::exception& e) {
+        rows.push_back(failed("fork start", e.what()));
     }
     try {
         asio::io_context io;

@@ -184,6 +184,7 @@ asio::awaitable<ForkResult> run_fork(const Definition& listed, std::string task,
     inner.on_tool_end = observer.on_tool_end;
     inner.ask_approval = observer.ask_approval;
     inner.on_notice = observer.on_notice;
+    inner.on_model_request = observer.on_model_request;  // timestamps (the bench's fork start)
     if (!out.unavailable.empty())
         task += fmt::format("\n\n(These servers are unavailable for this task: {}.)", fmt::join(out.unavailable, "; "));
     out.run = co_await conversation.send(std::move(task), inner);

@@ -77,7 +77,8 @@ struct Observer {
     std::function<void(std::string_view)> on_notice;
     /// Timestamps for the loop's own time per turn (bench/section_agent.cpp): on_model_request just before each
     /// model request (messages and tools assembled; llm::Client::chat serializes and sends), on_model_response as
-    /// soon as that request returned (complete or failed), before anything else of the turn.
+    /// soon as that request returned (complete or failed), before anything else of the turn. A fork's requests call
+    /// on_model_request too (agent/fork.hpp).
     std::function<void()> on_model_request;
     std::function<void()> on_model_response;
 };
