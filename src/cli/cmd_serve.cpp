@@ -1,6 +1,8 @@
 // `switchboard serve`: the gateway. Every configured server re-exposed as one MCP server, over Streamable HTTP (both
 // eras, at /mcp) or stdio. The pool starts once for the process; each client session gets a context of its own.
 #include "cli.hpp"
+#include "agent_session.hpp"
+#include "gateway_tools.hpp"
 
 #include <switchboard/core/as_tuple.hpp>
 #include <switchboard/core/one_shot_event.hpp>
@@ -67,9 +69,12 @@ awaitable<void> serve_session(std::shared_ptr<gateway::Gateway> gw, std::shared_
     co_await gw->serve(std::move(channel));
 }
 
-awaitable<void> settle(std::shared_ptr<host::ServerPool> pool, std::shared_ptr<core::OneShotEvent> settled) {
+awaitable<void> settle(std::shared_ptr<host::ServerPool> pool, std::shared_ptr<core::OneShotEvent> settled,
+                       std::shared_ptr<GatewayTools> tools) {
     co_await pool->wait_until_settled();
     report_failures(*pool);
+    // Agents and skills (served skills need the servers up) become tools of every client session.
+    if (tools->llm) tools->definitions = co_await all_definitions(pool);
     settled->set();
 }
 
@@ -230,7 +235,13 @@ awaitable<int> run_gateway(Host& h, std::shared_ptr<gateway::ClientRelay> relay,
     auto ex = co_await asio::this_coro::executor;
     h.main.reset();  // the gateway's clients get contexts of their own
     auto settled = std::make_shared<core::OneShotEvent>();
-    core::spawn_logged(ex, settle(h.pool, settled), "serve: first start");
+    auto tools = std::make_shared<GatewayTools>();
+    tools->tool_search = h.pool->config().tool_search.value_or(false);
+    if (auto settings = endpoint_settings(h.pool->config(), AgentOptions{}); settings.configured()) {
+        tools->llm = std::make_shared<llm::Client>(ex, settings);
+        tools->registry = std::make_shared<agent::ForkRegistry>(agent::ForkRegistry::default_dir());
+    }
+    core::spawn_logged(ex, settle(h.pool, settled, tools), "serve: first start");
 
     gateway::GatewayOptions go;
     go.context.name = "gateway";
@@ -238,6 +249,7 @@ awaitable<int> run_gateway(Host& h, std::shared_ptr<gateway::ClientRelay> relay,
     go.server.info = mcp::Implementation{"switchboard", SWITCHBOARD_VERSION, "Switchboard gateway"};
     auto metrics = std::make_shared<gateway::Metrics>();
     go.metrics = metrics;
+    go.host_tools = gateway_host_tools(h.pool, tools);
     go.server.instructions =
         "Switchboard gateway: the tools, resources and prompts of several MCP servers. A name two servers share is "
         "prefixed with its server's name (server__name).";

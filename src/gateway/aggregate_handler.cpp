@@ -147,9 +147,18 @@ Error AggregateHandler::upstream_error(const std::string& server, Error e) const
 Reply AggregateHandler::list_tools(std::string, mcp::RequestContext) {
     auto self = shared_from_this();
     json::array tools;
-    for (const auto& t : context_->tools().tools()) {
+    const auto& index = context_->tools();
+    for (const auto& t : index.tools()) {
         auto o = t.tool->to_json();
         o["name"] = t.name;
+        tools.push_back(std::move(o));
+    }
+    for (const auto& t : host_tools_) {
+        if (index.find(t.name)) continue;  // a server's tool of that name wins
+        json::object o;
+        o["name"] = t.name;
+        o["description"] = t.description;
+        o["inputSchema"] = t.input_schema;
         tools.push_back(std::move(o));
     }
     json::object result;
@@ -159,6 +168,12 @@ Reply AggregateHandler::list_tools(std::string, mcp::RequestContext) {
 
 Reply AggregateHandler::call_tool(std::string name, json::object arguments, mcp::RequestContext ctx) {
     auto self = shared_from_this();
+    if (!context_->tools().find(name))
+        for (const auto& t : host_tools_)
+            if (t.name == name) {
+                auto call = t.call;  // the handler may change while this runs: the call holds its own
+                co_return co_await call(std::move(arguments), std::move(ctx));
+            }
     auto resolved = co_await context_->resolve_tool(name);
     if (!resolved) {
         auto e = resolved.error();
@@ -430,6 +445,7 @@ awaitable<void> Gateway::serve(std::shared_ptr<jsonrpc::Channel> channel) {
     co.name = fmt::format("{}:{}", options_.context.name, next_++);
     auto context = host::Context::create(pool_, std::move(co));
     auto handler = AggregateHandler::create(context, relay_, options_.metrics);
+    if (options_.host_tools) handler->set_host_tools(options_.host_tools(context));
     mcp::Server server(options_.server, handler);
     ++sessions_;
     struct Count {

@@ -17,6 +17,8 @@
 // - list_changed: the context's tool/prompt/resource changes become notifications to the client (listChanged is
 //   advertised for all three).
 // - errors from upstreams name the server; values of the config's headers and env never appear in them.
+// - host tools (GatewayOptions::host_tools: agents and skills as agent__<name> / skill__<name>, tool search) are
+//   listed after the context's tools and answered by the gateway itself; a context tool of the same name wins.
 //
 // Thread-safety: single owner, on the pool's executor.
 #pragma once
@@ -27,6 +29,7 @@
 #include <switchboard/mcp/server.hpp>
 #include <switchboard/mcp/server_handler.hpp>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -34,6 +37,17 @@
 #include <vector>
 
 namespace switchboard::gateway {
+
+/// A tool the gateway answers itself (an agent, a skill, tool search), not a server's.
+struct HostTool {
+    std::string name;
+    std::string description;
+    boost::json::object input_schema;
+    /// The call: a CallToolResult object (content, isError), or an error for the client.
+    std::function<boost::asio::awaitable<jsonrpc::Outcome<boost::json::object>>(boost::json::object arguments,
+                                                                        mcp::RequestContext ctx)>
+        call;
+};
 
 class AggregateHandler : public mcp::ServerHandler, public std::enable_shared_from_this<AggregateHandler> {
 public:
@@ -62,6 +76,8 @@ public:
     Reply<boost::json::object> complete(boost::json::object params, mcp::RequestContext ctx) override;
 
     host::Context& context() { return *context_; }
+    /// Tools this handler answers itself (set once, before the session serves).
+    void set_host_tools(std::vector<HostTool> tools) { host_tools_ = std::move(tools); }
 
     /// A prompt as exposed: its name here, the server and the server's own name.
     struct ExposedPrompt {
@@ -86,6 +102,7 @@ private:
     std::shared_ptr<ClientRelay> relay_;
     std::shared_ptr<Metrics> metrics_;
     host::EventBus::Id subscription_ = 0;
+    std::vector<HostTool> host_tools_;
     std::vector<std::string> last_tools_;
     /// This client's tools/call in flight per server (id, context), the most recent last: log messages go there.
     std::map<std::string, std::vector<std::pair<std::uint64_t, mcp::RequestContext>>> calls_;
@@ -99,6 +116,8 @@ struct GatewayOptions {
     host::ContextOptions context;      ///< template of every client's context (allow_tools, ...); name gets a suffix
     mcp::ServerOptions server;         ///< serverInfo, instructions, eras
     std::shared_ptr<Metrics> metrics;  ///< counts the forwarded tool calls when set
+    /// The host tools of a client session, given its context (e.g. agents whose forks start from it); may be unset.
+    std::function<std::vector<HostTool>(std::shared_ptr<host::Context>)> host_tools;
 };
 
 class Gateway : public std::enable_shared_from_this<Gateway> {
