@@ -85,6 +85,9 @@ int main(int argc, char** argv) {
     options.instructions = instructions;
     options.legacy = !modern_only;
     options.modern = !legacy_only;
+    // The same for every client, and list changes and resource updates are announced: fresh for a minute.
+    options.cache_ttl = std::chrono::minutes(1);
+    options.cache_scope = "public";
 
     mcp::StaticHandlerOptions handler_options;
     handler_options.page_size = page_size;

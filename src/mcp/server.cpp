@@ -96,6 +96,11 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
         return v;
     }
 
+    static bool is_cacheable(std::string_view method) {
+        return method == "server/discover" || method == "tools/list" || method == "prompts/list" ||
+               method == "resources/list" || method == "resources/templates/list" || method == "resources/read";
+    }
+
     awaitable<Outcome<json::value>> handle(std::string method, json::value params, jsonrpc::IncomingRequest req) {
         json::object p = params.is_object() ? std::move(params.get_object()) : json::object{};
         const json::object* meta = nullptr;
@@ -119,11 +124,17 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
             co_return method_not_found(method);
         }
 
+        // A retry of an input round is answered from inputs outside the cache key: never fresh.
+        const bool retried = p.contains("requestState") || p.contains("inputResponses");
         auto ctx = context(method, meta, modern, req);
         auto r = co_await dispatch(method, std::move(p), std::move(ctx), req);
-        if (r && modern && r->is_object()) {
+        if (r && (modern || method == "server/discover") && r->is_object()) {
             auto& o = r->get_object();
             if (!o.contains("resultType")) o["resultType"] = "complete";
+            if (o.at("resultType") == "complete" && is_cacheable(method)) {
+                if (!o.contains("ttlMs")) o["ttlMs"] = retried ? 0 : options.cache_ttl.count();
+                if (!o.contains("cacheScope")) o["cacheScope"] = options.cache_scope;
+            }
             auto& rm = o["_meta"];
             if (!rm.is_object()) rm = json::object{};
             rm.get_object()[meta::server_info] = server_info;

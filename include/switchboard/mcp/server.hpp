@@ -30,6 +30,11 @@ struct ServerOptions {
     bool modern = true;  ///< answer `server/discover` and modern requests
     /// Modern: how long a handler that asked for input waits for the client's retry before it gets an error.
     std::chrono::milliseconds input_timeout{std::chrono::minutes(10)};
+    /// Modern: the caching hints of server/discover, the lists and resources/read (2026-07-28 CacheableResult) when
+    /// the handler's result carries none: `ttlMs` (0: stale at once, re-fetch when needed) and `cacheScope`
+    /// ("private": results may differ per client, e.g. a gateway's per-client context).
+    std::chrono::milliseconds cache_ttl{0};
+    std::string cache_scope = "private";
 };
 
 class Server {
