@@ -11,6 +11,14 @@
 
 namespace switchboard::bench {
 
+// run_one() until `done`. An io_context that ran out of work earlier (everything closed) is stopped and must be
+// restarted; one that runs out of work before `done` would spin: that is an error.
+inline void drive(boost::asio::io_context& ctx, const bool& done) {
+    if (ctx.stopped()) ctx.restart();
+    while (!done)
+        if (ctx.run_one() == 0 && !done) throw std::runtime_error("run_sync: the awaited coroutine can never finish");
+}
+
 template <class T>
 T run_sync(boost::asio::io_context& ctx, boost::asio::awaitable<T> a) {
     std::optional<T> result;
@@ -21,7 +29,7 @@ T run_sync(boost::asio::io_context& ctx, boost::asio::awaitable<T> a) {
         if (!e) result.emplace(std::move(v));
         done = true;
     });
-    while (!done) ctx.run_one();
+    drive(ctx, done);
     if (error) std::rethrow_exception(error);
     return std::move(*result);
 }
@@ -33,7 +41,7 @@ inline void run_sync(boost::asio::io_context& ctx, boost::asio::awaitable<void> 
         error = e;
         done = true;
     });
-    while (!done) ctx.run_one();
+    drive(ctx, done);
     if (error) std::rethrow_exception(error);
 }
 
