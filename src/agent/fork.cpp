@@ -1,4 +1,5 @@
 #include <switchboard/agent/fork.hpp>
+#include <switchboard/agent/tool_search.hpp>
 
 #include <switchboard/core/scope_exit.hpp>
 
@@ -177,6 +178,10 @@ asio::awaitable<ForkResult> run_fork(const Definition& listed, std::string task,
     Conversation conversation(context, llm, loop);
     conversation.approvals() = env.approvals;
     for (auto& t : fork_tools(env, depth + 1, definition.name)) conversation.add_local_tool(std::move(t));
+    if (env.tool_search && *env.tool_search) {
+        ToolSearchEnvironment search{env.pool, context, **env.tool_search};
+        for (auto& t : tool_search_tools(std::move(search))) conversation.add_local_tool(std::move(t));
+    }
 
     // The fork's steps are shown (and its calls approved) like the main conversation's; its messages stay its own.
     Observer inner;

@@ -124,6 +124,7 @@ void AgentSession::offer_tool_search(Host& h) {
                                    conversation_->llm().settings().context_window))
         return;
     agent::ToolSearchEnvironment env{h.pool, h.main, host::ToolCatalog::from_env(host::process_env())};
+    *fork_env_.tool_search = env.catalog;  // forks offer it too
     for (auto& t : agent::tool_search_tools(std::move(env))) conversation_->add_local_tool(std::move(t));
     tool_search_ = true;
 }

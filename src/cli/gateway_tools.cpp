@@ -78,6 +78,7 @@ std::function<std::vector<gateway::HostTool>(std::shared_ptr<host::Context>)> ga
             approvals.all = true;  // the client's call of the agent tool approved the run
             agent::ForkEnvironment env{pool, context, tools->llm, tools->definitions, approvals};
             env.registry = tools->registry;
+            if (tools->tool_search) *env.tool_search = host::ToolCatalog::from_env(host::process_env());
             for (auto& t : agent::fork_tools(env, 1, "")) out.push_back(host_tool(std::move(t)));
         }
         if (tools->tool_search) {

@@ -32,6 +32,7 @@ agent::Definition researcher() {
 class Fork : public ::testing::Test {
 protected:
     TempDir dir;
+    std::optional<host::ToolCatalog> search_;  ///< set: the main conversation offers tool search (forks follow)
     fs::path pids() const { return dir.path / "notes.pids"; }
     /// An eager demo server "main" and a lazy one "notes" (with the extra tool echo_1) that records its pid.
     host::Config config() const {
@@ -55,6 +56,7 @@ protected:
         r.conversation = std::make_unique<agent::Conversation>(r.main, llm, agent::LoopOptions{});
         r.conversation->approvals().all = true;
         agent::ForkEnvironment env{r.pool, r.main, llm, std::move(defs), r.conversation->approvals()};
+        *env.tool_search = search_;
         for (auto& t : agent::fork_tools(env, 1, "")) r.conversation->add_local_tool(std::move(t));
         r.pool->start();
         co_await r.pool->wait_until_settled(20s);
@@ -110,6 +112,26 @@ TEST_F(Fork, ALazyServerRunsOnlyWhileItsAgentRunsAndOnlyTheForkSeesItsTools) {
         const auto result_text = message_text(bodies[3].at("messages").as_array().back());
         EXPECT_NE(result_text.find("Found: the note."), std::string::npos) << result_text;
         EXPECT_NE(result_text.find("1 tool call: echo_1"), std::string::npos) << result_text;
+        co_await rig.pool->shutdown();
+    });
+}
+
+TEST_F(Fork, WithToolSearchOnAForkOffersItToo) {
+    search_ = host::ToolCatalog(dir.path / "catalog");
+    FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("agent__researcher", R"({"task": "Look."})") +
+                               R"(]}, {"content": "Looked."}, {"content": "Done."}])");
+    ASSERT_TRUE(fake.running());
+    run([&]() -> awaitable<void> {
+        std::vector<agent::Definition> defs{researcher()};  // built before the co_await (GCC 12)
+        auto rig = co_await start(fake, std::move(defs));
+        auto result = co_await rig.conversation->send("Ask.", rig.observer);
+        EXPECT_EQ(result.stop, agent::StopReason::done) << result.error;
+        auto bodies = co_await fake.request_bodies();
+        CO_ASSERT_EQ(bodies.size(), 3u);
+        auto fork_tools = offered_tools(bodies[1].as_object());
+        EXPECT_TRUE(has(fork_tools, "search_tools"));
+        EXPECT_TRUE(has(fork_tools, "call_tool"));
+        EXPECT_TRUE(has(fork_tools, "echo_1"));  // its declared server's own tools as before
         co_await rig.pool->shutdown();
     });
 }

@@ -16,6 +16,7 @@
 #include <switchboard/agent/definition.hpp>
 #include <switchboard/agent/fork_registry.hpp>
 #include <switchboard/agent/mcp_skills.hpp>
+#include <switchboard/host/tool_catalog.hpp>
 
 #include <boost/asio/awaitable.hpp>
 
@@ -37,6 +38,9 @@ struct ForkEnvironment {
     std::shared_ptr<LoadedSkills> loaded_skills = std::make_shared<LoadedSkills>();
     /// Where running forks are recorded (and published for `switchboard status`); null: nowhere.
     std::shared_ptr<ForkRegistry> registry;
+    /// Set (shared by every copy) once the main conversation offers tool search: forks offer it too, over the same
+    /// catalog, so an agent reaches lazy servers it did not declare through search_tools / call_tool.
+    std::shared_ptr<std::optional<host::ToolCatalog>> tool_search = std::make_shared<std::optional<host::ToolCatalog>>();
 };
 
 struct ForkResult {
