@@ -10,10 +10,13 @@
 #include <map>
 #include <sstream>
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <spawn.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 extern char** environ;
 
@@ -182,5 +185,18 @@ std::vector<std::pair<std::string, std::int64_t>> rss_by_mapping(int pid) {
 
 std::int64_t rss_kib(int pid) { return status_field(pid, "VmRSS:"); }
 std::int64_t peak_rss_kib(int pid) { return status_field(pid, "VmHWM:"); }
+
+int free_port() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    const bool ok = fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+                    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0;
+    if (fd >= 0) ::close(fd);
+    if (!ok) throw std::runtime_error("no free port on 127.0.0.1");
+    return ntohs(a.sin_port);
+}
 
 }  // namespace switchboard::bench

@@ -101,6 +101,9 @@ std::int64_t peak_rss_kib(int pid = 0);
 /// Resident KiB per mapping name from /proc/<pid>/smaps (file name, "[heap]", "[stack]", "[anon]"), largest first.
 std::vector<std::pair<std::string, std::int64_t>> rss_by_mapping(int pid = 0);
 
+/// A TCP port on 127.0.0.1 that was free a moment ago (bound to 0, read, closed).
+int free_port();
+
 inline double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }

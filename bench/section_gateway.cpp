@@ -21,9 +21,6 @@
 #include <filesystem>
 #include <fstream>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 namespace switchboard::bench {
@@ -36,19 +33,6 @@ using clock = std::chrono::steady_clock;
 namespace {
 
 constexpr int clients_many = 50;
-
-int pick_port() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0)
-        throw std::runtime_error("no free port");
-    ::close(fd);
-    return ntohs(a.sin_port);
-}
 
 std::string trimmed(std::string s) {
     while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
@@ -183,7 +167,7 @@ std::vector<Row> run_gateway(const Context& ctx) {
             stdio.error = e.what();
         }
         try {
-            const int port = pick_port();
+            const int port = free_port();
             ServerProcess peer({ctx.node, ctx.peers_dir + "/ts_gateway.mjs", "--port", std::to_string(port),
                                 "--command", ctx.demo()},
                                {});

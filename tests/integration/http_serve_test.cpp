@@ -20,17 +20,6 @@ namespace {
 namespace json = boost::json;
 using boost::asio::awaitable;
 
-constexpr const char* init_body =
-    R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},)"
-    R"("clientInfo":{"name":"raw","version":"1"}}})";
-
-Headers post_headers() {
-    Headers h;
-    h.emplace_back("Content-Type", "application/json");
-    h.emplace_back("Accept", "application/json, text/event-stream");
-    return h;
-}
-
 Headers session_headers(const std::string& sid) {
     auto h = post_headers();
     h.emplace_back("Mcp-Session-Id", sid);

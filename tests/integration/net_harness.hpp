@@ -35,4 +35,17 @@ std::unique_ptr<ListeningServer> start_listening(const std::string& program, con
 /// A port that was free a moment ago (bind to 0, read it, close).
 std::uint16_t free_port();
 
+/// A legacy `initialize` request body (2025-11-25) for raw HTTP tests.
+inline constexpr const char* init_body =
+    R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},)"
+    R"("clientInfo":{"name":"raw","version":"1"}}})";
+
+/// The headers of an MCP POST: JSON body, JSON or SSE answer.
+inline Headers post_headers() {
+    Headers h;
+    h.emplace_back("Content-Type", "application/json");
+    h.emplace_back("Accept", "application/json, text/event-stream");
+    return h;
+}
+
 }  // namespace switchboard::test
