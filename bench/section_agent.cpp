@@ -158,20 +158,39 @@ std::string script(int warmup, int turns, int rounds) {
     return s;
 }
 
+// switchboard-fake-llm on a script (written to a temporary file, removed at the end) and a client of it.
+struct FakeModel {
+    FakeModel(const std::string& fake, const std::string& tag, const std::string& script, asio::io_context& io)
+        : file(std::filesystem::temp_directory_path() / fmt::format("switchboard-bench-{}-{}.json", tag, ::getpid())),
+          server(written(file, script, fake), {}) {
+        llm::Settings settings;
+        settings.base_url = server.wait_listening();
+        settings.model = "bench-model";
+        settings.max_retries = 0;
+        llm = std::make_shared<llm::Client>(io.get_executor(), settings);
+    }
+    // The script in its file, then the fake's command line.
+    static std::vector<std::string> written(const std::filesystem::path& file, const std::string& script,
+                                            const std::string& fake) {
+        std::ofstream(file) << script;
+        return {fake, file.string()};
+    }
+    ~FakeModel() {
+        std::error_code ec;
+        std::filesystem::remove(file, ec);
+    }
+    std::filesystem::path file;
+    ServerProcess server;
+    std::shared_ptr<llm::Client> llm;
+};
+
 std::vector<Row> turn_rows(const Context& ctx, asio::io_context& io) {
     const std::string fake = ctx.bin_dir + "/switchboard-fake-llm";
     if (!std::filesystem::exists(fake))
         return {failed("agent turn excl. model", fake + " not built (scripts/bench builds it)")};
     const int turns = 200, warmup = 20, rounds = ctx.quick ? 2 : 3;
-    const auto script_file =
-        std::filesystem::temp_directory_path() / fmt::format("switchboard-bench-llm-{}.json", ::getpid());
-    std::ofstream(script_file) << script(warmup, turns, rounds);
-    ServerProcess server({fake, script_file.string()}, {});
-    llm::Settings settings;
-    settings.base_url = server.wait_listening();
-    settings.model = "bench-model";
-    settings.max_retries = 0;
-    auto llm = std::make_shared<llm::Client>(io.get_executor(), settings);
+    FakeModel model(fake, "llm", script(warmup, turns, rounds), io);
+    auto llm = model.llm;
 
     host::Config cfg;
     cfg.source = "<bench>";
@@ -211,8 +230,6 @@ std::vector<Row> turn_rows(const Context& ctx, asio::io_context& io) {
     }
     llm->close();
     rig.stop(io);
-    std::error_code ec;
-    std::filesystem::remove(script_file, ec);
 
     const std::string peer_name = "direct Context::call_tool echo (floor)";
     std::vector<Row> rows;
@@ -358,15 +375,8 @@ std::vector<Row> fork_rows(const Context& ctx, asio::io_context& io) {
         R"({"content":"done"})";
     std::string s = "[";
     for (int i = 0; i < runs + warmup; ++i) s += one + (i + 1 < runs + warmup ? "," : "]");
-    const auto script_file =
-        std::filesystem::temp_directory_path() / fmt::format("switchboard-bench-fork-{}.json", ::getpid());
-    std::ofstream(script_file) << s;
-    ServerProcess server({fake, script_file.string()}, {});
-    llm::Settings settings;
-    settings.base_url = server.wait_listening();
-    settings.model = "bench-model";
-    settings.max_retries = 0;
-    auto llm = std::make_shared<llm::Client>(io.get_executor(), settings);
+    FakeModel model(fake, "fork", s, io);
+    auto llm = model.llm;
 
     host::Config cfg;
     cfg.source = "<bench>";
@@ -407,8 +417,6 @@ std::vector<Row> fork_rows(const Context& ctx, asio::io_context& io) {
     run_sync(io, time_acquires(rig.pool, runs, acquire.us));
     llm->close();
     rig.stop(io);
-    std::error_code ec;
-    std::filesystem::remove(script_file, ec);
 
     Row r;
     r.metric = fmt::format("agent call → fork's first model request p50 ({} runs, lazy server dormant)", runs);
