@@ -102,7 +102,9 @@ asio::awaitable<Outcome<std::vector<Skill>>> list_skills(std::shared_ptr<ClientS
     for (int page = 0; page < 1000; ++page) {
         json::object params;
         if (!cursor.empty()) params["cursor"] = cursor;
-        auto r = co_await session->request("skills/list", std::move(params));
+        CallOptions options;
+        options.timeout = skills_request_timeout;  // a host waits on this before offering anything
+        auto r = co_await session->request("skills/list", std::move(params), std::move(options));
         if (!r) co_return r.error();
         const auto* o = r->if_object();
         const auto* list = o ? o->if_contains("skills") : nullptr;
@@ -124,7 +126,9 @@ asio::awaitable<Outcome<std::vector<Skill>>> list_skills(std::shared_ptr<ClientS
 asio::awaitable<Outcome<Skill>> get_skill(std::shared_ptr<ClientSession> session, std::string uri) {
     json::object params;
     params["uri"] = uri;
-    auto r = co_await session->request("skills/get", std::move(params));
+    CallOptions options;
+    options.timeout = skills_request_timeout;
+    auto r = co_await session->request("skills/get", std::move(params), std::move(options));
     if (!r) co_return r.error();
     const auto* o = r->if_object();
     const auto* entry = o ? o->if_contains("skill") : nullptr;

@@ -12,6 +12,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -24,6 +25,8 @@ inline constexpr std::string_view skills_extension = "io.modelcontextprotocol/sk
 /// The extension's limits a host must accept (and may refuse beyond).
 inline constexpr std::size_t max_skill_files = 512;
 inline constexpr std::uint64_t max_skill_bytes = 16ull * 1024 * 1024;
+/// skills/list (each page) and skills/get: a server that does not answer within this is left out, not waited for.
+inline constexpr std::chrono::milliseconds skills_request_timeout{10'000};
 
 struct SkillFile {
     std::string uri;
