@@ -39,12 +39,6 @@ void ForkRegistry::remove(std::uint64_t id) {
     if (forks_.erase(id)) publish();
 }
 
-std::vector<RunningFork> ForkRegistry::running() const {
-    std::vector<RunningFork> out;
-    for (const auto& [id, f] : forks_) out.push_back(f);
-    return out;
-}
-
 void ForkRegistry::publish() {
     if (dir_.empty()) return;
     std::error_code ec;

@@ -12,8 +12,6 @@ using Status = llm::ToolExecutionResult::Status;
 
 namespace {
 
-std::string server_of(const Definition& d) { return d.origin.starts_with("mcp:") ? d.origin.substr(4) : std::string(); }
-
 bool taken(const std::vector<Definition>& defs, std::string_view name) {
     return std::any_of(defs.begin(), defs.end(), [&](const Definition& d) {
         return d.kind == Definition::Kind::skill && d.name == name;
@@ -85,7 +83,7 @@ asio::awaitable<void> add_mcp_skills(std::shared_ptr<host::ServerPool> pool, std
 }
 
 asio::awaitable<std::string> load_mcp_skill(std::shared_ptr<host::ServerPool> pool, Definition& d) {
-    const auto server = server_of(d);
+    const auto server = d.required.front();  // a served skill's only server is its own (add_mcp_skills)
     auto session = co_await pool->session(server);
     if (!session)
         co_return fmt::format("skill \"{}\": server \"{}\" is unavailable: {}", d.name, server,

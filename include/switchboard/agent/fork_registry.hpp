@@ -37,7 +37,6 @@ public:
 
     std::uint64_t add(RunningFork fork);
     void remove(std::uint64_t id);
-    std::vector<RunningFork> running() const;
 
     /// $XDG_RUNTIME_DIR/switchboard, or /tmp/switchboard-<uid>.
     static std::filesystem::path default_dir();
