@@ -84,6 +84,7 @@ struct ServeOptions {
     bool cors_proxy = false;                    ///< --cors-proxy: GET/POST /cors-proxy?url=...
     std::vector<std::string> cors_proxy_allow;  ///< --cors-proxy-allow CIDR: special addresses the proxy may reach
     std::string instance_id;  ///< --instance-id: prefix of legacy session ids (load balancers route on it)
+    std::string db;           ///< --db: the web UI's conversations (default: the store's default path)
 };
 /// Fills the token from the environment and checks the options: an error message (exit 2) or nullopt.
 std::optional<std::string> check_serve_options(ServeOptions& options);

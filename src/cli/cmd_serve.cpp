@@ -15,6 +15,9 @@
 #include <switchboard/transport/fd_channel.hpp>
 #include <switchboard/transport/http_server.hpp>
 #include <switchboard/transport/param_headers.hpp>
+#include <switchboard/webapi/api.hpp>
+#include <switchboard/webapi/chat_service.hpp>
+#include <switchboard/webapi/ui_page.hpp>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -98,6 +101,8 @@ public:
         timer_.cancel();
         signals_.cancel();
     }
+    /// The file was just written by us (the web API), which applies it itself: not a change to reload.
+    void note_written() { stamp_ = stamp(path_); }
 
 private:
     struct Stamp {
@@ -238,7 +243,8 @@ awaitable<int> run_gateway(Host& h, std::shared_ptr<gateway::ClientRelay> relay,
     auto settled = std::make_shared<core::OneShotEvent>();
     auto tools = std::make_shared<GatewayTools>();
     tools->tool_search = h.pool->config().tool_search.value_or(false);
-    if (auto settings = endpoint_settings(h.pool->config(), AgentOptions{}); settings.configured()) {
+    const auto settings = endpoint_settings(h.pool->config(), AgentOptions{});
+    if (settings.configured()) {
         tools->llm = std::make_shared<llm::Client>(ex, settings);
         tools->registry = std::make_shared<agent::ForkRegistry>(agent::ForkRegistry::default_dir());
     }
@@ -303,6 +309,21 @@ awaitable<int> run_gateway(Host& h, std::shared_ptr<gateway::ClientRelay> relay,
     for (auto v : mcp::legacy_versions) ho.legacy_versions.emplace_back(v);
     for (auto v : mcp::modern_versions) ho.modern_versions.emplace_back(v);
     ho.extra_routes = gateway::ops_routes(h.pool, gw, metrics);
+    auto api = std::make_shared<webapi::ApiOptions>();
+    api->allowed_origins = o.allow_origins;
+    api->token_required = !o.token.empty();
+    api->llm = boost::json::object{
+        {"configured", settings.configured()}, {"model", settings.model}, {"baseUrl", settings.base_url}};
+    api->config_written = [weak = std::weak_ptr(watch)] {
+        if (auto w = weak.lock()) w->note_written();
+    };
+    webapi::ChatOptions chat_options;
+    chat_options.llm = tools->llm;
+    chat_options.not_configured_help = llm::not_configured_help(settings);
+    chat_options.db = o.db.empty() ? store::ConversationStore::default_path() : std::filesystem::path(o.db);
+    auto chats = webapi::ChatService::create(h.pool, std::move(chat_options));
+    ho.extra_routes.add_all(webapi::api_routes(h.pool, api, chats));
+    ho.extra_routes.add_all(webapi::ui_routes());
     ho.tool_param_headers = [tool_view](std::string_view name) -> std::optional<std::vector<transport::ParamHeader>> {
         const auto* t = tool_view->tools().find(name);
         if (!t || !t->tool) return std::nullopt;
@@ -335,11 +356,14 @@ awaitable<int> run_gateway(Host& h, std::shared_ptr<gateway::ClientRelay> relay,
     }
     core::spawn_logged(ex, run_http(http), "serve: http");
     fmt::print(stderr, "listening on {}\n", http->url());
+    fmt::print(stderr, "web UI: http://{}:{}/{}\n", o.bind.find(':') != std::string::npos ? "[" + o.bind + "]" : o.bind,
+               http->port(), webapi::ui_built() ? "" : " (not built: run scripts/setup)");
     std::fflush(stderr);
 
     co_await stop->wait();
     // Graceful: no new connections; the calls in flight finish (up to the deadline); then everything ends.
     http->stop_accepting();
+    co_await chats->shutdown();  // runs stopped: each keeps its completed messages
     co_await drain(*h.pool, drain_deadline);
     co_await gw->shutdown();
     http->stop();

@@ -230,6 +230,7 @@ int main(int argc, char** argv) {
                     return "only letters, digits, - and _";
             return {};
         });
+    serve_cmd->add_option("--db", db, db_help);
     serve_cmd->add_flag("--quiet", serve_options.quiet, "No access log (one line per HTTP request on stderr)");
     serve_cmd->add_flag("--cors-proxy", serve_options.cors_proxy,
                         "Serve /cors-proxy?url=URL for browser pages (the llama.cpp web UI); private addresses refused");
@@ -239,6 +240,7 @@ int main(int argc, char** argv) {
     CLI11_PARSE(app, argc, argv);
     if (db.empty()) db = conv.db;  // `--db` before the command, or after it
     if (!db.empty()) agent.db = db;
+    serve_options.db = db;
     if (resume) agent.resume = resume;
 
     auto logger = spdlog::stderr_color_mt("switchboard");

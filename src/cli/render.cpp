@@ -2,6 +2,7 @@
 #include "cli.hpp"
 
 #include <switchboard/core/text.hpp>
+#include <switchboard/host/status_json.hpp>
 
 #include <fmt/format.h>
 #include <boost/json/serialize.hpp>
@@ -33,70 +34,16 @@ std::string short_duration(std::chrono::milliseconds d) {
 
 }  // namespace
 
-namespace {
-
-// Strings (and keys) made valid UTF-8, in place: a server's stderr tail or garbage it printed ends up in errors, and
-// one invalid byte would make a JSON parser reject the whole document.
-void make_valid_utf8(json::value& v) {
-    if (auto* s = v.if_string()) {
-        if (!core::is_valid_utf8(*s)) *s = core::to_valid_utf8(*s);
-    } else if (auto* a = v.if_array()) {
-        for (auto& item : *a) make_valid_utf8(item);
-    } else if (auto* o = v.if_object()) {
-        json::object fixed;
-        bool keys_changed = false;
-        for (auto& item : *o) {
-            make_valid_utf8(item.value());
-            keys_changed = keys_changed || !core::is_valid_utf8(item.key());
-        }
-        if (!keys_changed) return;
-        for (auto& item : *o) fixed[core::to_valid_utf8(item.key())] = std::move(item.value());
-        *o = std::move(fixed);
-    }
-}
-
-}  // namespace
+namespace {}  // namespace
 
 void print_json(json::value v) {
-    make_valid_utf8(v);
+    core::make_valid_utf8(v);
     fmt::print("{}\n", json::serialize(v));
 }
 
 json::value status_json(const std::vector<ServerStatus>& servers) {
     json::array arr;
-    for (const auto& s : servers) {
-        json::object o;
-        o["name"] = s.name;
-        o["transport"] = host::to_string(s.transport);
-        o["phase"] = s.enabled ? std::string(host::to_string(s.phase)) : std::string("disabled");
-        o["enabled"] = s.enabled;
-        o["lazy"] = s.lazy;
-        if (s.lazy) {
-            o["lifecycle"] = s.lifecycle();
-            o["leases"] = s.leases;
-            const auto ms = s.keep_warm.count();
-            if (ms % 1000 == 0)
-                o["keepWarmSeconds"] = ms / 1000;
-            else
-                o["keepWarmSeconds"] = static_cast<double>(ms) / 1000.0;
-        }
-        o["timeInPhaseMs"] = s.time_in_phase.count();
-        json::object per_phase;
-        for (int i = 0; i < host::phase_count; ++i)
-            if (s.time_per_phase[i].count() > 0)
-                per_phase[host::to_string(static_cast<Phase>(i))] = s.time_per_phase[i].count();
-        o["phaseTimesMs"] = std::move(per_phase);
-        o["era"] = s.era ? json::value(mcp::to_string(*s.era)) : json::value(nullptr);
-        o["protocolVersion"] = s.protocol_version.empty() ? json::value(nullptr) : json::value(s.protocol_version);
-        o["tools"] = s.tools;
-        o["resources"] = s.resources;
-        o["prompts"] = s.prompts;
-        o["connectMs"] = s.connect_time.count();
-        o["reconnects"] = s.reconnects;
-        o["error"] = s.last_error.empty() ? json::value(nullptr) : json::value(s.last_error);
-        o["stderrTail"] = s.stderr_tail;
-        arr.push_back(std::move(o));
-    }
+    for (const auto& s : servers) arr.push_back(host::to_json(s));
     return arr;
 }
 

@@ -1,6 +1,7 @@
 #include <switchboard/core/text.hpp>
 
 #include <fmt/format.h>
+#include <boost/json/value.hpp>
 
 #include <algorithm>
 
@@ -121,5 +122,23 @@ std::string shorten(std::string_view text, std::size_t max) {
 }
 
 std::string first_line(std::string_view text, std::size_t max) { return shorten(text.substr(0, text.find('\n')), max); }
+
+void make_valid_utf8(boost::json::value& v) {
+    if (auto* s = v.if_string()) {
+        if (!is_valid_utf8(*s)) *s = to_valid_utf8(*s);
+    } else if (auto* a = v.if_array()) {
+        for (auto& item : *a) make_valid_utf8(item);
+    } else if (auto* o = v.if_object()) {
+        boost::json::object fixed;
+        bool keys_changed = false;
+        for (auto& item : *o) {
+            make_valid_utf8(item.value());
+            keys_changed = keys_changed || !is_valid_utf8(item.key());
+        }
+        if (!keys_changed) return;
+        for (auto& item : *o) fixed[to_valid_utf8(item.key())] = std::move(item.value());
+        *o = std::move(fixed);
+    }
+}
 
 }  // namespace switchboard::core

@@ -506,6 +506,8 @@ void add_servers(const json::object& map, std::string_view map_key, const EnvLoo
 
 }  // namespace
 
+json::value parse_jsonc(std::string_view text, std::string_view source) { return parse_json(text, source); }
+
 std::string_view to_string(TransportKind kind) {
     switch (kind) {
     case TransportKind::stdio: return "stdio";

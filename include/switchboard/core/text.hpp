@@ -3,6 +3,8 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <boost/json/fwd.hpp>
+
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -30,6 +32,10 @@ bool is_valid_utf8(std::string_view text);
 /// `text` with every ill-formed UTF-8 sequence replaced by U+FFFD (JSON output must be valid UTF-8; a server's stderr
 /// or garbage output is not).
 std::string to_valid_utf8(std::string_view text);
+
+/// Every string (and key) of `v` made valid UTF-8, in place: a server's stderr tail or garbage it printed ends up in
+/// errors, and one invalid byte would make a JSON parser reject the whole document we print or serve.
+void make_valid_utf8(boost::json::value& v);
 
 /// At most `max` bytes of `text` (cut on a UTF-8 boundary) with "…" appended when cut.
 std::string shorten(std::string_view text, std::size_t max);

@@ -90,6 +90,9 @@ std::string expand_vars(std::string_view text, const EnvLookup& env, std::vector
 /// A config file or document larger than this is refused before it is parsed.
 inline constexpr std::size_t max_config_size = 8u * 1024 * 1024;
 
+/// Parses JSON with comments and trailing commas; throws ConfigError "source:line:column: what" when it is not.
+boost::json::value parse_jsonc(std::string_view text, std::string_view source);
+
 /// Parses a config document. JSON with comments and trailing commas is accepted (VS Code writes JSONC).
 /// Throws ConfigError on invalid JSON (with line:column) or a document that has neither `mcpServers` nor `servers`.
 Config parse_config(std::string_view text, std::string_view source_name, const EnvLookup& env = process_env());

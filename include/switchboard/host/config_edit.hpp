@@ -1,0 +1,51 @@
+// Editing a config file one server entry at a time (the web UI's server form): the entry's text is replaced, added or
+// removed, and every other byte of the file stays as it was (comments, order, formatting, other servers). Comments
+// inside a replaced entry are not kept. A bad entry never reaches the file: the edited text is parsed again, and the
+// entry checked exactly as the loader checks it, before the file is written (atomically).
+//
+// Thread-safety: free functions; no shared state.
+#pragma once
+
+#include <switchboard/host/config.hpp>
+
+#include <boost/json/object.hpp>
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace switchboard::host {
+
+struct ServerEntryEdit {
+    std::string name;                          ///< the entry's name after the edit
+    std::string previous_name;                 ///< the entry to replace (empty: `name`); absent: a new entry
+    std::optional<boost::json::object> entry;  ///< the object under the name in `mcpServers`; nullopt: remove
+};
+
+/// The edited text. Throws ConfigError (naming `source`) when the text is not a config object, when `name` is taken
+/// by another entry, or when an entry to remove does not exist.
+std::string edit_server_entry(std::string_view text, const ServerEntryEdit& edit, std::string_view source);
+
+/// Each server entry as written in the file (no `${VAR}` expanded), by name; entries that are not objects are left
+/// out. Throws ConfigError on text that is not JSON(C).
+std::map<std::string, boost::json::object, std::less<>> raw_server_entries(std::string_view text,
+                                                                           std::string_view source);
+
+/// `entry` as a JSON member value, indented for a member whose key starts at column `indent`.
+std::string format_entry(const boost::json::value& entry, std::size_t indent);
+
+struct ConfigFileEdit {
+    Config config;                      ///< the file as loaded after the edit
+    std::vector<std::string> warnings;  ///< about the edited entry (unknown keys, unset variables)
+};
+
+/// Reads `file`, applies `edit`, checks the result and writes it atomically. Throws ConfigError when the edit is
+/// refused (the reason names the server and the field); the file is then untouched. Throws std::runtime_error when
+/// the file cannot be read or written.
+ConfigFileEdit edit_config_file(const std::filesystem::path& file, const ServerEntryEdit& edit,
+                                const EnvLookup& env = process_env());
+
+}  // namespace switchboard::host

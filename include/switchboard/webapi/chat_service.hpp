@@ -1,0 +1,127 @@
+// The web UI's chats: conversations from the SQLite store, each answered by the agent loop on a context of its own
+// (its per-conversation server and tool switches, its remembered approvals), with the events of a run queued for the
+// HTTP stream that shows them.
+//
+// A run is a task of the service, not of the request: the request's handler only writes what the run queued. So a
+// browser that goes away, or a Stop, cancels the run cleanly (the loop keeps every completed message), and the run
+// never touches a response that is gone.
+//
+// Thread-safety: single owner; everything on the pool's executor. SQLite statements are short (one transaction per
+// completed message batch).
+#pragma once
+
+#include <switchboard/agent/conversation.hpp>
+#include <switchboard/core/one_shot_event.hpp>
+#include <switchboard/core/task_group.hpp>
+#include <switchboard/llm/client.hpp>
+#include <switchboard/store/conversation_store.hpp>
+
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/json/object.hpp>
+
+#include <cstdint>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+
+namespace switchboard::host {
+class ServerPool;
+}
+
+namespace switchboard::webapi {
+
+struct ChatOptions {
+    std::shared_ptr<llm::Client> llm;  ///< null: no model is configured (chat requests are refused, with the help)
+    std::string not_configured_help;   ///< what to set, for that refusal
+    std::filesystem::path db;          ///< the conversation store
+    int max_turns = 25;                ///< model requests per message before "continue?"
+};
+
+/// The events of one run, waiting for the stream to write them.
+class EventQueue {
+public:
+    explicit EventQueue(boost::asio::any_io_executor ex) : wake_(std::move(ex)) {}
+    void push(std::string event, boost::json::object data);
+    /// The run ended (after its `done` event).
+    void finish();
+    bool finished() const { return finished_; }
+    bool empty() const { return events_.empty(); }
+    std::pair<std::string, boost::json::object> pop();
+    /// Waits until something is pushed or the run finished (or `max` passed).
+    boost::asio::awaitable<void> wait(std::chrono::steady_clock::duration max);
+
+private:
+    boost::asio::steady_timer wake_;
+    std::deque<std::pair<std::string, boost::json::object>> events_;
+    bool finished_ = false;
+};
+
+/// A question to the user, waiting for /api/chat/approve.
+struct PendingApproval {
+    core::OneShotEvent answered;
+    agent::Decision decision = agent::Decision::deny;
+};
+
+/// One open conversation.
+struct Chat {
+    std::int64_t id = 0;
+    std::shared_ptr<host::Context> context;
+    std::unique_ptr<agent::Conversation> conversation;
+    store::ConversationSettings settings;
+    /// The run in progress (null when none): its events, its Stop, its open questions.
+    std::shared_ptr<EventQueue> events;
+    boost::asio::cancellation_signal stop;
+    std::map<std::string, std::shared_ptr<PendingApproval>> approvals;
+    std::uint64_t next_question = 1;
+    bool running() const { return events != nullptr; }
+};
+
+class ChatService : public std::enable_shared_from_this<ChatService> {
+public:
+    static std::shared_ptr<ChatService> create(std::shared_ptr<host::ServerPool> pool, ChatOptions options);
+
+    const ChatOptions& options() const { return options_; }
+    /// The store, opened on first use. Throws store::StoreError naming the file.
+    store::ConversationStore& store();
+
+    /// The conversation, loaded from the store on first use (messages, switches, approvals); null when there is none.
+    std::shared_ptr<Chat> open(std::int64_t id);
+    /// A new conversation, titled after `text`'s first line.
+    std::shared_ptr<Chat> create_chat(std::string_view text);
+    /// Forgets a deleted conversation (a run in progress is stopped).
+    void forget(std::int64_t id);
+    /// Applies per-conversation switches (and stores them).
+    void set_switches(Chat& chat, store::ConversationSettings settings);
+
+    /// Starts a run: `text` as a new user message (resume: the loop again, after max_turns). Its events go to the
+    /// returned queue. The chat must not be running.
+    std::shared_ptr<EventQueue> start(std::shared_ptr<Chat> chat, std::string text, bool resume);
+    /// Whether conversation `id` is answering now.
+    bool running(std::int64_t id) const {
+        auto it = chats_.find(id);
+        return it != chats_.end() && it->second->running();
+    }
+    /// Stops the chat's run, if any.
+    void stop(Chat& chat);
+
+    /// Stops every run and waits for them.
+    boost::asio::awaitable<void> shutdown();
+
+private:
+    ChatService(std::shared_ptr<host::ServerPool> pool, ChatOptions options);
+    std::shared_ptr<Chat> make_chat(std::int64_t id, std::vector<llm::Message> messages,
+                                    store::ConversationSettings settings);
+    void save_settings(Chat& chat);
+
+    boost::asio::any_io_executor ex_;
+    std::weak_ptr<host::ServerPool> pool_;
+    ChatOptions options_;
+    std::unique_ptr<store::ConversationStore> store_;
+    std::map<std::int64_t, std::shared_ptr<Chat>> chats_;
+    core::TaskGroup runs_;
+};
+
+}  // namespace switchboard::webapi

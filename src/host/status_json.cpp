@@ -1,0 +1,42 @@
+#include <switchboard/host/status_json.hpp>
+
+namespace switchboard::host {
+
+namespace json = boost::json;
+
+json::object to_json(const ServerStatus& s) {
+    json::object o;
+    o["name"] = s.name;
+    o["transport"] = host::to_string(s.transport);
+    o["phase"] = s.enabled ? std::string(host::to_string(s.phase)) : std::string("disabled");
+    o["enabled"] = s.enabled;
+    o["lazy"] = s.lazy;
+    if (s.lazy) {
+        o["lifecycle"] = s.lifecycle();
+        o["leases"] = s.leases;
+        const auto ms = s.keep_warm.count();
+        if (ms % 1000 == 0)
+            o["keepWarmSeconds"] = ms / 1000;
+        else
+            o["keepWarmSeconds"] = static_cast<double>(ms) / 1000.0;
+    }
+    o["timeInPhaseMs"] = s.time_in_phase.count();
+    json::object per_phase;
+    for (int i = 0; i < host::phase_count; ++i)
+        if (s.time_per_phase[i].count() > 0)
+            per_phase[host::to_string(static_cast<Phase>(i))] = s.time_per_phase[i].count();
+    o["phaseTimesMs"] = std::move(per_phase);
+    o["era"] = s.era ? json::value(mcp::to_string(*s.era)) : json::value(nullptr);
+    o["protocolVersion"] = s.protocol_version.empty() ? json::value(nullptr) : json::value(s.protocol_version);
+    o["tools"] = s.tools;
+    o["resources"] = s.resources;
+    o["prompts"] = s.prompts;
+    o["connectMs"] = s.connect_time.count();
+    o["reconnects"] = s.reconnects;
+    o["activeCalls"] = s.active_calls;
+    o["error"] = s.last_error.empty() ? json::value(nullptr) : json::value(s.last_error);
+    o["stderrTail"] = s.stderr_tail;
+    return o;
+}
+
+}  // namespace switchboard::host

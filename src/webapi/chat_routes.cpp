@@ -1,0 +1,283 @@
+// Conversations and chat: the store's conversations (list, get, create, rename, delete, per-conversation switches),
+// a message answered as a stream of the loop's events, approvals, Stop, continue, and the endpoint's models.
+#include "routes.hpp"
+
+#include <switchboard/core/text.hpp>
+#include <switchboard/host/pool.hpp>
+#include <switchboard/webapi/chat_service.hpp>
+#include <switchboard/webapi/json_request.hpp>
+
+#include <boost/asio/this_coro.hpp>
+#include <fmt/format.h>
+
+namespace switchboard::webapi {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+namespace bhttp = http::bhttp;
+using asio::awaitable;
+using Service = std::shared_ptr<ChatService>;
+
+namespace {
+
+constexpr std::chrono::seconds keep_alive_every{15};
+
+json::object info_json(const store::ConversationInfo& c) {
+    return json::object{{"id", c.id},
+                        {"title", c.title},
+                        {"model", c.model},
+                        {"createdMs", c.created_ms},
+                        {"updatedMs", c.updated_ms},
+                        {"messageCount", c.message_count}};
+}
+
+// The store's errors (a full disk, a locked or damaged file) name the file: 500 with that text.
+template <class F>
+auto with_store(F f) -> decltype(f()) {
+    try {
+        return f();
+    } catch (const store::StoreError& e) {
+        throw http::HttpError(bhttp::status::internal_server_error, e.what());
+    }
+}
+
+std::int64_t id_field(const json::object& body, std::string_view key) {
+    const auto* v = body.if_contains(key);
+    if (!v || v->is_null()) return 0;
+    if (!v->is_int64() && !v->is_uint64())
+        throw http::HttpError(bhttp::status::bad_request, fmt::format("\"{}\" must be a conversation id", key));
+    return v->to_number<std::int64_t>();
+}
+
+std::shared_ptr<Chat> open_chat(ChatService& svc, std::int64_t id) {
+    if (!svc.options().llm)
+        throw http::HttpError(bhttp::status::conflict, "no model is configured: " + svc.options().not_configured_help);
+    auto chat = with_store([&] { return svc.open(id); });
+    if (!chat) throw http::HttpError(bhttp::status::not_found, fmt::format("no conversation {}", id));
+    return chat;
+}
+
+awaitable<void> list(Service svc, http::ServerRequest& req, http::Responder& res) {
+    const auto q = query_parameter(req, "q");
+    json::array out;
+    for (const auto& c : with_store([&] { return svc->store().list(q); })) out.push_back(info_json(c));
+    json::object body;
+    body["conversations"] = std::move(out);
+    co_await send_json(res, std::move(body));
+}
+
+awaitable<void> get(Service svc, http::ServerRequest& req, http::Responder& res) {
+    std::int64_t id = 0;
+    try {
+        id = std::stoll(query_parameter(req, "id"));
+    } catch (const std::exception&) {
+        throw http::HttpError(bhttp::status::bad_request, "?id= must be a conversation id");
+    }
+    auto& db = with_store([&]() -> store::ConversationStore& { return svc->store(); });
+    const auto info = with_store([&] { return db.find(id); });
+    if (!info) throw http::HttpError(bhttp::status::not_found, fmt::format("no conversation {}", id));
+    json::array messages;
+    for (const auto& m : with_store([&] { return db.messages(id); }))
+        messages.push_back(json::object{
+            {"id", m.id}, {"createdMs", m.created_ms}, {"message", m.message.to_json()}, {"meta", m.meta}});
+    json::object body;
+    body["conversation"] = info_json(*info);
+    body["messages"] = std::move(messages);
+    body["settings"] = with_store([&] { return db.settings(id); }).to_json();
+    body["running"] = svc->running(id);
+    co_await send_json(res, std::move(body));
+}
+
+awaitable<void> create(Service svc, Options o, http::ServerRequest& req, http::Responder& res) {
+    const auto body = post_body(req, o->allowed_origins);
+    const auto* t = body.if_contains("title");
+    const std::string title =
+        t && t->is_string() && !t->get_string().empty() ? std::string(t->get_string()) : "New chat";
+    const auto model = svc->options().llm ? svc->options().llm->settings().model : std::string();
+    const auto info = with_store([&] {
+        auto& db = svc->store();
+        return *db.find(db.create(core::shorten(title, 200), model));
+    });
+    json::object out;
+    out["conversation"] = info_json(info);
+    co_await send_json(res, std::move(out));
+}
+
+awaitable<void> rename(Service svc, Options o, http::ServerRequest& req, http::Responder& res) {
+    const auto body = post_body(req, o->allowed_origins);
+    const auto id = id_field(body, "id");
+    const auto title = required_string(body, "title");
+    const auto info = with_store([&] {
+        auto& db = svc->store();
+        if (!db.rename(id, core::shorten(title, 200)))
+            throw http::HttpError(bhttp::status::not_found, fmt::format("no conversation {}", id));
+        return *db.find(id);
+    });
+    json::object out;
+    out["conversation"] = info_json(info);
+    co_await send_json(res, std::move(out));
+}
+
+awaitable<void> remove(Service svc, Options o, http::ServerRequest& req, http::Responder& res) {
+    const auto body = post_body(req, o->allowed_origins);
+    const auto id = id_field(body, "id");
+    svc->forget(id);
+    const bool removed = with_store([&] { return svc->store().remove(id); });
+    if (!removed) throw http::HttpError(bhttp::status::not_found, fmt::format("no conversation {}", id));
+    co_await send_json(res, json::object());
+}
+
+awaitable<void> switches(Service svc, Options o, http::ServerRequest& req, http::Responder& res) {
+    const auto body = post_body(req, o->allowed_origins);
+    auto chat = open_chat(*svc, id_field(body, "id"));
+    auto next = store::ConversationSettings::from_json(body);
+    svc->set_switches(*chat, std::move(next));
+    json::object out;
+    out["settings"] = chat->settings.to_json();
+    co_await send_json(res, std::move(out));
+}
+
+// Writes the run's events as they come, until its `done`. A client that goes away (or a cancelled handler) stops it.
+awaitable<void> stream_run(Service svc, std::shared_ptr<Chat> chat, std::shared_ptr<EventQueue> q,
+                           http::Responder& res) {
+    http::Fields headers;
+    headers.emplace_back("Cache-Control", "no-store");
+    headers.emplace_back("X-Accel-Buffering", "no");
+    const bool started = co_await res.begin_stream("text/event-stream", std::move(headers));
+    if (!started) {
+        svc->stop(*chat);
+        co_return;
+    }
+    for (;;) {
+        while (!q->empty()) {
+            auto item = q->pop();
+            const bool ok = co_await write_event(res, std::move(item.first), std::move(item.second));
+            if (!ok) {
+                svc->stop(*chat);
+                co_return;
+            }
+        }
+        if (q->finished()) break;
+        co_await q->wait(keep_alive_every);
+        const auto state = co_await asio::this_coro::cancellation_state;
+        if (state.cancelled() != asio::cancellation_type::none) {
+            svc->stop(*chat);
+            co_return;
+        }
+        if (q->empty() && !q->finished()) {
+            const bool ok = co_await res.write_chunk(": keep-alive", "", "\n\n");
+            if (!ok) {
+                svc->stop(*chat);
+                co_return;
+            }
+        }
+    }
+    co_await res.end_stream();
+}
+
+awaitable<void> send(PoolRef weak, Service svc, Options o, http::ServerRequest& req, http::Responder& res) {
+    const auto body = post_body(req, o->allowed_origins);
+    auto pool = lock(weak);
+    auto text = required_string(body, "text");
+    const auto id = id_field(body, "conversationId");
+    if (!svc->options().llm)
+        throw http::HttpError(bhttp::status::conflict, "no model is configured: " + svc->options().not_configured_help);
+    auto chat = id ? open_chat(*svc, id) : with_store([&] { return svc->create_chat(text); });
+    if (chat->running())
+        throw http::HttpError(bhttp::status::conflict,
+                              fmt::format("conversation {} is answering already: wait for it or stop it", chat->id));
+    // Attachments first: read now, they go with this message (and are shown on it).
+    if (const auto* list = body.if_contains("attachments"); list && list->is_array()) {
+        for (const auto& a : list->as_array()) {
+            if (!a.is_object()) continue;
+            auto server = required_string(a.as_object(), "server");
+            auto uri = required_string(a.as_object(), "uri");
+            require_server(*pool, server);
+            co_await chat->context->attach_resource(std::move(server), std::move(uri));
+        }
+    }
+    const auto title = with_store([&] { return svc->store().find(chat->id); });
+    auto q = svc->start(chat, std::move(text), false);
+    q->push("conversation", json::object{{"id", chat->id}, {"title", title ? title->title : std::string()}});
+    co_await stream_run(svc, chat, q, res);
+}
+
+awaitable<void> resume(Service svc, Options o, http::ServerRequest& req, http::Responder& res) {
+    const auto body = post_body(req, o->allowed_origins);
+    auto chat = open_chat(*svc, id_field(body, "conversationId"));
+    if (chat->running())
+        throw http::HttpError(bhttp::status::conflict, fmt::format("conversation {} is answering already", chat->id));
+    auto q = svc->start(chat, std::string(), true);
+    q->push("conversation", json::object{{"id", chat->id}});
+    co_await stream_run(svc, chat, q, res);
+}
+
+awaitable<void> approve(Service svc, Options o, http::ServerRequest& req, http::Responder& res) {
+    const auto body = post_body(req, o->allowed_origins);
+    auto chat = open_chat(*svc, id_field(body, "conversationId"));
+    const auto request = required_string(body, "requestId");
+    const auto decision = required_string(body, "decision");
+    const auto it = chat->approvals.find(request);
+    if (it == chat->approvals.end())
+        throw http::HttpError(
+            bhttp::status::not_found,
+            fmt::format("no open question {} in conversation {} (answered or stopped)", request, chat->id));
+    using D = agent::Decision;
+    if (decision == "once")
+        it->second->decision = D::allow_once;
+    else if (decision == "tool")
+        it->second->decision = D::always_tool;
+    else if (decision == "server")
+        it->second->decision = D::always_server;
+    else if (decision == "deny")
+        it->second->decision = D::deny;
+    else
+        throw http::HttpError(bhttp::status::bad_request, "\"decision\" must be once, tool, server or deny");
+    it->second->answered.set();
+    co_await send_json(res, json::object());
+}
+
+awaitable<void> stop(Service svc, Options o, http::ServerRequest& req, http::Responder& res) {
+    const auto body = post_body(req, o->allowed_origins);
+    auto chat = open_chat(*svc, id_field(body, "conversationId"));
+    json::object out;
+    out["stopped"] = chat->running();
+    svc->stop(*chat);
+    co_await send_json(res, std::move(out));
+}
+
+awaitable<void> models(Service svc, http::Responder& res) {
+    if (!svc->options().llm)
+        throw http::HttpError(bhttp::status::conflict, "no model is configured: " + svc->options().not_configured_help);
+    auto list = co_await svc->options().llm->models();
+    if (!list) throw http::HttpError(bhttp::status::bad_gateway, "the model endpoint: " + list.error().message);
+    json::array out;
+    for (const auto& m : *list) out.emplace_back(m.id);
+    json::object body;
+    body["models"] = std::move(out);
+    co_await send_json(res, std::move(body));
+}
+
+}  // namespace
+
+void add_chat_routes(http::Router& r, PoolRef pool, Service svc, Options o) {
+    using Req = http::ServerRequest;
+    using Res = http::Responder;
+    r.add(bhttp::verb::get, "/api/conversations", [svc](Req& q, Res& res) { return list(svc, q, res); });
+    r.add(bhttp::verb::get, "/api/conversations/get", [svc](Req& q, Res& res) { return get(svc, q, res); });
+    r.add(bhttp::verb::post, "/api/conversations/create",
+          [svc, o](Req& q, Res& res) { return create(svc, o, q, res); });
+    r.add(bhttp::verb::post, "/api/conversations/rename",
+          [svc, o](Req& q, Res& res) { return rename(svc, o, q, res); });
+    r.add(bhttp::verb::post, "/api/conversations/delete",
+          [svc, o](Req& q, Res& res) { return remove(svc, o, q, res); });
+    r.add(bhttp::verb::post, "/api/conversations/settings",
+          [svc, o](Req& q, Res& res) { return switches(svc, o, q, res); });
+    r.add(bhttp::verb::post, "/api/chat", [pool, svc, o](Req& q, Res& res) { return send(pool, svc, o, q, res); });
+    r.add(bhttp::verb::post, "/api/chat/continue", [svc, o](Req& q, Res& res) { return resume(svc, o, q, res); });
+    r.add(bhttp::verb::post, "/api/chat/approve", [svc, o](Req& q, Res& res) { return approve(svc, o, q, res); });
+    r.add(bhttp::verb::post, "/api/chat/stop", [svc, o](Req& q, Res& res) { return stop(svc, o, q, res); });
+    r.add(bhttp::verb::get, "/api/models", [svc](Req&, Res& res) { return models(svc, res); });
+}
+
+}  // namespace switchboard::webapi

@@ -1,0 +1,237 @@
+#include <switchboard/webapi/chat_service.hpp>
+
+#include <switchboard/core/as_tuple.hpp>
+#include <switchboard/core/scope_exit.hpp>
+#include <switchboard/core/text.hpp>
+#include <switchboard/host/context.hpp>
+#include <switchboard/host/pool.hpp>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <chrono>
+
+namespace switchboard::webapi {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using asio::awaitable;
+
+// ---- EventQueue ---------------------------------------------------------------------------------------------------
+
+void EventQueue::push(std::string event, json::object data) {
+    events_.emplace_back(std::move(event), std::move(data));
+    wake_.cancel();
+}
+
+void EventQueue::finish() {
+    finished_ = true;
+    wake_.cancel();
+}
+
+std::pair<std::string, json::object> EventQueue::pop() {
+    auto front = std::move(events_.front());
+    events_.pop_front();
+    return front;
+}
+
+awaitable<void> EventQueue::wait(std::chrono::steady_clock::duration max) {
+    if (!events_.empty() || finished_) co_return;
+    wake_.expires_after(max);
+    co_await wake_.async_wait(core::as_tuple_awaitable);
+}
+
+// ---- the run --------------------------------------------------------------------------------------------------------
+
+namespace {
+
+std::int64_t now_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+// A tool's result as the UI shows it: the server's CallToolResult when there is one, else the host's error text.
+json::object tool_result_json(const llm::ToolExecutionResult& r) {
+    if (!r.raw.empty()) return r.raw;
+    json::array content;
+    content.push_back(json::object{{"type", "text"}, {"text", r.text()}});
+    return json::object{{"content", std::move(content)}, {"isError", r.is_error}};
+}
+
+json::object stored_json(const store::StoredMessage& m) {
+    return json::object{{"id", m.id}, {"createdMs", m.created_ms}, {"message", m.message.to_json()}, {"meta", m.meta}};
+}
+
+awaitable<void> run(std::shared_ptr<ChatService> self, std::shared_ptr<Chat> chat, std::shared_ptr<EventQueue> q,
+                    std::string text, bool resume) {
+    core::ScopeExit ended([chat, q] {
+        chat->events.reset();
+        chat->approvals.clear();
+        q->finish();
+    });
+    agent::Observer o;
+    o.on_content = [q](std::string_view t) { q->push("content", json::object{{"text", t}}); };
+    o.on_reasoning = [q](std::string_view t) { q->push("reasoning", json::object{{"text", t}}); };
+    o.on_notice = [q](std::string_view t) { q->push("notice", json::object{{"text", t}}); };
+    o.on_tool_start = [q](const llm::ToolCall& call, const std::string& server) {
+        q->push("tool_start",
+                json::object{{"id", call.id}, {"name", call.name}, {"server", server}, {"arguments", call.arguments}});
+    };
+    o.on_tool_end = [q](const agent::ToolCallRecord& record, const llm::ToolExecutionResult& result) {
+        auto data = record.to_json();
+        data["id"] = record.id;
+        data["result"] = tool_result_json(result);
+        q->push("tool_end", std::move(data));
+    };
+    // Every completed batch is stored in one transaction, then shown as stored (with its ids).
+    o.on_messages = [self, chat, q](std::span<const llm::Message> messages, std::span<const json::object> meta) {
+        std::vector<store::StoredMessage> batch;
+        for (std::size_t i = 0; i < messages.size(); ++i) {
+            store::StoredMessage m;
+            m.message = messages[i];
+            if (i < meta.size()) m.meta = meta[i];
+            m.created_ms = now_ms();
+            batch.push_back(std::move(m));
+        }
+        json::array shown;
+        try {
+            const auto ids = self->store().append(chat->id, batch);
+            for (std::size_t i = 0; i < batch.size() && i < ids.size(); ++i) batch[i].id = ids[i];
+        } catch (const std::exception& e) {
+            q->push("notice", json::object{{"text", std::string("this message could not be saved: ") + e.what()}});
+        }
+        for (const auto& m : batch) shown.push_back(stored_json(m));
+        q->push("messages", json::object{{"messages", std::move(shown)}});
+    };
+    o.ask_approval = [chat, q](const agent::ApprovalRequest& r) -> awaitable<agent::Decision> {
+        auto pending = std::make_shared<PendingApproval>();
+        const auto id = "q" + std::to_string(chat->next_question++);
+        chat->approvals[id] = pending;
+        q->push("approval", json::object{{"requestId", id},
+                                         {"name", r.name},
+                                         {"server", r.server},
+                                         {"tool", r.tool},
+                                         {"arguments", r.arguments}});
+        co_await pending->answered.wait();  // a Stop cancels the wait: the decision stays deny
+        chat->approvals.erase(id);
+        co_return pending->decision;
+    };
+
+    auto ex = co_await asio::this_coro::executor;
+    agent::RunResult result;
+    auto& conversation = *chat->conversation;
+    if (resume)
+        result = co_await asio::co_spawn(ex, conversation.run(o),
+                                         asio::bind_cancellation_slot(chat->stop.slot(), asio::use_awaitable));
+    else
+        result = co_await asio::co_spawn(ex, conversation.send(std::move(text), o),
+                                         asio::bind_cancellation_slot(chat->stop.slot(), asio::use_awaitable));
+    self->set_switches(*chat, chat->settings);  // "always" answers given during the run
+    json::object done{{"stop", agent::to_string(result.stop)},
+                      {"turns", result.turns},
+                      {"usage", json::object{{"promptTokens", result.usage.prompt_tokens},
+                                             {"completionTokens", result.usage.completion_tokens}}}};
+    if (!result.error.empty()) done["error"] = result.error;
+    q->push("done", std::move(done));
+}
+
+}  // namespace
+
+// ---- ChatService ----------------------------------------------------------------------------------------------------
+
+std::shared_ptr<ChatService> ChatService::create(std::shared_ptr<host::ServerPool> pool, ChatOptions options) {
+    return std::shared_ptr<ChatService>(new ChatService(std::move(pool), std::move(options)));
+}
+
+ChatService::ChatService(std::shared_ptr<host::ServerPool> pool, ChatOptions options)
+    : ex_(pool->executor()), pool_(pool), options_(std::move(options)), runs_(ex_) {}
+
+store::ConversationStore& ChatService::store() {
+    if (!store_) store_ = std::make_unique<store::ConversationStore>(options_.db);
+    return *store_;
+}
+
+std::shared_ptr<Chat> ChatService::make_chat(std::int64_t id, std::vector<llm::Message> messages,
+                                             store::ConversationSettings settings) {
+    auto pool = pool_.lock();
+    if (!pool || !options_.llm) return nullptr;
+    auto chat = std::make_shared<Chat>();
+    chat->id = id;
+    host::ContextOptions co;
+    co.name = "web:" + std::to_string(id);
+    chat->context = host::Context::create(pool, co);
+    agent::LoopOptions loop;
+    loop.max_turns = options_.max_turns;
+    chat->conversation = std::make_unique<agent::Conversation>(chat->context, options_.llm, loop);
+    chat->conversation->set_messages(std::move(messages));
+    set_switches(*chat, std::move(settings));
+    chats_[id] = chat;
+    return chat;
+}
+
+std::shared_ptr<Chat> ChatService::open(std::int64_t id) {
+    if (auto it = chats_.find(id); it != chats_.end()) return it->second;
+    auto& db = store();
+    if (!db.find(id)) return nullptr;
+    std::vector<llm::Message> messages;
+    for (auto& m : db.messages(id)) messages.push_back(std::move(m.message));
+    return make_chat(id, std::move(messages), db.settings(id));
+}
+
+std::shared_ptr<Chat> ChatService::create_chat(std::string_view text) {
+    const auto model = options_.llm ? options_.llm->settings().model : std::string();
+    const auto id = store().create(core::shorten(core::first_line(text), 80), model);
+    return make_chat(id, {}, {});
+}
+
+void ChatService::forget(std::int64_t id) {
+    auto it = chats_.find(id);
+    if (it == chats_.end()) return;
+    stop(*it->second);
+    chats_.erase(it);
+}
+
+void ChatService::set_switches(Chat& chat, store::ConversationSettings settings) {
+    auto& ctx = *chat.context;
+    if (auto pool = pool_.lock())
+        for (const auto& server : pool->config().servers)
+            ctx.set_server_enabled(server.name, !settings.servers_off.count(server.name));
+    for (const auto& [server, tool] : chat.settings.tools_off) ctx.set_tool_enabled(server, tool, true);
+    for (const auto& [server, tool] : settings.tools_off) ctx.set_tool_enabled(server, tool, false);
+    auto& approvals = chat.conversation->approvals();
+    // What the user answered "always" to during runs is kept with what the settings say.
+    approvals.tools.insert(settings.approved_tools.begin(), settings.approved_tools.end());
+    approvals.servers.insert(settings.approved_servers.begin(), settings.approved_servers.end());
+    settings.approved_tools = approvals.tools;
+    settings.approved_servers = approvals.servers;
+    chat.settings = std::move(settings);
+    save_settings(chat);
+}
+
+void ChatService::save_settings(Chat& chat) {
+    try {
+        store().save_settings(chat.id, chat.settings);
+    } catch (const std::exception&) {
+        // The conversation goes on in memory; the next write reports the store's problem.
+    }
+}
+
+std::shared_ptr<EventQueue> ChatService::start(std::shared_ptr<Chat> chat, std::string text, bool resume) {
+    auto q = std::make_shared<EventQueue>(ex_);
+    chat->events = q;
+    runs_.spawn(run(shared_from_this(), chat, q, std::move(text), resume), "web chat " + std::to_string(chat->id));
+    return q;
+}
+
+void ChatService::stop(Chat& chat) {
+    if (chat.running()) chat.stop.emit(asio::cancellation_type::terminal);
+}
+
+awaitable<void> ChatService::shutdown() {
+    for (auto& [id, chat] : chats_) stop(*chat);
+    co_await runs_.shutdown();
+}
+
+}  // namespace switchboard::webapi

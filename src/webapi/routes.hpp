@@ -1,0 +1,35 @@
+// The route groups of the web API (private to this library; api.cpp puts them together).
+#pragma once
+
+#include <switchboard/http/server.hpp>
+#include <switchboard/webapi/api.hpp>
+#include <switchboard/webapi/chat_service.hpp>
+
+#include <memory>
+#include <optional>
+#include <string_view>
+
+namespace switchboard::webapi {
+
+using PoolRef = std::weak_ptr<host::ServerPool>;
+using Options = std::shared_ptr<const ApiOptions>;
+
+/// /api/info, /api/servers, /api/servers/{restart,enable,save,remove}.
+void add_server_routes(http::Router& r, PoolRef pool, Options options);
+/// /api/tools, /api/tools/call, /api/resources, /api/resources/read, /api/prompts, /api/prompts/get, /api/complete.
+void add_catalog_routes(http::Router& r, PoolRef pool, Options options);
+
+/// {"servers": [ServerStatus + "config", ...]} (docs/api.md).
+boost::json::object servers_json(const host::ServerPool& pool);
+/// One server's ServerStatus + "config"; nullopt when it is no longer configured.
+std::optional<boost::json::object> server_json(const host::ServerPool& pool, std::string_view name);
+
+/// /api/conversations..., /api/chat..., /api/models.
+void add_chat_routes(http::Router& r, PoolRef pool, std::shared_ptr<ChatService> chat, Options options);
+
+/// The pool, or 503 when the gateway is stopping.
+std::shared_ptr<host::ServerPool> lock(const PoolRef& pool);
+/// 404 unless `server` is configured.
+void require_server(const host::ServerPool& pool, const std::string& server);
+
+}  // namespace switchboard::webapi

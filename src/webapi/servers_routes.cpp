@@ -1,0 +1,181 @@
+// /api/info and the servers: status, restart, and edits of the config file (enable, save, remove), applied live.
+#include "routes.hpp"
+
+#include <switchboard/core/spawn.hpp>
+#include <switchboard/host/config_edit.hpp>
+#include <switchboard/host/pool.hpp>
+#include <switchboard/host/status_json.hpp>
+#include <switchboard/webapi/json_request.hpp>
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace switchboard::webapi {
+
+namespace json = boost::json;
+namespace bhttp = http::bhttp;
+namespace fs = std::filesystem;
+using boost::asio::awaitable;
+
+namespace {
+
+// The entries as the file has them now ({} when the pool was not loaded from a file, or the file does not parse).
+std::map<std::string, json::object, std::less<>> file_entries(const host::ServerPool& pool) {
+    const auto& path = pool.config().source;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return {};
+    std::ostringstream text;
+    text << in.rdbuf();
+    try {
+        return host::raw_server_entries(text.str(), path);
+    } catch (const std::exception&) {
+        return {};  // being edited by hand: the next save reports the error
+    }
+}
+
+json::object with_config(const host::ServerStatus& s, const std::map<std::string, json::object, std::less<>>& raw) {
+    auto o = host::to_json(s);
+    const auto it = raw.find(s.name);
+    o["config"] = it == raw.end() ? json::object() : it->second;
+    return o;
+}
+
+// The config file the pool was loaded from: edits need one.
+fs::path config_file(const host::ServerPool& pool) {
+    const auto& source = pool.config().source;
+    std::error_code ec;
+    if (source.empty() || !fs::is_regular_file(source, ec))
+        throw http::HttpError(bhttp::status::conflict,
+                              fmt::format("servers cannot be edited here: the configuration is not a file ({})",
+                                          source.empty() ? "none" : source));
+    return source;
+}
+
+awaitable<void> info(PoolRef weak, Options o, http::Responder& res) {
+    auto pool = lock(weak);
+    std::error_code ec;
+    const auto& source = pool->config().source;
+    auto path = fs::absolute(source, ec);
+    json::object body;
+    body["version"] = SWITCHBOARD_VERSION;
+    body["configPath"] = ec ? source : path.string();
+    body["tokenRequired"] = o->token_required;
+    body["llm"] = o->llm;
+    co_await send_json(res, std::move(body));
+}
+
+awaitable<void> list(PoolRef weak, http::Responder& res) {
+    auto pool = lock(weak);
+    co_await send_json(res, servers_json(*pool));
+}
+
+awaitable<void> restart_in_background(std::shared_ptr<host::ServerPool> pool, std::string name) {
+    co_await pool->restart(std::move(name));
+}
+
+awaitable<void> restart(PoolRef weak, Options o, http::ServerRequest& req, http::Responder& res) {
+    const auto body = post_body(req, o->allowed_origins);
+    auto pool = lock(weak);
+    auto name = required_string(body, "name");
+    require_server(*pool, name);
+    // Answered at once: the phases it goes through arrive on /api/events.
+    core::spawn_logged(pool->executor(), restart_in_background(pool, name), "web api: restart " + name);
+    co_await send_json(res, json::object(), bhttp::status::accepted);
+}
+
+// Writes the edit, has the file watcher take note, applies the result.
+// (The edit comes in parts: GCC 12 miscompiles aggregates passed by value to a coroutine.)
+awaitable<void> apply_edit(std::shared_ptr<host::ServerPool> pool, Options o, std::string name, std::string previous,
+                           std::optional<json::object> entry, http::Responder& res) {
+    const auto file = config_file(*pool);
+    host::ServerEntryEdit edit{std::move(name), std::move(previous), std::move(entry)};
+    host::ConfigFileEdit edited;
+    try {
+        edited = host::edit_config_file(file, edit);
+    } catch (const host::ConfigError& e) {
+        throw http::HttpError(bhttp::status::bad_request, e.what());
+    } catch (const std::exception& e) {
+        throw http::HttpError(bhttp::status::internal_server_error, e.what());
+    }
+    if (o->config_written) o->config_written();
+    co_await pool->apply(std::move(edited.config));
+    auto body = servers_json(*pool);
+    json::array warnings;
+    for (auto& w : edited.warnings) warnings.emplace_back(w);
+    body["warnings"] = std::move(warnings);
+    co_await send_json(res, std::move(body));
+}
+
+awaitable<void> enable(PoolRef weak, Options o, http::ServerRequest& req, http::Responder& res) {
+    const auto body = post_body(req, o->allowed_origins);
+    auto pool = lock(weak);
+    auto name = required_string(body, "name");
+    const auto* enabled = body.if_contains("enabled");
+    if (!enabled || !enabled->is_bool())
+        throw http::HttpError(bhttp::status::bad_request, "\"enabled\" must be true or false");
+    config_file(*pool);
+    auto raw = file_entries(*pool);
+    const auto it = raw.find(name);
+    if (it == raw.end())
+        throw http::HttpError(bhttp::status::not_found,
+                              fmt::format("no server named \"{}\" in {}", name, pool->config().source));
+    auto entry = it->second;
+    entry.erase("enabled");
+    entry.erase("disabled");
+    if (!enabled->get_bool()) entry["enabled"] = false;
+    co_await apply_edit(pool, o, name, std::string(), std::move(entry), res);
+}
+
+awaitable<void> save(PoolRef weak, Options o, http::ServerRequest& req, http::Responder& res) {
+    const auto body = post_body(req, o->allowed_origins);
+    auto pool = lock(weak);
+    auto name = required_string(body, "name");
+    std::string previous;
+    if (const auto* p = body.if_contains("previousName"); p && p->is_string()) previous = p->get_string();
+    const auto* config = body.if_contains("config");
+    if (!config || !config->is_object())
+        throw http::HttpError(bhttp::status::bad_request, "\"config\" must be the server's entry, an object");
+    std::optional<json::object> entry = config->get_object();
+    co_await apply_edit(pool, o, std::move(name), std::move(previous), std::move(entry), res);
+}
+
+awaitable<void> remove(PoolRef weak, Options o, http::ServerRequest& req, http::Responder& res) {
+    const auto body = post_body(req, o->allowed_origins);
+    auto pool = lock(weak);
+    auto name = required_string(body, "name");
+    co_await apply_edit(pool, o, std::move(name), std::string(), std::nullopt, res);
+}
+
+}  // namespace
+
+json::object servers_json(const host::ServerPool& pool) {
+    const auto raw = file_entries(pool);
+    json::array servers;
+    for (const auto& s : pool.status()) servers.push_back(with_config(s, raw));
+    json::object body;
+    body["servers"] = std::move(servers);
+    return body;
+}
+
+std::optional<json::object> server_json(const host::ServerPool& pool, std::string_view name) {
+    auto status = pool.status(name);
+    if (!status) return std::nullopt;
+    return with_config(*status, file_entries(pool));
+}
+
+void add_server_routes(http::Router& r, PoolRef pool, Options o) {
+    using Req = http::ServerRequest;
+    using Res = http::Responder;
+    // Plain lambdas returning the coroutine of a free function (arguments by value): no capturing coroutine.
+    r.add(bhttp::verb::get, "/api/info", [pool, o](Req&, Res& res) { return info(pool, o, res); });
+    r.add(bhttp::verb::get, "/api/servers", [pool](Req&, Res& res) { return list(pool, res); });
+    r.add(bhttp::verb::post, "/api/servers/restart", [pool, o](Req& q, Res& res) { return restart(pool, o, q, res); });
+    r.add(bhttp::verb::post, "/api/servers/enable", [pool, o](Req& q, Res& res) { return enable(pool, o, q, res); });
+    r.add(bhttp::verb::post, "/api/servers/save", [pool, o](Req& q, Res& res) { return save(pool, o, q, res); });
+    r.add(bhttp::verb::post, "/api/servers/remove", [pool, o](Req& q, Res& res) { return remove(pool, o, q, res); });
+}
+
+}  // namespace switchboard::webapi

@@ -1,0 +1,192 @@
+// The web API's chat (docs/api.md, "Chat"): the real binary, the demo server, switchboard-fake-llm as the model and a
+// real SQLite file. A message answered as a stream with a tool call that waits for the user's approval; Stop in the
+// middle of an answer; per-conversation tool switches reaching the model's request; conversations listed, renamed,
+// read back and deleted.
+#include "agent_harness.hpp"
+#include "web_harness.hpp"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <regex>
+
+namespace switchboard::test {
+namespace {
+
+namespace json = boost::json;
+using boost::asio::awaitable;
+
+class WebChat : public WebHarness {
+protected:
+    // Starts the gateway with `fake` as the model.
+    void start_with(const FakeLlm& fake) {
+        write_config("  \"llm\": {\"baseUrl\": \"" + fake.url() + "\", \"model\": \"test-model\"},\n");
+        start();
+        wait_for_phase("demo", "connected");
+    }
+    // The `data` of each `event: NAME` in an SSE body, in order.
+    static std::vector<json::object> events(const std::string& body, const std::string& name) {
+        std::vector<json::object> out;
+        const std::string head = "event: " + name + "\ndata: ";
+        for (auto pos = body.find(head); pos != std::string::npos; pos = body.find(head, pos + 1)) {
+            const auto end = body.find("\n\n", pos);
+            if (end == std::string::npos) break;
+            json::error_code ec;
+            auto v = json::parse(body.substr(pos + head.size(), end - pos - head.size()), ec);
+            if (!ec && v.is_object()) out.push_back(v.as_object());
+        }
+        return out;
+    }
+    Headers post_headers() {
+        return {{"Host", host()}, {"Content-Type", "application/json"}, {"Origin", "http://" + host()}};
+    }
+};
+
+TEST_F(WebChat, AToolCallWaitsForApprovalAndTheAnswerStreamsIntoTheStore) {
+    TempDir dir;
+    FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("add", R"({"a": 2, "b": 3})") +
+                               R"(]}, {"content": "2 + 3 = 5.", "chunkDelayMs": 5}])");
+    ASSERT_TRUE(fake.running());
+    start_with(fake);
+
+    const auto port = gateway_->port;
+    const auto headers = post_headers();
+    std::string body, approve_body;
+    int approve_status = 0;
+    run([&, port, headers]() -> awaitable<void> {
+        auto stream = co_await http_open(port, "POST", "/api/chat", headers, R"({"text": "What is 2 + 3?"})");
+        EXPECT_EQ(stream->status, 200) << stream->error;
+        const bool asked = co_await http_read_until(stream, "event: approval", std::chrono::seconds(10));
+        EXPECT_TRUE(asked) << stream->parser.get().body();
+        co_await http_read_until(stream, "\n\n", std::chrono::milliseconds(200));  // the rest of the event
+        std::smatch m;
+        const std::string so_far = stream->parser.get().body();
+        std::regex_search(so_far, m, std::regex(R"re("requestId":"([^"]+)")re"));
+        const auto conversation = std::regex_search(so_far, std::regex(R"re(event: conversation\ndata: \{"id":1,)re"));
+        EXPECT_TRUE(conversation) << so_far;
+        auto r =
+            co_await http_exchange(port, "POST", "/api/chat/approve", headers,
+                                   R"({"conversationId": 1, "requestId": ")" + m.str(1) + R"(", "decision": "tool"})");
+        approve_status = r.status;
+        approve_body = r.body;
+        co_await http_read_until(stream, "event: done", std::chrono::seconds(10));
+        co_await http_read_until(stream, "\n\n", std::chrono::milliseconds(500));
+        body = stream->parser.get().body();
+    });
+    EXPECT_EQ(approve_status, 200) << approve_body;
+
+    const auto approval = events(body, "approval");
+    ASSERT_EQ(approval.size(), 1u) << body;
+    EXPECT_EQ(approval[0].at("server").as_string(), "demo");
+    EXPECT_EQ(approval[0].at("tool").as_string(), "add");
+    const auto ends = events(body, "tool_end");
+    ASSERT_EQ(ends.size(), 1u) << body;
+    EXPECT_EQ(ends[0].at("result").at("content").at(0).at("text").as_string(), "5");
+    EXPECT_FALSE(ends[0].at("isError").as_bool());
+    std::string answer;
+    for (const auto& c : events(body, "content")) answer += c.at("text").as_string();
+    EXPECT_EQ(answer, "2 + 3 = 5.");
+    // Stored as it completed: the user message, the call with its result, the answer.
+    std::size_t stored = 0;
+    for (const auto& m : events(body, "messages")) stored += m.at("messages").as_array().size();
+    EXPECT_EQ(stored, 4u) << body;
+    const auto done = events(body, "done");
+    ASSERT_EQ(done.size(), 1u) << body;
+    EXPECT_EQ(done[0].at("stop").as_string(), "done");
+
+    // The conversation, read back as a reload of the page would.
+    auto list = parse(get("/api/conversations"));
+    ASSERT_EQ(list.at("conversations").as_array().size(), 1u);
+    EXPECT_EQ(list.at("conversations").at(0).at("title").as_string(), "What is 2 + 3?");
+    EXPECT_EQ(list.at("conversations").at(0).at("messageCount").as_int64(), 4);
+    auto got = parse(get("/api/conversations/get?id=1"));
+    const auto& messages = got.at("messages").as_array();
+    ASSERT_EQ(messages.size(), 4u);
+    EXPECT_EQ(messages[2].at("message").at("role").as_string(), "tool");
+    EXPECT_EQ(messages[2].at("meta").at("server").as_string(), "demo");
+    // "Always for this tool" is remembered with the conversation.
+    EXPECT_EQ(got.at("settings").at("approvedTools").at(0).as_string(), "add");
+    EXPECT_FALSE(got.at("running").as_bool());
+
+    auto renamed = post("/api/conversations/rename", {{"id", 1}, {"title", "Sums"}});
+    EXPECT_EQ(renamed.status, 200) << renamed.body;
+    EXPECT_EQ(parse(get("/api/conversations?q=sum")).at("conversations").at(0).at("title").as_string(), "Sums");
+    EXPECT_TRUE(parse(get("/api/conversations?q=nothing")).at("conversations").as_array().empty());
+    EXPECT_EQ(post("/api/conversations/delete", {{"id", 1}}).status, 200);
+    EXPECT_EQ(get("/api/conversations/get?id=1").status, 404);
+}
+
+TEST_F(WebChat, StopEndsTheAnswerAndKeepsTheCompletedMessages) {
+    TempDir dir;
+    FakeLlm fake(dir.path, R"([{"content": "This will take a long time", "hangMs": 30000}])");
+    ASSERT_TRUE(fake.running());
+    start_with(fake);
+    const auto port = gateway_->port;
+    const auto headers = post_headers();
+    std::string body;
+    int stop_status = 0;
+    auto stopped_at = std::chrono::steady_clock::now();
+    run([&, port, headers]() -> awaitable<void> {
+        auto stream = co_await http_open(port, "POST", "/api/chat", headers, R"({"text": "Tell me a long story"})");
+        EXPECT_EQ(stream->status, 200) << stream->error;
+        co_await http_read_until(stream, "event: content", std::chrono::seconds(10));
+        stopped_at = std::chrono::steady_clock::now();
+        auto r = co_await http_exchange(port, "POST", "/api/chat/stop", headers, R"({"conversationId": 1})");
+        stop_status = r.status;
+        co_await http_read_until(stream, "event: done", std::chrono::seconds(5));
+        co_await http_read_until(stream, "\n\n", std::chrono::milliseconds(500));
+        body = stream->parser.get().body();
+    });
+    EXPECT_EQ(stop_status, 200);
+    EXPECT_LT(std::chrono::steady_clock::now() - stopped_at, std::chrono::seconds(3));
+    const auto done = events(body, "done");
+    ASSERT_EQ(done.size(), 1u) << body;
+    EXPECT_EQ(done[0].at("stop").as_string(), "cancelled");
+    auto got = parse(get("/api/conversations/get?id=1"));
+    ASSERT_FALSE(got.at("messages").as_array().empty());
+    EXPECT_EQ(got.at("messages").at(0).at("message").at("content").as_string(), "Tell me a long story");
+}
+
+TEST_F(WebChat, AToolSwitchedOffForOneConversationIsNotOfferedToTheModel) {
+    TempDir dir;
+    FakeLlm fake(dir.path, R"([{"content": "one"}, {"content": "two"}])");
+    ASSERT_TRUE(fake.running());
+    start_with(fake);
+    auto create = parse(post("/api/conversations/create", {{"title", "switches"}}));
+    const auto id = create.at("conversation").at("id").as_int64();
+    auto off = post("/api/conversations/settings",
+                    {{"id", id}, {"toolsOff", json::array{json::object{{"server", "demo"}, {"tool", "add"}}}}});
+    ASSERT_EQ(off.status, 200) << off.body;
+    auto first = request("POST", "/api/chat", post_headers(),
+                         json::serialize(json::object{{"conversationId", id}, {"text", "hi"}}));
+    EXPECT_EQ(first.status, 200);
+    EXPECT_NE(first.body.find("event: done"), std::string::npos) << first.body;
+    // Another conversation still has it.
+    auto second = request("POST", "/api/chat", post_headers(), R"({"text": "hello"})");
+    EXPECT_NE(second.body.find("event: done"), std::string::npos) << second.body;
+
+    json::array bodies;
+    run([&]() -> awaitable<void> { bodies = co_await fake.request_bodies(); });
+    ASSERT_EQ(bodies.size(), 2u);
+    EXPECT_FALSE(has(offered_tools(bodies[0].as_object()), "add"));
+    EXPECT_TRUE(has(offered_tools(bodies[1].as_object()), "add"));
+    EXPECT_EQ(parse(get("/api/conversations/get?id=" + std::to_string(id)))
+                  .at("settings")
+                  .at("toolsOff")
+                  .at(0)
+                  .at("tool")
+                  .as_string(),
+              "add");
+}
+
+TEST_F(WebChat, WithoutAModelTheChatSaysWhatToSet) {
+    start();
+    auto r = post("/api/chat", {{"text", "hi"}});
+    EXPECT_EQ(r.status, 409);
+    EXPECT_NE(r.body.find("no model is configured"), std::string::npos) << r.body;
+    // The conversations themselves still list.
+    EXPECT_EQ(get("/api/conversations").status, 200);
+}
+
+}  // namespace
+}  // namespace switchboard::test

@@ -1,0 +1,98 @@
+// Tests of `switchboard serve`'s web API: the real binary with the demo server behind it, a JSONC config in a temp
+// directory, raw HTTP requests with the page's own Host and Origin.
+#pragma once
+
+#include "harness.hpp"
+#include "net_harness.hpp"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <unistd.h>
+
+namespace switchboard::test {
+
+class WebHarness : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dir_ =
+            std::filesystem::temp_directory_path() / ("switchboard-webapi-" + std::to_string(::getpid()) + "-" +
+                                                      ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        std::filesystem::create_directories(dir_);
+        config_ = (dir_ / "config.json").string();
+        write_config("");
+    }
+    /// A JSONC config with a comment, the demo server, and `top` (more top-level members, e.g. an llm object).
+    void write_config(const std::string& top) {
+        std::ofstream(config_) << "{\n  // kept through every edit\n"
+                               << top << "  \"mcpServers\": {\n    \"demo\": "
+                               << "{\"command\": \"" << demo_server() << "\"}\n  }\n}\n";
+    }
+    void TearDown() override {
+        gateway_.reset();
+        std::filesystem::remove_all(dir_);
+    }
+    void start(std::vector<std::string> extra = {}) {
+        std::vector<std::string> args{"--config", config_,  "--db", (dir_ / "conversations.db").string(),
+                                      "serve",    "--port", "0",    "--quiet"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        gateway_ = start_listening(SWITCHBOARD_CLI, args);
+        ASSERT_TRUE(gateway_);
+    }
+    std::string host() const { return "127.0.0.1:" + std::to_string(gateway_->port); }
+
+    HttpResult request(const std::string& method, const std::string& target, Headers headers,
+                       const std::string& body = {}) {
+        headers.emplace_back("Host", host());
+        HttpResult out;
+        const auto port = gateway_->port;
+        run([&out, port, method, target, headers, body]() -> boost::asio::awaitable<void> {
+            out = co_await http_exchange(port, method, target, headers, body);
+        });
+        return out;
+    }
+    HttpResult get(const std::string& target) { return request("GET", target, {}); }
+    HttpResult post(const std::string& target, const boost::json::object& body) {
+        return request("POST", target, {{"Content-Type", "application/json"}, {"Origin", "http://" + host()}},
+                       boost::json::serialize(body));
+    }
+    static boost::json::value parse(const HttpResult& r) {
+        boost::json::error_code ec;
+        auto v = boost::json::parse(r.body, ec);
+        EXPECT_FALSE(ec) << r.status << " " << r.body;
+        return v;
+    }
+    // The server's status from /api/servers once `phase` is reached (null after 15 s).
+    boost::json::value wait_for_phase(const std::string& server, const std::string& phase) {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+        boost::json::value last;
+        while (std::chrono::steady_clock::now() < until) {
+            auto v = parse(get("/api/servers"));
+            for (const auto& s : v.at("servers").as_array())
+                if (s.at("name").as_string() == server) {
+                    last = s;
+                    if (s.at("phase").as_string() == phase) return s;
+                }
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+        ADD_FAILURE() << server << " never reached " << phase << "; last: " << boost::json::serialize(last);
+        return nullptr;
+    }
+    std::string config_text() const {
+        std::ifstream in(config_);
+        std::ostringstream s;
+        s << in.rdbuf();
+        return s.str();
+    }
+
+    std::filesystem::path dir_;
+    std::string config_;
+    std::unique_ptr<ListeningServer> gateway_;
+};
+
+}  // namespace switchboard::test
