@@ -320,6 +320,8 @@ awaitable<int> run_gateway(Host& h, std::shared_ptr<gateway::ClientRelay> relay,
     webapi::ChatOptions chat_options;
     chat_options.llm = tools->llm;
     chat_options.not_configured_help = llm::not_configured_help(settings);
+    chat_options.definitions = [tools] { return tools->definitions; };  // filled once the servers settled
+    chat_options.registry = tools->registry;
     chat_options.db = o.db.empty() ? store::ConversationStore::default_path() : std::filesystem::path(o.db);
     auto chats = webapi::ChatService::create(h.pool, std::move(chat_options));
     ho.extra_routes.add_all(webapi::api_routes(h.pool, api, chats));

@@ -4,6 +4,7 @@
 #include <switchboard/core/scope_exit.hpp>
 #include <switchboard/core/text.hpp>
 #include <switchboard/host/context.hpp>
+#include <switchboard/agent/fork.hpp>
 #include <switchboard/host/pool.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -12,6 +13,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <chrono>
+#include <set>
 
 namespace switchboard::webapi {
 
@@ -64,27 +66,43 @@ json::object stored_json(const store::StoredMessage& m) {
     return json::object{{"id", m.id}, {"createdMs", m.created_ms}, {"message", m.message.to_json()}, {"meta", m.meta}};
 }
 
-awaitable<void> run(std::shared_ptr<ChatService> self, std::shared_ptr<Chat> chat, std::shared_ptr<EventQueue> q,
-                    std::string text, bool resume) {
-    core::ScopeExit ended([chat, q] {
-        chat->events.reset();
-        chat->approvals.clear();
-        q->finish();
-    });
-    agent::Observer o;
-    o.on_content = [q](std::string_view t) { q->push("content", json::object{{"text", t}}); };
-    o.on_reasoning = [q](std::string_view t) { q->push("reasoning", json::object{{"text", t}}); };
-    o.on_notice = [q](std::string_view t) { q->push("notice", json::object{{"text", t}}); };
-    o.on_tool_start = [q](const llm::ToolCall& call, const std::string& server) {
-        q->push("tool_start",
-                json::object{{"id", call.id}, {"name", call.name}, {"server", server}, {"arguments", call.arguments}});
+// The callbacks of a run that push its events. `parent` is the agent/skill call a fork's events belong to ("" for the
+// main conversation): the UI nests them in that call's block, and a fork's text is never part of the answer.
+agent::Observer observer_for(std::shared_ptr<ChatService> self, std::shared_ptr<Chat> chat,
+                             std::shared_ptr<EventQueue> q, std::string parent) {
+    const auto tagged = [parent](json::object data) {
+        if (!parent.empty()) data["parent"] = parent;
+        return data;
     };
-    o.on_tool_end = [q](const agent::ToolCallRecord& record, const llm::ToolExecutionResult& result) {
+    agent::Observer o;
+    o.on_content = [q, tagged](std::string_view t) { q->push("content", tagged(json::object{{"text", t}})); };
+    o.on_reasoning = [q, tagged](std::string_view t) { q->push("reasoning", tagged(json::object{{"text", t}})); };
+    o.on_notice = [q, tagged](std::string_view t) { q->push("notice", tagged(json::object{{"text", t}})); };
+    o.on_tool_start = [q, tagged](const llm::ToolCall& call, const std::string& server) {
+        q->push("tool_start",
+                tagged(json::object{
+                    {"id", call.id}, {"name", call.name}, {"server", server}, {"arguments", call.arguments}}));
+    };
+    o.on_tool_end = [q, tagged](const agent::ToolCallRecord& record, const llm::ToolExecutionResult& result) {
         auto data = record.to_json();
         data["id"] = record.id;
         data["result"] = tool_result_json(result);
-        q->push("tool_end", std::move(data));
+        q->push("tool_end", tagged(std::move(data)));
     };
+    o.ask_approval = [chat, q, tagged](const agent::ApprovalRequest& r) -> awaitable<agent::Decision> {
+        auto pending = std::make_shared<PendingApproval>();
+        const auto id = "q" + std::to_string(chat->next_question++);
+        chat->approvals[id] = pending;
+        q->push("approval", tagged(json::object{{"requestId", id},
+                                                {"name", r.name},
+                                                {"server", r.server},
+                                                {"tool", r.tool},
+                                                {"arguments", r.arguments}}));
+        co_await pending->answered.wait();  // a Stop cancels the wait: the decision stays deny
+        chat->approvals.erase(id);
+        co_return pending->decision;
+    };
+    if (!parent.empty()) return o;  // a fork's messages are its own, not the conversation's
     // Every completed batch is stored in one transaction, then shown as stored (with its ids).
     o.on_messages = [self, chat, q](std::span<const llm::Message> messages, std::span<const json::object> meta) {
         std::vector<store::StoredMessage> batch;
@@ -105,20 +123,57 @@ awaitable<void> run(std::shared_ptr<ChatService> self, std::shared_ptr<Chat> cha
         for (const auto& m : batch) shown.push_back(stored_json(m));
         q->push("messages", json::object{{"messages", std::move(shown)}});
     };
-    o.ask_approval = [chat, q](const agent::ApprovalRequest& r) -> awaitable<agent::Decision> {
-        auto pending = std::make_shared<PendingApproval>();
-        const auto id = "q" + std::to_string(chat->next_question++);
-        chat->approvals[id] = pending;
-        q->push("approval", json::object{{"requestId", id},
-                                         {"name", r.name},
-                                         {"server", r.server},
-                                         {"tool", r.tool},
-                                         {"arguments", r.arguments}});
-        co_await pending->answered.wait();  // a Stop cancels the wait: the decision stays deny
-        chat->approvals.erase(id);
-        co_return pending->decision;
-    };
+    return o;
+}
 
+// The lazy servers' lifecycle while a fork runs, as `fork_server` events of its call: loading, active, and released
+// (warm or dormant) when it ends.
+json::object lifecycle_json(const host::ServerStatus& s, const std::string& parent) {
+    return json::object{{"parent", parent}, {"server", s.name}, {"lifecycle", s.lifecycle()}, {"leases", s.leases}};
+}
+
+// An agent/skill tool whose fork reports its steps nested under the call (observer_for with the call's id).
+agent::LocalTool nested(agent::LocalTool tool, std::weak_ptr<ChatService> weak_self, std::weak_ptr<Chat> weak_chat,
+                        std::weak_ptr<host::ServerPool> weak_pool) {
+    tool.run = [inner = std::move(tool.run), weak_self, weak_chat, weak_pool](
+                   llm::ToolCall call, agent::Observer& parent) -> awaitable<llm::ToolExecutionResult> {
+        auto self = weak_self.lock();
+        auto chat = weak_chat.lock();
+        auto pool = weak_pool.lock();
+        if (!self || !chat || !pool || !chat->events) co_return co_await inner(std::move(call), parent);
+        auto q = chat->events;
+        auto child = observer_for(self, chat, q, call.id);
+        child.on_model_request = parent.on_model_request;
+        child.on_model_response = parent.on_model_response;
+        std::set<std::string> seen;
+        const auto id = call.id;
+        const auto sub = pool->events().subscribe([q, id, &seen, weak_pool](const host::Event& e) {
+            if (e.kind != host::Event::Kind::leases_changed && e.kind != host::Event::Kind::phase_changed) return;
+            std::optional<host::ServerStatus> status;
+            if (auto p = weak_pool.lock()) status = p->status(e.server);
+            if (!status || !status->lazy) return;
+            seen.insert(e.server);
+            q->push("fork_server", lifecycle_json(*status, id));
+        });
+        core::ScopeExit unsubscribe([weak_pool, sub] {
+            if (auto p = weak_pool.lock()) p->events().unsubscribe(sub);
+        });
+        auto result = co_await inner(std::move(call), child);
+        for (const auto& server : seen)  // released: what they are now that the fork let go
+            if (auto status = pool->status(server)) q->push("fork_server", lifecycle_json(*status, id));
+        co_return result;
+    };
+    return tool;
+}
+
+awaitable<void> run(std::shared_ptr<ChatService> self, std::shared_ptr<Chat> chat, std::shared_ptr<EventQueue> q,
+                    std::string text, bool resume) {
+    core::ScopeExit ended([chat, q] {
+        chat->events.reset();
+        chat->approvals.clear();
+        q->finish();
+    });
+    auto o = observer_for(self, chat, q, std::string());
     auto ex = co_await asio::this_coro::executor;
     agent::RunResult result;
     auto& conversation = *chat->conversation;
@@ -166,6 +221,13 @@ std::shared_ptr<Chat> ChatService::make_chat(std::int64_t id, std::vector<llm::M
     loop.max_turns = options_.max_turns;
     chat->conversation = std::make_unique<agent::Conversation>(chat->context, options_.llm, loop);
     chat->conversation->set_messages(std::move(messages));
+    // Agents and skills: agent__<name> / skill__<name>, each run in a fork whose lazy servers start only for it.
+    if (options_.definitions) {
+        agent::ForkEnvironment env{pool, chat->context, options_.llm, options_.definitions(), {}};
+        env.registry = options_.registry;
+        for (auto& t : agent::fork_tools(env, 1, ""))
+            chat->conversation->add_local_tool(nested(std::move(t), weak_from_this(), chat, pool));
+    }
     set_switches(*chat, std::move(settings));
     chats_[id] = chat;
     return chat;

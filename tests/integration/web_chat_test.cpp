@@ -8,6 +8,8 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <algorithm>
+#include <fstream>
 #include <regex>
 
 namespace switchboard::test {
@@ -177,6 +179,82 @@ TEST_F(WebChat, AToolSwitchedOffForOneConversationIsNotOfferedToTheModel) {
                   .at("tool")
                   .as_string(),
               "add");
+}
+
+TEST_F(WebChat, AnAgentRunsInAForkWithItsLazyServerAndItsStepsComeNestedUnderItsCall) {
+    TempDir dir;
+    // The main turn calls the agent; the fork calls its lazy server's tool, then answers; the main turn answers.
+    FakeLlm fake(dir.path,
+                 R"([{"toolCalls": [)" + tool_call("agent__researcher", R"({"task": "find the note"})") +
+                     R"(]}, {"toolCalls": [)" + tool_call("echo", R"({"message": "the note"})") +
+                     R"(]}, {"content": "Found: the note."}, {"content": "The researcher found the note."}])");
+    ASSERT_TRUE(fake.running());
+    std::filesystem::create_directories(dir_ / ".switchboard/agents");
+    std::ofstream(dir_ / ".switchboard/agents/researcher.md")
+        << "---\nname: researcher\ndescription: Looks things up in the notes.\nmcp: [notes]\ntools: []\n---\n"
+           "You research.\n";
+    write_config("  \"llm\": {\"baseUrl\": \"" + fake.url() + "\", \"model\": \"test-model\"},\n",
+                 "\"notes\": {\"command\": \"" + demo_server() + "\", \"lazy\": true},\n    ");
+    start_in_test_dir();
+    wait_for_phase("demo", "connected");
+    EXPECT_EQ(parse(get("/api/servers")).at("servers").at(0).at("lifecycle").as_string(), "dormant");
+
+    const auto port = gateway_->port;
+    const auto headers = post_headers();
+    std::string body;
+    run([&, port, headers]() -> awaitable<void> {
+        auto stream = co_await http_open(port, "POST", "/api/chat", headers, R"({"text": "Ask the researcher"})");
+        EXPECT_EQ(stream->status, 200) << stream->error;
+        // The fork's own call asks, nested under the agent's call.
+        const bool asked = co_await http_read_until(stream, "event: approval", std::chrono::seconds(15));
+        EXPECT_TRUE(asked) << stream->parser.get().body();
+        co_await http_read_until(stream, "\n\n", std::chrono::milliseconds(200));
+        std::smatch m;
+        const std::string so_far = stream->parser.get().body();
+        std::regex_search(so_far, m, std::regex(R"re("requestId":"([^"]+)")re"));
+        co_await http_exchange(port, "POST", "/api/chat/approve", headers,
+                               R"({"conversationId": 1, "requestId": ")" + m.str(1) + R"(", "decision": "once"})");
+        co_await http_read_until(stream, "event: done", std::chrono::seconds(15));
+        co_await http_read_until(stream, "\n\n", std::chrono::milliseconds(500));
+        body = stream->parser.get().body();
+    });
+
+    const auto starts = events(body, "tool_start");
+    ASSERT_EQ(starts.size(), 2u) << body;
+    EXPECT_EQ(starts[0].at("name").as_string(), "agent__researcher");
+    EXPECT_FALSE(starts[0].contains("parent"));
+    const auto agent_call = starts[0].at("id").as_string();
+    EXPECT_EQ(starts[1].at("name").as_string(), "echo");
+    EXPECT_EQ(starts[1].at("server").as_string(), "notes");
+    EXPECT_EQ(starts[1].at("parent").as_string(), agent_call);
+    ASSERT_EQ(events(body, "approval").size(), 1u);
+    EXPECT_EQ(events(body, "approval")[0].at("parent").as_string(), agent_call);
+    // The fork's answer is the agent call's result; the conversation's answer is the main turn's alone.
+    std::string answer;
+    for (const auto& c : events(body, "content")) {
+        EXPECT_FALSE(c.contains("parent")) << body;
+        answer += c.at("text").as_string();
+    }
+    EXPECT_EQ(answer, "The researcher found the note.");
+    const auto ends = events(body, "tool_end");
+    ASSERT_EQ(ends.size(), 2u) << body;
+    EXPECT_EQ(ends[0].at("parent").as_string(), agent_call);  // echo, inside the fork
+    EXPECT_EQ(ends[1].at("id").as_string(), agent_call);
+    EXPECT_NE(ends[1].at("result").at("content").at(0).at("text").as_string().find("Found: the note."),
+              std::string::npos)
+        << body;
+    // The lazy server came up for the fork and was let go when it ended.
+    std::vector<std::string> lifecycle;
+    for (const auto& f : events(body, "fork_server")) {
+        EXPECT_EQ(f.at("server").as_string(), "notes");
+        EXPECT_EQ(f.at("parent").as_string(), agent_call);
+        lifecycle.emplace_back(f.at("lifecycle").as_string());
+    }
+    ASSERT_FALSE(lifecycle.empty()) << body;
+    EXPECT_NE(std::find(lifecycle.begin(), lifecycle.end(), "active"), lifecycle.end()) << body;
+    EXPECT_NE(lifecycle.back(), "active") << body;
+    // Stored: only the main conversation's messages (user, the agent call and its result, the answer).
+    EXPECT_EQ(parse(get("/api/conversations/get?id=1")).at("messages").as_array().size(), 4u);
 }
 
 TEST_F(WebChat, WithoutAModelTheChatSaysWhatToSet) {

@@ -27,10 +27,11 @@ protected:
         config_ = (dir_ / "config.json").string();
         write_config("");
     }
-    /// A JSONC config with a comment, the demo server, and `top` (more top-level members, e.g. an llm object).
-    void write_config(const std::string& top) {
+    /// A JSONC config with a comment, the demo server, and `top` (more top-level members, e.g. an llm object) and
+    /// `servers` (more entries, each followed by a comma).
+    void write_config(const std::string& top, const std::string& servers = {}) {
         std::ofstream(config_) << "{\n  // kept through every edit\n"
-                               << top << "  \"mcpServers\": {\n    \"demo\": "
+                               << top << "  \"mcpServers\": {\n    " << servers << "\"demo\": "
                                << "{\"command\": \"" << demo_server() << "\"}\n  }\n}\n";
     }
     void TearDown() override {
@@ -42,6 +43,14 @@ protected:
                                       "serve",    "--port", "0",    "--quiet"};
         args.insert(args.end(), extra.begin(), extra.end());
         gateway_ = start_listening(SWITCHBOARD_CLI, args);
+        ASSERT_TRUE(gateway_);
+    }
+    /// The same from the test's directory (its .switchboard/agents are found there), forks published under it.
+    void start_in_test_dir() {
+        const auto d = dir_.string();
+        gateway_ = start_listening(
+            "/bin/sh", {"-c", "cd '" + d + "' && XDG_RUNTIME_DIR='" + d + "' exec " + SWITCHBOARD_CLI + " --config '" +
+                                  config_ + "' --db '" + d + "/conversations.db' serve --port 0 --quiet"});
         ASSERT_TRUE(gateway_);
     }
     std::string host() const { return "127.0.0.1:" + std::to_string(gateway_->port); }

@@ -11,6 +11,8 @@
 #pragma once
 
 #include <switchboard/agent/conversation.hpp>
+#include <switchboard/agent/definition.hpp>
+#include <switchboard/agent/fork_registry.hpp>
 #include <switchboard/core/one_shot_event.hpp>
 #include <switchboard/core/task_group.hpp>
 #include <switchboard/llm/client.hpp>
@@ -23,6 +25,7 @@
 #include <cstdint>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -38,6 +41,10 @@ struct ChatOptions {
     std::string not_configured_help;   ///< what to set, for that refusal
     std::filesystem::path db;          ///< the conversation store
     int max_turns = 25;                ///< model requests per message before "continue?"
+    /// The agents and skills offered as agent__/skill__ tools (asked when a conversation opens: served skills are
+    /// known once the servers are up). Unset: none.
+    std::function<std::vector<agent::Definition>()> definitions;
+    std::shared_ptr<agent::ForkRegistry> registry;  ///< where running forks are published (`status`); may be null
 };
 
 /// The events of one run, waiting for the stream to write them.
