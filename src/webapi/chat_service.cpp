@@ -78,12 +78,14 @@ agent::Observer observer_for(std::shared_ptr<ChatService> self, std::shared_ptr<
     o.on_content = [q, tagged](std::string_view t) { q->push("content", tagged(json::object{{"text", t}})); };
     o.on_reasoning = [q, tagged](std::string_view t) { q->push("reasoning", tagged(json::object{{"text", t}})); };
     o.on_notice = [q, tagged](std::string_view t) { q->push("notice", tagged(json::object{{"text", t}})); };
-    o.on_tool_start = [q, tagged](const llm::ToolCall& call, const std::string& server) {
+    o.on_tool_start = [chat, q, tagged, parent](const llm::ToolCall& call, const std::string& server) {
+        chat->running_calls[call.id] = {server, parent};
         q->push("tool_start",
                 tagged(json::object{
                     {"id", call.id}, {"name", call.name}, {"server", server}, {"arguments", call.arguments}}));
     };
-    o.on_tool_end = [q, tagged](const agent::ToolCallRecord& record, const llm::ToolExecutionResult& result) {
+    o.on_tool_end = [chat, q, tagged](const agent::ToolCallRecord& record, const llm::ToolExecutionResult& result) {
+        chat->running_calls.erase(record.id);
         auto data = record.to_json();
         data["id"] = record.id;
         data["result"] = tool_result_json(result);
@@ -171,9 +173,26 @@ awaitable<void> run(std::shared_ptr<ChatService> self, std::shared_ptr<Chat> cha
     core::ScopeExit ended([chat, q] {
         chat->events.reset();
         chat->approvals.clear();
+        chat->running_calls.clear();
         q->finish();
     });
     auto o = observer_for(self, chat, q, std::string());
+    // The servers' progress notifications of the calls this run started (a fork's too): `tool_progress` events.
+    std::weak_ptr<host::ServerPool> weak_pool = self->pool();
+    host::EventBus::Id progress_sub = 0;
+    if (auto pool = weak_pool.lock())
+        progress_sub = pool->events().subscribe([chat, q](const host::Event& e) {
+            if (e.kind != host::Event::Kind::progress) return;
+            const auto it = chat->running_calls.find(e.call_id);
+            if (it == chat->running_calls.end() || it->second.first != e.server) return;
+            json::object data = e.data.is_object() ? e.data.get_object() : json::object();
+            data["id"] = e.call_id;
+            if (!it->second.second.empty()) data["parent"] = it->second.second;
+            q->push("tool_progress", std::move(data));
+        });
+    core::ScopeExit stop_progress([weak_pool, progress_sub] {
+        if (auto pool = weak_pool.lock()) pool->events().unsubscribe(progress_sub);
+    });
     auto ex = co_await asio::this_coro::executor;
     agent::RunResult result;
     auto& conversation = *chat->conversation;

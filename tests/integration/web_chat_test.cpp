@@ -149,6 +149,48 @@ TEST_F(WebChat, StopEndsTheAnswerAndKeepsTheCompletedMessages) {
     EXPECT_EQ(got.at("messages").at(0).at("message").at("content").as_string(), "Tell me a long story");
 }
 
+TEST_F(WebChat, ARunningCallShowsItsProgressAndStopCancelsItOnTheServer) {
+    TempDir dir;
+    FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("slow", R"({"seconds": 30, "steps": 30})") +
+                               R"(]}, {"content": "unused"}])");
+    ASSERT_TRUE(fake.running());
+    start_with(fake);
+    const auto port = gateway_->port;
+    const auto headers = post_headers();
+    std::string body;
+    bool progressed = false;
+    auto stopped_at = std::chrono::steady_clock::now();
+    run([&, port, headers]() -> awaitable<void> {
+        auto stream = co_await http_open(port, "POST", "/api/chat", headers, R"({"text": "Take your time"})");
+        co_await http_read_until(stream, "event: approval", std::chrono::seconds(10));
+        co_await http_read_until(stream, "\n\n", std::chrono::milliseconds(200));
+        std::smatch m;
+        const std::string so_far = stream->parser.get().body();
+        std::regex_search(so_far, m, std::regex(R"re("requestId":"([^"]+)")re"));
+        co_await http_exchange(port, "POST", "/api/chat/approve", headers,
+                               R"({"conversationId": 1, "requestId": ")" + m.str(1) + R"(", "decision": "once"})");
+        progressed = co_await http_read_until(stream, "event: tool_progress", std::chrono::seconds(10));
+        stopped_at = std::chrono::steady_clock::now();
+        co_await http_exchange(port, "POST", "/api/chat/stop", headers, R"({"conversationId": 1})");
+        co_await http_read_until(stream, "event: done", std::chrono::seconds(5));
+        co_await http_read_until(stream, "\n\n", std::chrono::milliseconds(500));
+        body = stream->parser.get().body();
+    });
+    EXPECT_TRUE(progressed) << body;
+    EXPECT_LT(std::chrono::steady_clock::now() - stopped_at, std::chrono::seconds(3));
+    const auto progress = events(body, "tool_progress");
+    ASSERT_FALSE(progress.empty()) << body;
+    EXPECT_EQ(progress[0].at("total").as_double(), 30.0);
+    const auto ends = events(body, "tool_end");
+    ASSERT_EQ(ends.size(), 1u) << body;
+    EXPECT_TRUE(ends[0].at("isError").as_bool()) << body;
+    EXPECT_EQ(events(body, "done").at(0).at("stop").as_string(), "cancelled");
+    // The server was told: its slow call ends, and the server takes the next call at once.
+    auto call = post("/api/tools/call", {{"server", "demo"}, {"name", "add"}, {"arguments", {{"a", 1}, {"b", 2}}}});
+    EXPECT_EQ(call.status, 200) << call.body;
+    EXPECT_EQ(parse(get("/api/servers")).at("servers").at(0).at("activeCalls").as_int64(), 0);
+}
+
 TEST_F(WebChat, AToolSwitchedOffForOneConversationIsNotOfferedToTheModel) {
     TempDir dir;
     FakeLlm fake(dir.path, R"([{"content": "one"}, {"content": "two"}])");

@@ -83,6 +83,8 @@ struct Chat {
     boost::asio::cancellation_signal stop;
     std::map<std::string, std::shared_ptr<PendingApproval>> approvals;
     std::uint64_t next_question = 1;
+    /// Tool calls running now: id → (server, parent call), so that the servers' progress reaches their blocks.
+    std::map<std::string, std::pair<std::string, std::string>> running_calls;
     bool running() const { return events != nullptr; }
 };
 
@@ -91,6 +93,7 @@ public:
     static std::shared_ptr<ChatService> create(std::shared_ptr<host::ServerPool> pool, ChatOptions options);
 
     const ChatOptions& options() const { return options_; }
+    std::weak_ptr<host::ServerPool> pool() const { return pool_; }
     /// The store, opened on first use. Throws store::StoreError naming the file.
     store::ConversationStore& store();
 
