@@ -139,6 +139,7 @@ asio::awaitable<RunResult> Conversation::loop(Observer& observer) {
             break;
         }
         llm::ChatRequest request;
+        request.model = options_.model;
         request.tools = request_tools();
         const auto sent_estimate = fit_request(request, observer);
         ++result.turns;

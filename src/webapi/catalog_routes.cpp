@@ -159,14 +159,16 @@ awaitable<void> complete(PoolRef weak, Options o, http::ServerRequest& req, http
 void add_catalog_routes(http::Router& r, PoolRef pool, Options o) {
     using Req = http::ServerRequest;
     using Res = http::Responder;
-    r.add(bhttp::verb::get, "/api/tools", [pool](Req&, Res& res) { return tools(pool, res); });
-    r.add(bhttp::verb::post, "/api/tools/call", [pool, o](Req& q, Res& res) { return call_tool(pool, o, q, res); });
-    r.add(bhttp::verb::get, "/api/resources", [pool](Req&, Res& res) { return resources(pool, res); });
-    r.add(bhttp::verb::post, "/api/resources/read",
-          [pool, o](Req& q, Res& res) { return read_resource(pool, o, q, res); });
-    r.add(bhttp::verb::get, "/api/prompts", [pool](Req&, Res& res) { return prompts(pool, res); });
-    r.add(bhttp::verb::post, "/api/prompts/get", [pool, o](Req& q, Res& res) { return get_prompt(pool, o, q, res); });
-    r.add(bhttp::verb::post, "/api/complete", [pool, o](Req& q, Res& res) { return complete(pool, o, q, res); });
+    add_route(r, bhttp::verb::get, "/api/tools", [pool](Req&, Res& res) { return tools(pool, res); });
+    add_route(r, bhttp::verb::post, "/api/tools/call",
+              [pool, o](Req& q, Res& res) { return call_tool(pool, o, q, res); });
+    add_route(r, bhttp::verb::get, "/api/resources", [pool](Req&, Res& res) { return resources(pool, res); });
+    add_route(r, bhttp::verb::post, "/api/resources/read",
+              [pool, o](Req& q, Res& res) { return read_resource(pool, o, q, res); });
+    add_route(r, bhttp::verb::get, "/api/prompts", [pool](Req&, Res& res) { return prompts(pool, res); });
+    add_route(r, bhttp::verb::post, "/api/prompts/get",
+              [pool, o](Req& q, Res& res) { return get_prompt(pool, o, q, res); });
+    add_route(r, bhttp::verb::post, "/api/complete", [pool, o](Req& q, Res& res) { return complete(pool, o, q, res); });
 }
 
 }  // namespace switchboard::webapi

@@ -2,11 +2,16 @@
 // a message answered as a stream of the loop's events, approvals, Stop, continue, and the endpoint's models.
 #include "routes.hpp"
 
+#include <switchboard/core/as_tuple.hpp>
+#include <switchboard/core/spawn.hpp>
 #include <switchboard/core/text.hpp>
 #include <switchboard/host/pool.hpp>
 #include <switchboard/webapi/chat_service.hpp>
 #include <switchboard/webapi/json_request.hpp>
 
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <fmt/format.h>
 
@@ -85,6 +90,7 @@ awaitable<void> get(Service svc, http::ServerRequest& req, http::Responder& res)
     body["messages"] = std::move(messages);
     body["settings"] = with_store([&] { return db.settings(id); }).to_json();
     body["running"] = svc->running(id);
+    body["pendingApprovals"] = svc->pending_approvals(id);
     co_await send_json(res, std::move(body));
 }
 
@@ -137,7 +143,50 @@ awaitable<void> switches(Service svc, Options o, http::ServerRequest& req, http:
     co_await send_json(res, std::move(out));
 }
 
-// Writes the run's events as they come, until its `done`. A client that goes away (or a cancelled handler) stops it.
+// Watches the request's connection while a run streams, so that a client that goes away stops the run at once (a
+// write would notice only at the next event or keep-alive, and a run waiting for an approval writes nothing). What the
+// client sends meanwhile stays in the connection's buffer for its next request.
+struct ClientWatch {
+    explicit ClientWatch(asio::any_io_executor ex) : finished(std::move(ex)) {}
+    asio::cancellation_signal stop;
+    asio::steady_timer finished;
+    bool stopping = false, done = false, gone = false;
+};
+
+awaitable<void> watch_client(std::shared_ptr<http::ServerConnection> c, std::shared_ptr<ClientWatch> w,
+                             std::shared_ptr<EventQueue> q) {
+    while (c->buffer.size() < 1024 * 1024) {
+        auto [ec, n] =
+            co_await c->stream.socket().async_read_some(c->buffer.prepare(16 * 1024), core::as_tuple_awaitable);
+        if (!ec) c->buffer.commit(n);
+        if (w->stopping) co_return;
+        if (ec) {
+            w->gone = true;
+            q->nudge();
+            co_return;
+        }
+    }
+}
+
+// Writes the run's events as they come, until its `done`; false when the client is gone (or the handler cancelled).
+awaitable<bool> pump(std::shared_ptr<EventQueue> q, std::shared_ptr<ClientWatch> w, http::Responder& res) {
+    for (;;) {
+        while (!q->empty()) {
+            auto item = q->pop();
+            const bool ok = co_await write_event(res, item.first, std::move(item.second));
+            if (!ok) co_return false;
+        }
+        if (q->finished()) co_return true;
+        co_await q->wait(keep_alive_every);
+        const auto state = co_await asio::this_coro::cancellation_state;
+        if (state.cancelled() != asio::cancellation_type::none || w->gone) co_return false;
+        if (q->empty() && !q->finished()) {
+            const bool ok = co_await res.write_chunk(": keep-alive", "", "\n\n");
+            if (!ok) co_return false;
+        }
+    }
+}
+
 awaitable<void> stream_run(Service svc, std::shared_ptr<Chat> chat, std::shared_ptr<EventQueue> q,
                            http::Responder& res) {
     http::Fields headers;
@@ -148,31 +197,42 @@ awaitable<void> stream_run(Service svc, std::shared_ptr<Chat> chat, std::shared_
         svc->stop(*chat);
         co_return;
     }
-    for (;;) {
-        while (!q->empty()) {
-            auto item = q->pop();
-            const bool ok = co_await write_event(res, std::move(item.first), std::move(item.second));
-            if (!ok) {
-                svc->stop(*chat);
-                co_return;
-            }
-        }
-        if (q->finished()) break;
-        co_await q->wait(keep_alive_every);
-        const auto state = co_await asio::this_coro::cancellation_state;
-        if (state.cancelled() != asio::cancellation_type::none) {
-            svc->stop(*chat);
-            co_return;
-        }
-        if (q->empty() && !q->finished()) {
-            const bool ok = co_await res.write_chunk(": keep-alive", "", "\n\n");
-            if (!ok) {
-                svc->stop(*chat);
-                co_return;
-            }
-        }
+    auto ex = co_await asio::this_coro::executor;
+    auto w = std::make_shared<ClientWatch>(ex);
+    asio::co_spawn(ex, watch_client(res.connection(), w, q),
+                   asio::bind_cancellation_slot(w->stop.slot(), [w](std::exception_ptr e) {
+                       core::log_exception(e, "web api: chat client watch");
+                       w->done = true;
+                       w->finished.cancel();
+                   }));
+    const bool whole = co_await pump(q, w, res);
+    // The watcher reads from the connection: it must be gone before the server reads the next request.
+    w->stopping = true;
+    w->stop.emit(asio::cancellation_type::terminal);
+    while (!w->done) {
+        w->finished.expires_after(std::chrono::seconds(1));
+        co_await w->finished.async_wait(core::as_tuple_awaitable);
+    }
+    if (!whole) {
+        svc->stop(*chat);
+        res.set_keep_alive(false);
+        co_return;
     }
     co_await res.end_stream();
+}
+
+// The model and turn limit a request asks for (the UI's settings): kept by the conversation for its next runs.
+void apply_run_options(ChatService& svc, Chat& chat, const json::object& body) {
+    auto& loop = chat.conversation->loop_options();
+    if (const auto* m = body.if_contains("model"); m && m->is_string() && !m->get_string().empty()) {
+        loop.model = m->get_string();
+        with_store([&] { svc.store().set_model(chat.id, loop.model); });
+    }
+    if (const auto* t = body.if_contains("maxTurns"); t && !t->is_null()) {
+        if (!t->is_int64() || t->get_int64() < 1 || t->get_int64() > 1000)
+            throw http::HttpError(bhttp::status::bad_request, "\"maxTurns\" must be a whole number from 1 to 1000");
+        loop.max_turns = static_cast<int>(t->get_int64());
+    }
 }
 
 awaitable<void> send(PoolRef weak, Service svc, Options o, http::ServerRequest& req, http::Responder& res) {
@@ -186,6 +246,7 @@ awaitable<void> send(PoolRef weak, Service svc, Options o, http::ServerRequest& 
     if (chat->running())
         throw http::HttpError(bhttp::status::conflict,
                               fmt::format("conversation {} is answering already: wait for it or stop it", chat->id));
+    apply_run_options(*svc, *chat, body);
     // Attachments first: read now, they go with this message (and are shown on it).
     if (const auto* list = body.if_contains("attachments"); list && list->is_array()) {
         for (const auto& a : list->as_array()) {
@@ -196,9 +257,7 @@ awaitable<void> send(PoolRef weak, Service svc, Options o, http::ServerRequest& 
             co_await chat->context->attach_resource(std::move(server), std::move(uri));
         }
     }
-    const auto title = with_store([&] { return svc->store().find(chat->id); });
     auto q = svc->start(chat, std::move(text), false);
-    q->push("conversation", json::object{{"id", chat->id}, {"title", title ? title->title : std::string()}});
     co_await stream_run(svc, chat, q, res);
 }
 
@@ -207,8 +266,8 @@ awaitable<void> resume(Service svc, Options o, http::ServerRequest& req, http::R
     auto chat = open_chat(*svc, id_field(body, "conversationId"));
     if (chat->running())
         throw http::HttpError(bhttp::status::conflict, fmt::format("conversation {} is answering already", chat->id));
+    apply_run_options(*svc, *chat, body);
     auto q = svc->start(chat, std::string(), true);
-    q->push("conversation", json::object{{"id", chat->id}});
     co_await stream_run(svc, chat, q, res);
 }
 
@@ -263,21 +322,24 @@ awaitable<void> models(Service svc, http::Responder& res) {
 void add_chat_routes(http::Router& r, PoolRef pool, Service svc, Options o) {
     using Req = http::ServerRequest;
     using Res = http::Responder;
-    r.add(bhttp::verb::get, "/api/conversations", [svc](Req& q, Res& res) { return list(svc, q, res); });
-    r.add(bhttp::verb::get, "/api/conversations/get", [svc](Req& q, Res& res) { return get(svc, q, res); });
-    r.add(bhttp::verb::post, "/api/conversations/create",
-          [svc, o](Req& q, Res& res) { return create(svc, o, q, res); });
-    r.add(bhttp::verb::post, "/api/conversations/rename",
-          [svc, o](Req& q, Res& res) { return rename(svc, o, q, res); });
-    r.add(bhttp::verb::post, "/api/conversations/delete",
-          [svc, o](Req& q, Res& res) { return remove(svc, o, q, res); });
-    r.add(bhttp::verb::post, "/api/conversations/settings",
-          [svc, o](Req& q, Res& res) { return switches(svc, o, q, res); });
-    r.add(bhttp::verb::post, "/api/chat", [pool, svc, o](Req& q, Res& res) { return send(pool, svc, o, q, res); });
-    r.add(bhttp::verb::post, "/api/chat/continue", [svc, o](Req& q, Res& res) { return resume(svc, o, q, res); });
-    r.add(bhttp::verb::post, "/api/chat/approve", [svc, o](Req& q, Res& res) { return approve(svc, o, q, res); });
-    r.add(bhttp::verb::post, "/api/chat/stop", [svc, o](Req& q, Res& res) { return stop(svc, o, q, res); });
-    r.add(bhttp::verb::get, "/api/models", [svc](Req&, Res& res) { return models(svc, res); });
+    add_route(r, bhttp::verb::get, "/api/conversations", [svc](Req& q, Res& res) { return list(svc, q, res); });
+    add_route(r, bhttp::verb::get, "/api/conversations/get", [svc](Req& q, Res& res) { return get(svc, q, res); });
+    add_route(r, bhttp::verb::post, "/api/conversations/create",
+              [svc, o](Req& q, Res& res) { return create(svc, o, q, res); });
+    add_route(r, bhttp::verb::post, "/api/conversations/rename",
+              [svc, o](Req& q, Res& res) { return rename(svc, o, q, res); });
+    add_route(r, bhttp::verb::post, "/api/conversations/delete",
+              [svc, o](Req& q, Res& res) { return remove(svc, o, q, res); });
+    add_route(r, bhttp::verb::post, "/api/conversations/settings",
+              [svc, o](Req& q, Res& res) { return switches(svc, o, q, res); });
+    add_route(r, bhttp::verb::post, "/api/chat",
+              [pool, svc, o](Req& q, Res& res) { return send(pool, svc, o, q, res); });
+    add_route(r, bhttp::verb::post, "/api/chat/continue",
+              [svc, o](Req& q, Res& res) { return resume(svc, o, q, res); });
+    add_route(r, bhttp::verb::post, "/api/chat/approve",
+              [svc, o](Req& q, Res& res) { return approve(svc, o, q, res); });
+    add_route(r, bhttp::verb::post, "/api/chat/stop", [svc, o](Req& q, Res& res) { return stop(svc, o, q, res); });
+    add_route(r, bhttp::verb::get, "/api/models", [svc](Req&, Res& res) { return models(svc, res); });
 }
 
 }  // namespace switchboard::webapi

@@ -6,6 +6,7 @@
 #include <switchboard/host/context.hpp>
 #include <switchboard/agent/fork.hpp>
 #include <switchboard/host/pool.hpp>
+#include <switchboard/mcp/types.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -13,6 +14,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <chrono>
+#include <algorithm>
 #include <set>
 
 namespace switchboard::webapi {
@@ -62,6 +64,16 @@ json::object tool_result_json(const llm::ToolExecutionResult& r) {
     return json::object{{"content", std::move(content)}, {"isError", r.is_error}};
 }
 
+// Whether the tool message's text (what the model reads) leaves out part of the result: media, structured content.
+bool loses_content(const llm::ToolExecutionResult& r) {
+    if (r.structured_content || r.raw.contains("structuredContent")) return true;
+    const auto* content = r.raw.if_contains("content");
+    if (!content || !content->is_array()) return false;
+    for (const auto& block : content->get_array())
+        if (const auto* b = block.if_object(); b && mcp::string_field(*b, "type") != "text") return true;
+    return false;
+}
+
 json::object stored_json(const store::StoredMessage& m) {
     return json::object{{"id", m.id}, {"createdMs", m.created_ms}, {"message", m.message.to_json()}, {"meta", m.meta}};
 }
@@ -84,22 +96,23 @@ agent::Observer observer_for(std::shared_ptr<ChatService> self, std::shared_ptr<
                 tagged(json::object{
                     {"id", call.id}, {"name", call.name}, {"server", server}, {"arguments", call.arguments}}));
     };
-    o.on_tool_end = [chat, q, tagged](const agent::ToolCallRecord& record, const llm::ToolExecutionResult& result) {
+    o.on_tool_end = [chat, q, tagged, parent](const agent::ToolCallRecord& record,
+                                              const llm::ToolExecutionResult& result) {
         chat->running_calls.erase(record.id);
         auto data = record.to_json();
         data["id"] = record.id;
+        data["arguments"] = record.arguments;  // as the model wrote it, like tool_start's
         data["result"] = tool_result_json(result);
+        if (parent.empty() && loses_content(result)) chat->full_results[record.id] = data["result"].as_object();
         q->push("tool_end", tagged(std::move(data)));
     };
     o.ask_approval = [chat, q, tagged](const agent::ApprovalRequest& r) -> awaitable<agent::Decision> {
         auto pending = std::make_shared<PendingApproval>();
         const auto id = "q" + std::to_string(chat->next_question++);
         chat->approvals[id] = pending;
-        q->push("approval", tagged(json::object{{"requestId", id},
-                                                {"name", r.name},
-                                                {"server", r.server},
-                                                {"tool", r.tool},
-                                                {"arguments", r.arguments}}));
+        pending->question = tagged(json::object{
+            {"requestId", id}, {"name", r.name}, {"server", r.server}, {"tool", r.tool}, {"arguments", r.arguments}});
+        q->push("approval", pending->question);
         co_await pending->answered.wait();  // a Stop cancels the wait: the decision stays deny
         chat->approvals.erase(id);
         co_return pending->decision;
@@ -113,6 +126,13 @@ agent::Observer observer_for(std::shared_ptr<ChatService> self, std::shared_ptr<
             m.message = messages[i];
             if (i < meta.size()) m.meta = meta[i];
             m.created_ms = now_ms();
+            // What the page shows after a reload: the tool's whole result, the text the user typed.
+            if (auto it = chat->full_results.find(m.message.tool_call_id);
+                m.message.role == llm::Role::tool && it != chat->full_results.end()) {
+                m.meta["result"] = std::move(it->second);
+                chat->full_results.erase(it);
+            }
+            if (m.message.role == llm::Role::user && m.meta.contains("attachments")) m.meta["text"] = chat->typed_text;
             batch.push_back(std::move(m));
         }
         json::array shown;
@@ -174,6 +194,7 @@ awaitable<void> run(std::shared_ptr<ChatService> self, std::shared_ptr<Chat> cha
         chat->events.reset();
         chat->approvals.clear();
         chat->running_calls.clear();
+        chat->full_results.clear();
         q->finish();
     });
     auto o = observer_for(self, chat, q, std::string());
@@ -302,8 +323,30 @@ void ChatService::save_settings(Chat& chat) {
 std::shared_ptr<EventQueue> ChatService::start(std::shared_ptr<Chat> chat, std::string text, bool resume) {
     auto q = std::make_shared<EventQueue>(ex_);
     chat->events = q;
+    chat->typed_text = text;
+    // First, whatever the run does first: which conversation this is (a new one learns its id here).
+    json::object conversation{{"id", chat->id}};
+    try {
+        if (auto info = store().find(chat->id)) conversation["title"] = info->title;
+    } catch (const std::exception&) {
+        // The title is for show; the store's problem surfaces with the first message it cannot save.
+    }
+    q->push("conversation", std::move(conversation));
     runs_.spawn(run(shared_from_this(), chat, q, std::move(text), resume), "web chat " + std::to_string(chat->id));
     return q;
+}
+
+json::array ChatService::pending_approvals(std::int64_t id) const {
+    json::array out;
+    auto it = chats_.find(id);
+    if (it == chats_.end()) return out;
+    // Request ids are "q<n>": order by n, not as strings.
+    std::vector<std::pair<std::uint64_t, const json::object*>> open;
+    for (const auto& [request, pending] : it->second->approvals)
+        open.emplace_back(std::stoull(request.substr(1)), &pending->question);
+    std::sort(open.begin(), open.end());
+    for (const auto& [n, question] : open) out.push_back(*question);
+    return out;
 }
 
 void ChatService::stop(Chat& chat) {

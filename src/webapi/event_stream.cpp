@@ -95,14 +95,16 @@ awaitable<bool> flush(http::Responder& res, Pending& p, const host::ServerPool& 
     p.events.clear();
     // (No `!co_await` in a condition: GCC 12 miscompiles it.)
     if (all) {
-        const bool ok = co_await write_event(res, "servers", servers_json(pool));
+        auto all_servers = servers_json(pool);
+        const bool ok = co_await write_event(res, "servers", std::move(all_servers));
         if (!ok) co_return false;
     } else {
         for (const auto& name : servers) {
             auto status = server_json(pool, name);
             // A server that is gone: the whole list says so.
-            json::value data = status ? json::value(std::move(*status)) : json::value(servers_json(pool));
-            const bool ok = co_await write_event(res, status ? "server" : "servers", std::move(data));
+            json::object data = status ? std::move(*status) : servers_json(pool);
+            const std::string_view event = status ? "server" : "servers";
+            const bool ok = co_await write_event(res, event, std::move(data));
             if (!ok) co_return false;
         }
     }

@@ -65,19 +65,21 @@ json::object optional_object(const json::object& body, std::string_view key) {
     return v->get_object();
 }
 
-boost::asio::awaitable<bool> send_json(http::Responder& res, json::value body, bhttp::status status) {
-    core::make_valid_utf8(body);
+boost::asio::awaitable<bool> send_json(http::Responder& res, json::object body, bhttp::status status) {
+    json::value v(std::move(body));
+    core::make_valid_utf8(v);
     http::Reply r;
     r.status = status;
-    r.body = json::serialize(body);
+    r.body = json::serialize(v);
     r.headers.emplace_back("Cache-Control", "no-store");
     return res.send(std::move(r));
 }
 
-boost::asio::awaitable<bool> write_event(http::Responder& res, std::string event, json::value data) {
-    core::make_valid_utf8(data);
-    const auto head = "event: " + event + "\ndata: ";
-    const auto text = json::serialize(data);
+boost::asio::awaitable<bool> write_event(http::Responder& res, std::string_view event, json::object data) {
+    json::value v(std::move(data));
+    core::make_valid_utf8(v);
+    const auto head = "event: " + std::string(event) + "\ndata: ";
+    const auto text = json::serialize(v);
     const bool ok = co_await res.write_chunk(head, text, "\n\n");
     co_return ok;
 }

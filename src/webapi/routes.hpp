@@ -27,6 +27,10 @@ std::optional<boost::json::object> server_json(const host::ServerPool& pool, std
 /// /api/conversations..., /api/chat..., /api/models.
 void add_chat_routes(http::Router& r, PoolRef pool, std::shared_ptr<ChatService> chat, Options options);
 
+/// Adds a route whose errors are answered in the API's own shape: {"error": {"status": N, "message": "..."}} (the
+/// listener's default error body is JSON-RPC's, for /mcp).
+void add_route(http::Router& r, http::bhttp::verb method, std::string path, http::Handler handler);
+
 /// The pool, or 503 when the gateway is stopping.
 std::shared_ptr<host::ServerPool> lock(const PoolRef& pool);
 /// 404 unless `server` is configured.

@@ -170,12 +170,15 @@ void add_server_routes(http::Router& r, PoolRef pool, Options o) {
     using Req = http::ServerRequest;
     using Res = http::Responder;
     // Plain lambdas returning the coroutine of a free function (arguments by value): no capturing coroutine.
-    r.add(bhttp::verb::get, "/api/info", [pool, o](Req&, Res& res) { return info(pool, o, res); });
-    r.add(bhttp::verb::get, "/api/servers", [pool](Req&, Res& res) { return list(pool, res); });
-    r.add(bhttp::verb::post, "/api/servers/restart", [pool, o](Req& q, Res& res) { return restart(pool, o, q, res); });
-    r.add(bhttp::verb::post, "/api/servers/enable", [pool, o](Req& q, Res& res) { return enable(pool, o, q, res); });
-    r.add(bhttp::verb::post, "/api/servers/save", [pool, o](Req& q, Res& res) { return save(pool, o, q, res); });
-    r.add(bhttp::verb::post, "/api/servers/remove", [pool, o](Req& q, Res& res) { return remove(pool, o, q, res); });
+    add_route(r, bhttp::verb::get, "/api/info", [pool, o](Req&, Res& res) { return info(pool, o, res); });
+    add_route(r, bhttp::verb::get, "/api/servers", [pool](Req&, Res& res) { return list(pool, res); });
+    add_route(r, bhttp::verb::post, "/api/servers/restart",
+              [pool, o](Req& q, Res& res) { return restart(pool, o, q, res); });
+    add_route(r, bhttp::verb::post, "/api/servers/enable",
+              [pool, o](Req& q, Res& res) { return enable(pool, o, q, res); });
+    add_route(r, bhttp::verb::post, "/api/servers/save", [pool, o](Req& q, Res& res) { return save(pool, o, q, res); });
+    add_route(r, bhttp::verb::post, "/api/servers/remove",
+              [pool, o](Req& q, Res& res) { return remove(pool, o, q, res); });
 }
 
 }  // namespace switchboard::webapi

@@ -58,9 +58,8 @@ TEST_F(WebChat, AToolCallWaitsForApprovalAndTheAnswerStreamsIntoTheStore) {
     run([&, port, headers]() -> awaitable<void> {
         auto stream = co_await http_open(port, "POST", "/api/chat", headers, R"({"text": "What is 2 + 3?"})");
         EXPECT_EQ(stream->status, 200) << stream->error;
-        const bool asked = co_await http_read_until(stream, "event: approval", std::chrono::seconds(10));
+        const bool asked = co_await read_event(stream, "approval", std::chrono::seconds(10));
         EXPECT_TRUE(asked) << stream->parser.get().body();
-        co_await http_read_until(stream, "\n\n", std::chrono::milliseconds(200));  // the rest of the event
         std::smatch m;
         const std::string so_far = stream->parser.get().body();
         std::regex_search(so_far, m, std::regex(R"re("requestId":"([^"]+)")re"));
@@ -71,8 +70,7 @@ TEST_F(WebChat, AToolCallWaitsForApprovalAndTheAnswerStreamsIntoTheStore) {
                                    R"({"conversationId": 1, "requestId": ")" + m.str(1) + R"(", "decision": "tool"})");
         approve_status = r.status;
         approve_body = r.body;
-        co_await http_read_until(stream, "event: done", std::chrono::seconds(10));
-        co_await http_read_until(stream, "\n\n", std::chrono::milliseconds(500));
+        co_await read_event(stream, "done", std::chrono::seconds(10));
         body = stream->parser.get().body();
     });
     EXPECT_EQ(approve_status, 200) << approve_body;
@@ -131,12 +129,11 @@ TEST_F(WebChat, StopEndsTheAnswerAndKeepsTheCompletedMessages) {
     run([&, port, headers]() -> awaitable<void> {
         auto stream = co_await http_open(port, "POST", "/api/chat", headers, R"({"text": "Tell me a long story"})");
         EXPECT_EQ(stream->status, 200) << stream->error;
-        co_await http_read_until(stream, "event: content", std::chrono::seconds(10));
+        co_await read_event(stream, "content", std::chrono::seconds(10));
         stopped_at = std::chrono::steady_clock::now();
         auto r = co_await http_exchange(port, "POST", "/api/chat/stop", headers, R"({"conversationId": 1})");
         stop_status = r.status;
-        co_await http_read_until(stream, "event: done", std::chrono::seconds(5));
-        co_await http_read_until(stream, "\n\n", std::chrono::milliseconds(500));
+        co_await read_event(stream, "done", std::chrono::seconds(5));
         body = stream->parser.get().body();
     });
     EXPECT_EQ(stop_status, 200);
@@ -162,18 +159,16 @@ TEST_F(WebChat, ARunningCallShowsItsProgressAndStopCancelsItOnTheServer) {
     auto stopped_at = std::chrono::steady_clock::now();
     run([&, port, headers]() -> awaitable<void> {
         auto stream = co_await http_open(port, "POST", "/api/chat", headers, R"({"text": "Take your time"})");
-        co_await http_read_until(stream, "event: approval", std::chrono::seconds(10));
-        co_await http_read_until(stream, "\n\n", std::chrono::milliseconds(200));
+        co_await read_event(stream, "approval", std::chrono::seconds(10));
         std::smatch m;
         const std::string so_far = stream->parser.get().body();
         std::regex_search(so_far, m, std::regex(R"re("requestId":"([^"]+)")re"));
         co_await http_exchange(port, "POST", "/api/chat/approve", headers,
                                R"({"conversationId": 1, "requestId": ")" + m.str(1) + R"(", "decision": "once"})");
-        progressed = co_await http_read_until(stream, "event: tool_progress", std::chrono::seconds(10));
+        progressed = co_await read_event(stream, "tool_progress", std::chrono::seconds(10));
         stopped_at = std::chrono::steady_clock::now();
         co_await http_exchange(port, "POST", "/api/chat/stop", headers, R"({"conversationId": 1})");
-        co_await http_read_until(stream, "event: done", std::chrono::seconds(5));
-        co_await http_read_until(stream, "\n\n", std::chrono::milliseconds(500));
+        co_await read_event(stream, "done", std::chrono::seconds(5));
         body = stream->parser.get().body();
     });
     EXPECT_TRUE(progressed) << body;
@@ -184,11 +179,118 @@ TEST_F(WebChat, ARunningCallShowsItsProgressAndStopCancelsItOnTheServer) {
     const auto ends = events(body, "tool_end");
     ASSERT_EQ(ends.size(), 1u) << body;
     EXPECT_TRUE(ends[0].at("isError").as_bool()) << body;
-    EXPECT_EQ(events(body, "done").at(0).at("stop").as_string(), "cancelled");
+    const auto done = events(body, "done");
+    ASSERT_EQ(done.size(), 1u) << body;
+    EXPECT_EQ(done[0].at("stop").as_string(), "cancelled");
     // The server was told: its slow call ends, and the server takes the next call at once.
     auto call = post("/api/tools/call", {{"server", "demo"}, {"name", "add"}, {"arguments", {{"a", 1}, {"b", 2}}}});
     EXPECT_EQ(call.status, 200) << call.body;
     EXPECT_EQ(parse(get("/api/servers")).at("servers").at(0).at("activeCalls").as_int64(), 0);
+}
+
+TEST_F(WebChat, TheTurnLimitAsksToContinueAndThePickedModelIsAskedFor) {
+    TempDir dir;
+    FakeLlm fake(dir.path,
+                 R"([{"toolCalls": [)" + tool_call("add", R"({"a": 2, "b": 3})") + R"(]}, {"content": "It is 5."}])");
+    ASSERT_TRUE(fake.running());
+    start_with(fake);
+    const auto port = gateway_->port;
+    const auto headers = post_headers();
+    std::string first, second;
+    run([&, port, headers]() -> awaitable<void> {
+        auto stream = co_await http_open(port, "POST", "/api/chat", headers,
+                                         R"({"text": "2 + 3?", "model": "picked-model", "maxTurns": 1})");
+        co_await read_event(stream, "approval", std::chrono::seconds(10));
+        std::smatch m;
+        const std::string so_far = stream->parser.get().body();
+        std::regex_search(so_far, m, std::regex(R"re("requestId":"([^"]+)")re"));
+        co_await http_exchange(port, "POST", "/api/chat/approve", headers,
+                               R"({"conversationId": 1, "requestId": ")" + m.str(1) + R"(", "decision": "once"})");
+        co_await read_event(stream, "done", std::chrono::seconds(10));
+        first = stream->parser.get().body();
+        auto more = co_await http_exchange(port, "POST", "/api/chat/continue", headers, R"({"conversationId": 1})");
+        second = more.body;
+    });
+    ASSERT_EQ(events(first, "done").size(), 1u) << first;
+    EXPECT_EQ(events(first, "done")[0].at("stop").as_string(), "max_turns");
+    ASSERT_EQ(events(second, "done").size(), 1u) << second;
+    EXPECT_EQ(events(second, "done")[0].at("stop").as_string(), "done");
+    std::string answer;
+    for (const auto& c : events(second, "content")) answer += c.at("text").as_string();
+    EXPECT_EQ(answer, "It is 5.");
+    json::array bodies;
+    run([&]() -> awaitable<void> { bodies = co_await fake.request_bodies(); });
+    ASSERT_EQ(bodies.size(), 2u);
+    for (const auto& b : bodies) EXPECT_EQ(b.at("model").as_string(), "picked-model");
+    EXPECT_EQ(parse(get("/api/conversations")).at("conversations").at(0).at("model").as_string(), "picked-model");
+    auto bad = post("/api/chat", {{"text", "x"}, {"maxTurns", 0}});
+    EXPECT_EQ(bad.status, 400) << bad.body;
+}
+
+TEST_F(WebChat, AReloadedPageGetsTheOpenQuestionTheWholeToolResultAndWhatTheUserTyped) {
+    TempDir dir;
+    FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("image", "{}") + R"(]}, {"content": "A tiny picture."}])");
+    ASSERT_TRUE(fake.running());
+    start_with(fake);
+    const auto port = gateway_->port;
+    const auto headers = post_headers();
+    json::value waiting;
+    std::string body;
+    run([&, port, headers]() -> awaitable<void> {
+        auto stream = co_await http_open(
+            port, "POST", "/api/chat", headers,
+            R"({"text": "Show me", "attachments": [{"server": "demo", "uri": "demo://text/readme"}]})");
+        co_await read_event(stream, "approval", std::chrono::seconds(10));
+        // What a page loaded now sees: the run, and the question it waits on.
+        auto now = co_await http_exchange(port, "GET", "/api/conversations/get?id=1", headers, "");
+        waiting = json::parse(now.body);
+        co_await http_exchange(port, "POST", "/api/chat/approve", headers,
+                               R"({"conversationId": 1, "requestId": "q1", "decision": "once"})");
+        co_await read_event(stream, "done", std::chrono::seconds(10));
+        body = stream->parser.get().body();
+    });
+    ASSERT_TRUE(waiting.is_object()) << body;
+    EXPECT_TRUE(waiting.at("running").as_bool());
+    ASSERT_EQ(waiting.at("pendingApprovals").as_array().size(), 1u);
+    EXPECT_EQ(waiting.at("pendingApprovals").at(0).at("requestId").as_string(), "q1");
+    EXPECT_EQ(waiting.at("pendingApprovals").at(0).at("tool").as_string(), "image");
+    // tool_end's arguments are the model's text, like tool_start's.
+    EXPECT_EQ(events(body, "tool_end").at(0).at("arguments").as_string(), "{}");
+
+    auto got = parse(get("/api/conversations/get?id=1"));
+    const auto& messages = got.at("messages").as_array();
+    ASSERT_EQ(messages.size(), 4u);
+    EXPECT_EQ(messages[0].at("meta").at("text").as_string(), "Show me");
+    EXPECT_FALSE(messages[0].at("meta").at("attachments").as_array().empty());
+    // The model got a note (it takes no images); the page gets the image itself.
+    EXPECT_EQ(messages[2].at("meta").at("result").at("content").at(0).at("type").as_string(), "image");
+    EXPECT_TRUE(got.at("pendingApprovals").as_array().empty());
+}
+
+TEST_F(WebChat, AClientThatGoesAwayStopsItsRunAtOnce) {
+    TempDir dir;
+    FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("add", R"({"a": 1, "b": 1})") + "]}]");
+    ASSERT_TRUE(fake.running());
+    start_with(fake);
+    const auto port = gateway_->port;
+    const auto headers = post_headers();
+    run([&, port, headers]() -> awaitable<void> {
+        auto stream = co_await http_open(port, "POST", "/api/chat", headers, R"({"text": "Add"})");
+        co_await read_event(stream, "approval", std::chrono::seconds(10));
+        boost::system::error_code ignored;
+        stream->stream.socket().close(ignored);  // the tab is closed while the question waits
+    });
+    // Stopped: no longer running, the question gone, the conversation free for the next message.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    json::value got;
+    do {
+        got = parse(get("/api/conversations/get?id=1"));
+        if (!got.at("running").as_bool()) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    } while (std::chrono::steady_clock::now() < until);
+    EXPECT_FALSE(got.at("running").as_bool());
+    EXPECT_TRUE(got.at("pendingApprovals").as_array().empty());
+    EXPECT_EQ(got.at("messages").at(0).at("message").at("content").as_string(), "Add");
 }
 
 TEST_F(WebChat, AToolSwitchedOffForOneConversationIsNotOfferedToTheModel) {
@@ -248,16 +350,14 @@ TEST_F(WebChat, AnAgentRunsInAForkWithItsLazyServerAndItsStepsComeNestedUnderIts
         auto stream = co_await http_open(port, "POST", "/api/chat", headers, R"({"text": "Ask the researcher"})");
         EXPECT_EQ(stream->status, 200) << stream->error;
         // The fork's own call asks, nested under the agent's call.
-        const bool asked = co_await http_read_until(stream, "event: approval", std::chrono::seconds(15));
+        const bool asked = co_await read_event(stream, "approval", std::chrono::seconds(15));
         EXPECT_TRUE(asked) << stream->parser.get().body();
-        co_await http_read_until(stream, "\n\n", std::chrono::milliseconds(200));
         std::smatch m;
         const std::string so_far = stream->parser.get().body();
         std::regex_search(so_far, m, std::regex(R"re("requestId":"([^"]+)")re"));
         co_await http_exchange(port, "POST", "/api/chat/approve", headers,
                                R"({"conversationId": 1, "requestId": ")" + m.str(1) + R"(", "decision": "once"})");
-        co_await http_read_until(stream, "event: done", std::chrono::seconds(15));
-        co_await http_read_until(stream, "\n\n", std::chrono::milliseconds(500));
+        co_await read_event(stream, "done", std::chrono::seconds(15));
         body = stream->parser.get().body();
     });
 

@@ -10,12 +10,44 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <sstream>
 #include <thread>
 #include <unistd.h>
 
 namespace switchboard::test {
+
+/// Reads a streamed response until `done(body)` holds or it ends, at most `limit` in all (one deadline for the whole
+/// wait: a Beast stream closes its socket when a read times out, so short reads in a loop would end the stream).
+inline boost::asio::awaitable<bool> read_stream_until(std::shared_ptr<HttpStream> s,
+                                                      std::function<bool(const std::string&)> done,
+                                                      std::chrono::milliseconds limit) {
+    s->stream.expires_after(limit);
+    while (!done(s->parser.get().body()) && !s->parser.is_done()) {
+        auto [ec, n] =
+            co_await boost::beast::http::async_read_some(s->stream, s->buffer, s->parser, core::as_tuple_awaitable);
+        if (ec) {
+            s->error = ec.message();
+            break;
+        }
+    }
+    s->stream.expires_never();
+    co_return done(s->parser.get().body());
+}
+
+/// Reads until the stream has a whole `event: NAME` (its data line and the blank line after it).
+inline boost::asio::awaitable<bool> read_event(std::shared_ptr<HttpStream> s, std::string name,
+                                               std::chrono::milliseconds limit) {
+    const auto head = "event: " + name + "\n";
+    // A named std::function: a converted temporary inside co_await is destroyed twice by GCC 12.
+    std::function<bool(const std::string&)> whole = [head](const std::string& body) {
+        const auto pos = body.find(head);
+        return pos != std::string::npos && body.find("\n\n", pos) != std::string::npos;
+    };
+    const bool ok = co_await read_stream_until(std::move(s), std::move(whole), limit);
+    co_return ok;
+}
 
 class WebHarness : public ::testing::Test {
 protected:

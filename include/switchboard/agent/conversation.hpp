@@ -101,6 +101,7 @@ struct LocalTool {
 struct LoopOptions {
     int max_turns = 100;  ///< model requests per send()
     std::string system_prompt;
+    std::string model;  ///< the model asked for (another model of the same endpoint); empty: the settings' model
 };
 
 struct RunResult {
@@ -120,6 +121,8 @@ public:
     llm::Client& llm() { return *llm_; }
     const std::shared_ptr<llm::Client>& llm_ptr() const { return llm_; }
     Approvals& approvals() { return approvals_; }
+    /// Changeable between runs (the web UI's model picker and turn limit).
+    LoopOptions& loop_options() { return options_; }
     const std::vector<llm::Message>& messages() const { return messages_; }
     /// Restores earlier messages (a resumed conversation); a system prompt in options is put first when missing.
     void set_messages(std::vector<llm::Message> messages);

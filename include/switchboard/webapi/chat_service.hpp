@@ -54,6 +54,8 @@ public:
     void push(std::string event, boost::json::object data);
     /// The run ended (after its `done` event).
     void finish();
+    /// Wakes the waiter without an event (the stream's client went away).
+    void nudge() { wake_.cancel(); }
     bool finished() const { return finished_; }
     bool empty() const { return events_.empty(); }
     std::pair<std::string, boost::json::object> pop();
@@ -70,6 +72,7 @@ private:
 struct PendingApproval {
     core::OneShotEvent answered;
     agent::Decision decision = agent::Decision::deny;
+    boost::json::object question;  ///< the `approval` event's data, for a page loaded while it waits
 };
 
 /// One open conversation.
@@ -85,6 +88,10 @@ struct Chat {
     std::uint64_t next_question = 1;
     /// Tool calls running now: id → (server, parent call), so that the servers' progress reaches their blocks.
     std::map<std::string, std::pair<std::string, std::string>> running_calls;
+    /// Results of this run's calls whose message text loses something (images, structured content), by call id:
+    /// stored in their tool message's meta.result.
+    std::map<std::string, boost::json::object> full_results;
+    std::string typed_text;  ///< the run's user text (meta.text of a message that carries attachments too)
     bool running() const { return events != nullptr; }
 };
 
@@ -114,6 +121,8 @@ public:
         auto it = chats_.find(id);
         return it != chats_.end() && it->second->running();
     }
+    /// The questions conversation `id`'s run waits on (the `approval` events' data), oldest first.
+    boost::json::array pending_approvals(std::int64_t id) const;
     /// Stops the chat's run, if any.
     void stop(Chat& chat);
 

@@ -30,12 +30,13 @@ boost::json::object optional_object(const boost::json::object& body, std::string
 
 /// Sends `body` as JSON (strings made valid UTF-8 first), with Cache-Control: no-store. Not a coroutine itself (it
 /// returns Responder::send's), so the default argument is safe with GCC 12.
-boost::asio::awaitable<bool> send_json(http::Responder& res, boost::json::value body,
+boost::asio::awaitable<bool> send_json(http::Responder& res, boost::json::object body,
                                        http::bhttp::status status = http::bhttp::status::ok);
 
 /// One server-sent event (`event: NAME`, `data: JSON`) on a stream begun with Responder::begin_stream (strings made
-/// valid UTF-8 first). False once the client is gone.
-boost::asio::awaitable<bool> write_event(http::Responder& res, std::string event, boost::json::value data);
+/// valid UTF-8 first). False once the client is gone. `event` is a view (a literal, or a string the caller keeps):
+/// a std::string converted from a literal inside co_await is a temporary GCC 12 may destroy twice.
+boost::asio::awaitable<bool> write_event(http::Responder& res, std::string_view event, boost::json::object data);
 
 /// The value of query parameter `name` in the request's target ("" when absent), percent-decoded.
 std::string query_parameter(const http::ServerRequest& req, std::string_view name);
