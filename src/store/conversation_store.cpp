@@ -52,6 +52,11 @@ CREATE TABLE messages (
 CREATE UNIQUE INDEX messages_by_conversation ON messages(conversation_id, seq);
 CREATE INDEX conversations_by_updated ON conversations(updated_ms);
 )sql",
+    // 1 -> 2: ids are never given twice (a deleted conversation's id stays gone: a link to it must not open another).
+    R"sql(
+CREATE TABLE ids (name TEXT PRIMARY KEY, last INTEGER NOT NULL);
+INSERT INTO ids VALUES ('conversations', (SELECT coalesce(max(id), 0) FROM conversations));
+)sql",
 };
 
 std::int64_t now_ms() {
@@ -220,11 +225,21 @@ void ConversationStore::require(std::int64_t id) const {
 
 std::int64_t ConversationStore::create(std::string_view title, std::string_view model) {
     const auto now = now_ms();
+    Transaction tx(db_, file_);
+    std::int64_t id = 0;
+    {
+        Statement next(db_, file_,
+                       "UPDATE ids SET last = max(last, (SELECT coalesce(max(id), 0) FROM conversations)) + 1 "
+                       "WHERE name = 'conversations' RETURNING last");
+        if (!next.step()) throw StoreError(file_.string() + ": no id counter for conversations");
+        id = next.int64(0);
+    }
     Statement s(db_, file_,
-                "INSERT INTO conversations (title, model, created_ms, updated_ms, settings) "
-                "VALUES (?1, ?2, ?3, ?3, '{}')");
-    s.bind(1, title).bind(2, model).bind(3, now).run();
-    return sqlite3_last_insert_rowid(db_);
+                "INSERT INTO conversations (id, title, model, created_ms, updated_ms, settings) "
+                "VALUES (?1, ?2, ?3, ?4, ?4, '{}')");
+    s.bind(1, id).bind(2, title).bind(3, model).bind(4, now).run();
+    tx.commit();
+    return id;
 }
 
 std::optional<ConversationInfo> ConversationStore::find(std::int64_t id) const {

@@ -296,6 +296,33 @@ TEST_F(Store, ReopenRestoresConversations) {
     EXPECT_EQ(s.messages(all[0].id)[0].message.tool_calls.size(), 2u);
 }
 
+TEST_F(Store, IdsAreNeverGivenTwiceNotEvenAfterTheNewestIsDeleted) {
+    std::int64_t b = 0;
+    {
+        ConversationStore s(file_);
+        s.create("a", "m");
+        b = s.create("b", "m");
+        ASSERT_TRUE(s.remove(b));
+        EXPECT_EQ(s.create("c", "m"), b + 1);  // not b: a link to b must not open c
+    }
+    ConversationStore s(file_);
+    EXPECT_EQ(s.create("d", "m"), b + 2);
+}
+
+TEST_F(Store, AVersionOneFileIsMigratedWithItsIdsKept) {
+    std::int64_t last = 0;
+    {
+        ConversationStore s(file_);
+        s.create("a", "m");
+        last = s.create("b", "m");
+    }
+    raw_sql("DROP TABLE ids");  // what a file of schema 1 looks like
+    raw_sql("PRAGMA user_version = 1");
+    ConversationStore s(file_);
+    EXPECT_EQ(s.list().size(), 2u);
+    EXPECT_EQ(s.create("c", "m"), last + 1);
+}
+
 TEST_F(Store, NewerSchemaVersionIsRefused) {
     { ConversationStore s(file_); }
     raw_sql("PRAGMA user_version = 7");

@@ -75,7 +75,7 @@ public:
 
     /// $XDG_DATA_HOME/switchboard/conversations.db (~/.local/share/... when unset).
     static std::filesystem::path default_path();
-    static constexpr int schema_version = 1;
+    static constexpr int schema_version = 2;
 
     const std::filesystem::path& path() const { return file_; }
 
