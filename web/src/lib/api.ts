@@ -1,0 +1,126 @@
+// The typed client of docs/api.md. Every request carries the stored token; a 401 asks for one and retries.
+// Paths are relative ("api/..."), so the page also works behind a proxy that serves it under a prefix.
+import { askForToken, getToken } from './auth.svelte';
+import type {
+  ApprovalDecision,
+  CallToolResult,
+  ChatSettings,
+  CompleteResult,
+  CompletionRef,
+  ConversationDetail,
+  ConversationSummary,
+  GetPromptResult,
+  Info,
+  Prompt,
+  ReadResourceResult,
+  Resource,
+  ResourceTemplate,
+  ServerConfig,
+  ServerStatus,
+  Tool,
+  ToolRef,
+} from './types';
+
+export type * from './types';
+
+/** An error the API answered with (`{"error": {"status", "message"}}`) or a network failure (status 0). */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** fetch() with the token; on 401 waits for the user to give a token and tries again. */
+export async function authorizedFetch(path: string, init: RequestInit = {}): Promise<Response> {
+  for (;;) {
+    const headers = new Headers(init.headers);
+    const token = getToken();
+    if (token) headers.set('Authorization', `Bearer ${token}`);
+    let res: Response;
+    try {
+      res = await fetch(path, { ...init, headers });
+    } catch (e) {
+      if (init.signal?.aborted) throw e;
+      throw new ApiError(0, `cannot reach Switchboard (${(e as Error).message})`);
+    }
+    if (res.status !== 401) return res;
+    await askForToken();
+  }
+}
+
+async function request<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+  const init: RequestInit = { method };
+  if (method === 'POST') {
+    init.headers = { 'Content-Type': 'application/json' };
+    init.body = JSON.stringify(body ?? {});
+  }
+  const res = await authorizedFetch(path, init);
+  if (!res.ok) throw await errorOf(res, `${method} ${path}`);
+  const text = await res.text();
+  try {
+    return (text ? JSON.parse(text) : {}) as T;
+  } catch {
+    throw new ApiError(res.status, `${method} ${path}: ${res.status} ${res.statusText} (not JSON)`);
+  }
+}
+
+/**
+ * An error body's message: `{"error": {"status", "message"}}`, or the JSON-RPC shape some gateways answer with
+ * (`{"jsonrpc", "id", "error": {"code", "message"}}`). Both keep it in `error.message`; a bare string is taken too.
+ */
+function errorMessage(body: unknown): string | undefined {
+  const error = (body as { error?: unknown } | null)?.error;
+  if (typeof error === 'string') return error || undefined;
+  const message = (error as { message?: unknown } | null | undefined)?.message;
+  return typeof message === 'string' && message ? message : undefined;
+}
+
+/** The ApiError a failed answer stands for: its error message, else its status line. */
+export async function errorOf(res: Response, what: string): Promise<ApiError> {
+  let message: string | undefined;
+  try {
+    message = errorMessage(JSON.parse(await res.text()));
+  } catch {
+    // Not JSON: the status line says enough.
+  }
+  return new ApiError(res.status, message ?? `${what}: ${res.status} ${res.statusText}`);
+}
+
+const get = <T>(path: string) => request<T>('GET', path);
+const post = <T>(path: string, body: unknown) => request<T>('POST', path, body);
+
+type Servers = { servers: ServerStatus[] };
+
+export const api = {
+  info: () => get<Info>('api/info'),
+  restart: (name: string) => post<object>('api/servers/restart', { name }),
+  enable: (name: string, enabled: boolean) => post<Servers>('api/servers/enable', { name, enabled }),
+  save: (name: string, config: ServerConfig, previousName?: string) =>
+    post<Servers & { warnings?: string[] }>('api/servers/save', { name, previousName, config }),
+  remove: (name: string) => post<Servers>('api/servers/remove', { name }),
+  tools: () => get<{ tools: Tool[] }>('api/tools'),
+  callTool: (server: string, name: string, args: Record<string, unknown>) =>
+    post<CallToolResult>('api/tools/call', { server, name, arguments: args }),
+  resources: () => get<{ resources: Resource[]; templates: ResourceTemplate[] }>('api/resources'),
+  readResource: (server: string, uri: string) => post<ReadResourceResult>('api/resources/read', { server, uri }),
+  prompts: () => get<{ prompts: Prompt[] }>('api/prompts'),
+  getPrompt: (server: string, name: string, args: Record<string, string>) =>
+    post<GetPromptResult>('api/prompts/get', { server, name, arguments: args }),
+  complete: (server: string, ref: CompletionRef, name: string, value: string, context: Record<string, string>) =>
+    post<CompleteResult>('api/complete', { server, ref, argument: { name, value }, context: { arguments: context } }),
+  conversations: (q: string) =>
+    get<{ conversations: ConversationSummary[] }>(`api/conversations${q ? `?q=${encodeURIComponent(q)}` : ''}`),
+  conversation: (id: number) => get<ConversationDetail>(`api/conversations/get?id=${id}`),
+  renameConversation: (id: number, title: string) =>
+    post<{ conversation: ConversationSummary }>('api/conversations/rename', { id, title }),
+  deleteConversation: (id: number) => post<object>('api/conversations/delete', { id }),
+  conversationSettings: (id: number, serversOff: string[], toolsOff: ToolRef[]) =>
+    post<{ settings: ChatSettings }>('api/conversations/settings', { id, serversOff, toolsOff }),
+  approve: (conversationId: number, requestId: string, decision: ApprovalDecision) =>
+    post<object>('api/chat/approve', { conversationId, requestId, decision }),
+  stopChat: (conversationId: number) => post<{ stopped: boolean }>('api/chat/stop', { conversationId }),
+  models: () => get<{ models: string[] }>('api/models'),
+};

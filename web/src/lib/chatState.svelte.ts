@@ -1,0 +1,329 @@
+// The chat page's state: the conversation list, the conversation shown, and the runs (a sent message being
+// answered), each fed by its own event stream. A run outlives a switch to another conversation: its stream keeps
+// being read, and its questions (approvals) are still asked.
+import { api } from './api';
+import { chatStream } from './chat';
+import { runOptions } from './settings.svelte';
+import { reportError } from './toasts.svelte';
+import { findTool, resultView, toolName, type ToolView } from './transcript';
+import type {
+  ApprovalDecision,
+  ApprovalRequest,
+  Attachment,
+  ChatEvent,
+  ConversationDetail,
+  ConversationSummary,
+  StopReason,
+  StoredMessage,
+} from './types';
+
+export interface Approval extends ApprovalRequest {
+  /** The run asking; null for a question found waiting in a loaded conversation (another tab's run, say). */
+  run: Run | null;
+  conversationId: number;
+}
+
+export interface Run {
+  /** The conversation answering; 0 until the stream names it (a new conversation). */
+  id: number;
+  /** Its title, as the stream gave it (shown until the conversation is loaded). */
+  title?: string;
+  streaming: boolean;
+  stopping: boolean;
+  /** The message sent, shown until the stream hands it back stored. */
+  user: { text: string; attachments: Attachment[] } | null;
+  /** Messages the stream said are stored (the page also shows them before reloading the conversation). */
+  stored: StoredMessage[];
+  /** The assistant message being streamed. */
+  content: string;
+  reasoning: string;
+  tools: ToolView[];
+  /** Agent calls whose message is stored, with what their forks did (not stored), by call id. */
+  kept: Record<string, ToolView>;
+  notices: string[];
+  /** How the run ended; `error` also for a request refused or a stream cut short. */
+  outcome: { stop: StopReason; error?: string } | null;
+}
+
+export const chat = $state({
+  list: [] as ConversationSummary[],
+  listLoaded: false,
+  query: '',
+  /** The conversation shown: 0 for a new one, which the first message creates. */
+  id: 0,
+  detail: null as ConversationDetail | null,
+  loadError: '',
+  runs: [] as Run[],
+  /** Questions waiting for the user, oldest first (the dialog asks the first). */
+  approvals: [] as Approval[],
+  /** The message being written, and the resources to send with it. */
+  draft: { text: '', attachments: [] as Attachment[] },
+});
+
+/** The run of the conversation shown, if any. */
+export function shownRun(): Run | undefined {
+  return chat.runs.find((r) => r.id === chat.id);
+}
+
+let listTicket = 0;
+
+export async function loadList(): Promise<void> {
+  const ticket = ++listTicket;
+  try {
+    const { conversations } = await api.conversations(chat.query.trim());
+    // Typing fast sends several searches: only the newest answer counts.
+    if (ticket === listTicket) chat.list = conversations;
+  } catch (e) {
+    reportError(e);
+  } finally {
+    chat.listLoaded = true;
+  }
+}
+
+/** Questions answered here: a conversation loaded meanwhile may still list them as waiting. */
+const answered = new Set<string>();
+
+/**
+ * Asks the questions a loaded conversation's run waits for (another tab's run, or this page's before a reload), and
+ * drops those answered elsewhere meanwhile. A run streaming here asks its own.
+ */
+function syncPending(id: number, pending: ApprovalRequest[]): void {
+  if (chat.runs.some((r) => r.id === id && r.streaming)) return;
+  const waiting = pending.filter((p) => !answered.has(`${id}/${p.requestId}`));
+  const stale = (a: Approval) => !a.run && a.conversationId === id && !waiting.some((p) => p.requestId === a.requestId);
+  chat.approvals = chat.approvals.filter((a) => !stale(a));
+  for (const p of waiting)
+    if (!chat.approvals.some((a) => a.conversationId === id && a.requestId === p.requestId))
+      chat.approvals.push({ ...p, run: null, conversationId: id });
+}
+
+async function loadDetail(id: number): Promise<void> {
+  try {
+    const detail = await api.conversation(id);
+    if (chat.id !== id) return;
+    chat.detail = detail;
+    chat.loadError = '';
+    syncPending(id, detail.pendingApprovals ?? []);
+  } catch (e) {
+    if (chat.id === id) chat.loadError = (e as Error).message;
+  }
+}
+
+/** Shows conversation `id` (0: a new one). The hash decides: the page calls this when it changes. */
+export function show(id: number): void {
+  if (id === chat.id && (id === 0 || chat.detail?.conversation.id === id)) return;
+  chat.id = id;
+  chat.loadError = '';
+  // Found waiting in another conversation: no longer followed, so they could go stale.
+  chat.approvals = chat.approvals.filter((a) => a.run || a.conversationId === id);
+  if (chat.detail?.conversation.id !== id) chat.detail = null;
+  if (id) void loadDetail(id);
+}
+
+export function reload(): Promise<void> {
+  return chat.id ? loadDetail(chat.id) : Promise.resolve();
+}
+
+export const openConversation = (id: number) => (location.hash = id ? `#/chat/${id}` : '#/chat');
+
+function newRun(id: number, user: Run['user']): Run {
+  // Only one run per conversation: a finished one gives way (with its outcome) to the next, and hands on its forks.
+  const kept = chat.runs.find((r) => r.id === id)?.kept ?? {};
+  chat.runs = chat.runs.filter((r) => r.id !== id);
+  chat.runs.push({ id, streaming: true, stopping: false, user, stored: [], content: '', reasoning: '', tools: [], kept, notices: [], outcome: null });
+  // The proxy in the list, so that changes made through it are seen.
+  return chat.runs[chat.runs.length - 1];
+}
+
+/** The call `id` of a run: streaming, or stored already (an agent's fork may still report on it). */
+export function findCall(run: Run, id: string): ToolView | undefined {
+  return findTool(run.tools, id) ?? findTool(Object.values(run.kept), id);
+}
+
+/** Where a call's events go: the conversation's tool list, or the steps of the agent call whose fork made it. */
+function toolsOf(run: Run, parent: string | undefined): ToolView[] | undefined {
+  if (!parent) return run.tools;
+  const owner = findCall(run, parent);
+  if (owner) owner.steps ??= [];
+  return owner?.steps;
+}
+
+/** The run's agent calls, before its streamed tools give way to the stored message: what their forks did stays. */
+function keepForks(run: Run): void {
+  for (const t of run.tools) if (t.steps || t.output || t.servers) run.kept[t.id] = t;
+}
+
+function onEvent(run: Run, e: ChatEvent): void {
+  switch (e.event) {
+    case 'conversation':
+      run.title = e.data.title || run.title;
+      if (!run.id) {
+        run.id = e.data.id;
+        // The new conversation was on screen: it now has an address (and a place in the list).
+        if (chat.id === 0) {
+          chat.id = run.id;
+          openConversation(run.id);
+        }
+        void loadList();
+      }
+      break;
+    case 'content':
+      // A fork's text is not the answer: it shows in its agent call's block.
+      if (e.data.parent) {
+        const owner = findCall(run, e.data.parent);
+        if (owner) owner.output = (owner.output ?? '') + e.data.text;
+      } else {
+        run.content += e.data.text;
+      }
+      break;
+    case 'reasoning':
+      if (!e.data.parent) run.reasoning += e.data.text;
+      break;
+    case 'tool_start': {
+      const { id, name, server } = e.data;
+      toolsOf(run, e.data.parent)?.push({ id, name: toolName(name, server), server, arguments: e.data.arguments, status: 'running', content: null });
+      break;
+    }
+    case 'tool_progress': {
+      const tool = findCall(run, e.data.id);
+      if (tool) tool.progress = { progress: e.data.progress, total: e.data.total, message: e.data.message };
+      break;
+    }
+    case 'tool_end': {
+      const d = e.data;
+      const list = toolsOf(run, d.parent);
+      if (!list) break;
+      let tool = list.find((t) => t.id === d.id);
+      if (!tool) {
+        list.push({ id: d.id, name: d.tool ?? toolName(d.name, d.server), server: d.server, arguments: d.arguments, status: 'running', content: null });
+        tool = list[list.length - 1];
+      }
+      tool.status = d.denied ? 'denied' : d.isError ? 'error' : 'ok';
+      tool.ms = d.ms;
+      Object.assign(tool, resultView(d.result));
+      tool.progress = undefined;
+      break;
+    }
+    case 'fork_server': {
+      // One line per server, each lifecycle once: "notes: loading → active → warm".
+      const { parent, server, lifecycle, leases } = e.data;
+      const owner = findCall(run, parent);
+      if (!owner) break;
+      owner.servers ??= [];
+      let line = owner.servers.find((s) => s.server === server);
+      if (!line) {
+        owner.servers.push({ server, lifecycles: [] });
+        line = owner.servers[owner.servers.length - 1];
+      }
+      if (line.lifecycles.at(-1) !== lifecycle) line.lifecycles.push(lifecycle);
+      line.leases = leases;
+      break;
+    }
+    case 'approval':
+      chat.approvals.push({ ...e.data, run, conversationId: run.id });
+      break;
+    case 'notice':
+      run.notices.push(e.data.text);
+      break;
+    case 'messages': {
+      const batch = e.data.messages;
+      run.stored.push(...batch);
+      // What is stored replaces what was shown while it streamed.
+      if (batch.some((m) => m.message.role === 'user')) run.user = null;
+      if (batch.some((m) => m.message.role === 'assistant')) {
+        keepForks(run);
+        run.content = '';
+        run.reasoning = '';
+        run.tools = [];
+      }
+      break;
+    }
+    case 'done':
+      run.outcome = { stop: e.data.stop, error: e.data.error };
+      break;
+  }
+}
+
+/** Reads one run's stream to its end. False when the request itself was refused (nothing was sent). */
+async function follow(run: Run, stream: AsyncGenerator<ChatEvent>): Promise<boolean> {
+  let started = false;
+  try {
+    for await (const e of stream) {
+      started = true;
+      onEvent(run, e);
+    }
+    if (!run.outcome) run.outcome = { stop: 'error', error: 'The connection to Switchboard ended before the answer did.' };
+  } catch (e) {
+    run.outcome = { stop: 'error', error: (e as Error).message };
+  }
+  run.stopping = false;
+  chat.approvals = chat.approvals.filter((a) => a.run !== run);
+  if (!started) {
+    Object.assign(run, { streaming: false, user: null });
+    return false;
+  }
+  // What is shown from now on is exactly what is stored (a stopped answer is, as far as it got). Still "streaming"
+  // until then, so that the conversation does not look as if it were answering elsewhere meanwhile.
+  if (run.id && chat.id === run.id) await loadDetail(run.id);
+  keepForks(run);
+  Object.assign(run, { streaming: false, user: null, stored: [], content: '', reasoning: '', tools: [] });
+  void loadList();
+  return true;
+}
+
+/** Sends a message in the conversation shown. False when it was refused (the caller keeps the draft). */
+export function send(text: string, attachments: Attachment[]): Promise<boolean> {
+  const id = chat.id;
+  const run = newRun(id, { text, attachments });
+  const body = { conversationId: id || undefined, text, attachments: attachments.length ? attachments : undefined, ...runOptions() };
+  return follow(run, chatStream('api/chat', body));
+}
+
+/** After the turn limit: runs the loop again where it stopped. */
+export function continueRun(): Promise<boolean> {
+  const run = newRun(chat.id, null);
+  return follow(run, chatStream('api/chat/continue', { conversationId: chat.id, ...runOptions() }));
+}
+
+/** Stops the conversation shown; its stream then ends by itself with `done` {stop: "cancelled"}. */
+export async function stop(): Promise<void> {
+  const run = shownRun();
+  const id = run?.id || chat.id;
+  if (!id) return;
+  if (run?.streaming) run.stopping = true;
+  try {
+    await api.stopChat(id);
+    // Answering elsewhere (another tab): no stream here will say when it ended, so look again.
+    if (!run?.streaming) setTimeout(() => void reload(), 500);
+  } catch (e) {
+    if (run) run.stopping = false;
+    reportError(e);
+  }
+}
+
+export async function answer(approval: Approval, decision: ApprovalDecision): Promise<void> {
+  // The dialog can report twice (a button, then its close event): the first answer counts.
+  const id = approval.run?.id || approval.conversationId;
+  const same = (a: Approval) => a.conversationId === approval.conversationId && a.requestId === approval.requestId;
+  if (!chat.approvals.some(same)) return;
+  chat.approvals = chat.approvals.filter((a) => !same(a));
+  answered.add(`${id}/${approval.requestId}`);
+  try {
+    await api.approve(id, approval.requestId, decision);
+  } catch (e) {
+    reportError(e);
+  }
+}
+
+export async function rename(id: number, title: string): Promise<void> {
+  const { conversation } = await api.renameConversation(id, title);
+  chat.list = chat.list.map((c) => (c.id === id ? conversation : c));
+  if (chat.detail?.conversation.id === id) chat.detail.conversation = conversation;
+}
+
+export async function remove(id: number): Promise<void> {
+  await api.deleteConversation(id);
+  chat.list = chat.list.filter((c) => c.id !== id);
+  chat.runs = chat.runs.filter((r) => r.id !== id || r.streaming);
+  if (chat.id === id) openConversation(0);
+}

@@ -1,0 +1,123 @@
+// The app's shared state: servers kept live by /api/events, and the tool/resource/prompt lists, fetched again
+// whenever the stream says they changed.
+import { api } from './api';
+import { connectEvents, type LinkState } from './events';
+import { reportError } from './toasts.svelte';
+import type { Info, Prompt, Resource, ResourceTemplate, ServerStatus, Tool } from './types';
+import type { SseEvent } from './sse';
+
+type ListKind = 'tools' | 'resources' | 'prompts';
+
+export const store = $state({
+  info: null as Info | null,
+  /** Server names in config order; `servers` holds their latest status. */
+  order: [] as string[],
+  servers: {} as Record<string, ServerStatus>,
+  link: 'connecting' as LinkState,
+  retryInMs: 0,
+  tools: [] as Tool[],
+  resources: [] as Resource[],
+  templates: [] as ResourceTemplate[],
+  prompts: [] as Prompt[],
+  /** False until a list's first fetch has answered, so pages can tell "loading" from "none". */
+  loaded: { tools: false, resources: false, prompts: false } as Record<ListKind, boolean>,
+});
+
+/** The whole server list (the stream's first event, or an answer to a change): every list may be stale. */
+function setServers(list: ServerStatus[]): void {
+  store.order = list.map((s) => s.name);
+  store.servers = Object.fromEntries(list.map((s) => [s.name, s]));
+  for (const kind of Object.keys(loaders) as ListKind[]) invalidate(kind);
+}
+
+/**
+ * The server list a change answered with (save, enable, remove). It was taken when the change was made, and the
+ * stream, on another connection, may already have brought newer phases: while the stream is live, only what the
+ * change itself decides is taken from it (which servers, their order, entry and enabled flag).
+ */
+export function applyChange(list: ServerStatus[]): void {
+  if (store.link !== 'live') return setServers(list);
+  setServers(
+    list.map((s) => {
+      const seen = store.servers[s.name];
+      return seen ? { ...seen, config: s.config, enabled: s.enabled, lazy: s.lazy } : s;
+    }),
+  );
+}
+
+function updateServer(s: ServerStatus): void {
+  const before = store.servers[s.name];
+  if (!store.order.includes(s.name)) store.order.push(s.name);
+  store.servers[s.name] = s;
+  // Counts or connectedness changed: the lists behind them may have too.
+  if (!before || before.phase !== s.phase || before.tools !== s.tools) invalidate('tools');
+  if (!before || before.phase !== s.phase || before.resources !== s.resources) invalidate('resources');
+  if (!before || before.phase !== s.phase || before.prompts !== s.prompts) invalidate('prompts');
+}
+
+const loaders: Record<ListKind, () => Promise<void>> = {
+  tools: async () => {
+    store.tools = (await api.tools()).tools;
+  },
+  resources: async () => {
+    const r = await api.resources();
+    store.resources = r.resources;
+    store.templates = r.templates;
+  },
+  prompts: async () => {
+    store.prompts = (await api.prompts()).prompts;
+  },
+};
+
+const timers: Partial<Record<ListKind, ReturnType<typeof setTimeout>>> = {};
+
+/** Refetches a list soon; a burst of events becomes one request. */
+function invalidate(kind: ListKind): void {
+  clearTimeout(timers[kind]);
+  timers[kind] = setTimeout(() => void refresh(kind), 150);
+}
+
+export async function refresh(kind: ListKind): Promise<void> {
+  try {
+    await loaders[kind]();
+  } catch (e) {
+    reportError(e);
+  } finally {
+    store.loaded[kind] = true;
+  }
+}
+
+function onEvent(e: SseEvent): void {
+  let data: unknown;
+  try {
+    data = JSON.parse(e.data);
+  } catch {
+    console.warn('event stream: bad JSON in', e);
+    return;
+  }
+  switch (e.event) {
+    case 'servers':
+      setServers((data as { servers: ServerStatus[] }).servers);
+      break;
+    case 'server':
+      updateServer(data as ServerStatus);
+      break;
+    case 'tools':
+    case 'resources':
+    case 'prompts':
+      invalidate(e.event);
+      break;
+  }
+}
+
+/** Opens the event stream and loads every list; returns the function that closes the stream. */
+export function start(): () => void {
+  api.info().then((i) => (store.info = i), reportError);
+  return connectEvents({
+    onEvent,
+    onState(state, retryInMs) {
+      store.link = state;
+      store.retryInMs = retryInMs ?? 0;
+    },
+  });
+}

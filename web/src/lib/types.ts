@@ -1,0 +1,308 @@
+// The shapes docs/api.md serves: MCP objects (camelCase, as in the MCP spec) plus Switchboard's additions.
+
+export type Transport = 'stdio' | 'http' | 'sse' | 'ws';
+
+export type Phase =
+  | 'idle'
+  | 'dormant'
+  | 'starting'
+  | 'initializing'
+  | 'listing'
+  | 'connected'
+  | 'reconnecting'
+  | 'error'
+  | 'disconnected'
+  | 'disabled';
+
+/** A server's entry as written under `mcpServers` (keys this UI does not edit are kept as they are). */
+export interface ServerConfig {
+  type?: Transport;
+  command?: string;
+  args?: string[];
+  env?: Record<string, string>;
+  cwd?: string;
+  url?: string;
+  headers?: Record<string, string>;
+  enabled?: boolean;
+  disabled?: boolean;
+  lazy?: boolean;
+  keepWarmSeconds?: number;
+  startupTimeoutMs?: number;
+  toolTimeoutMs?: number;
+  maxReconnectAttempts?: number;
+  allowedTools?: string[];
+  excludedTools?: string[];
+  [key: string]: unknown;
+}
+
+export interface ServerStatus {
+  name: string;
+  transport: Transport;
+  phase: Phase;
+  enabled: boolean;
+  lazy: boolean;
+  lifecycle?: string;
+  leases?: number;
+  keepWarmSeconds?: number;
+  timeInPhaseMs: number;
+  phaseTimesMs: Record<string, number>;
+  era: 'legacy' | 'modern' | null;
+  protocolVersion: string | null;
+  tools: number;
+  resources: number;
+  prompts: number;
+  connectMs: number | null;
+  reconnects: number;
+  activeCalls: number;
+  error: string | null;
+  stderrTail: string;
+  config: ServerConfig;
+}
+
+/** A JSON Schema, as far as the forms read it. */
+export interface JsonSchema {
+  type?: string | string[];
+  title?: string;
+  description?: string;
+  enum?: unknown[];
+  default?: unknown;
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  [key: string]: unknown;
+}
+
+export interface ToolAnnotations {
+  title?: string;
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+export interface Tool {
+  server: string;
+  enabled: boolean;
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: JsonSchema;
+  outputSchema?: JsonSchema;
+  annotations?: ToolAnnotations;
+}
+
+export interface Resource {
+  server: string;
+  uri: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+  size?: number;
+}
+
+export interface ResourceTemplate {
+  server: string;
+  uriTemplate: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+}
+
+export interface PromptArgument {
+  name: string;
+  title?: string;
+  description?: string;
+  required?: boolean;
+}
+
+export interface Prompt {
+  server: string;
+  name: string;
+  title?: string;
+  description?: string;
+  arguments?: PromptArgument[];
+}
+
+/** One item of a ReadResourceResult (and of an embedded resource): text or base64 blob. */
+export interface ResourceContents {
+  uri: string;
+  mimeType?: string;
+  text?: string;
+  blob?: string;
+}
+
+export type ContentBlock =
+  | { type: 'text'; text: string }
+  | { type: 'image'; data: string; mimeType: string }
+  | { type: 'audio'; data: string; mimeType: string }
+  | { type: 'resource_link'; uri: string; name: string; title?: string; description?: string; mimeType?: string }
+  | { type: 'resource'; resource: ResourceContents };
+
+export interface CallToolResult {
+  content: ContentBlock[];
+  structuredContent?: unknown;
+  isError?: boolean;
+  durationMs: number;
+}
+
+export interface ReadResourceResult {
+  contents: ResourceContents[];
+}
+
+export interface PromptMessage {
+  role: 'user' | 'assistant';
+  content: ContentBlock;
+}
+
+export interface GetPromptResult {
+  description?: string;
+  messages: PromptMessage[];
+}
+
+export type CompletionRef = { type: 'ref/prompt'; name: string } | { type: 'ref/resource'; uri: string };
+
+export interface CompleteResult {
+  completion: { values: string[]; total?: number; hasMore?: boolean };
+}
+
+export interface Info {
+  version: string;
+  configPath: string;
+  tokenRequired: boolean;
+  llm?: { configured: boolean; model?: string; baseUrl?: string };
+}
+
+// ---- chat (docs/api.md "Chat") ----
+
+export interface ConversationSummary {
+  id: number;
+  title: string;
+  model: string;
+  createdMs: number;
+  updatedMs: number;
+  messageCount: number;
+}
+
+/** A part of a message's content, as the OpenAI chat shape has it. */
+export type ChatPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
+
+export interface ChatToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+/** A message as the model saw it (the OpenAI chat shape, plus what the store keeps). */
+export interface ChatMessage {
+  role: 'user' | 'assistant' | 'tool' | 'system';
+  content: string | ChatPart[] | null;
+  tool_calls?: ChatToolCall[];
+  tool_call_id?: string;
+  name?: string;
+  reasoning?: string;
+}
+
+export interface Attachment {
+  server: string;
+  uri: string;
+  error?: string;
+}
+
+/** What a tool call returned (its MCP result), as a `tool_end` event and a stored tool message's meta have it. */
+export interface ToolResult {
+  content?: ContentBlock[];
+  structuredContent?: unknown;
+  isError?: boolean;
+}
+
+/**
+ * `meta` of a stored message: a tool result's server, tool, outcome and full MCP `result` (the message text is what
+ * the model saw); a user message's attachments and `text` (what the user typed, without the attached contents).
+ */
+export interface MessageMeta {
+  server?: string;
+  tool?: string;
+  isError?: boolean;
+  denied?: boolean;
+  ms?: number;
+  result?: ToolResult;
+  attachments?: Attachment[];
+  text?: string;
+  [key: string]: unknown;
+}
+
+export interface StoredMessage {
+  id: number;
+  createdMs: number;
+  message: ChatMessage;
+  meta: MessageMeta;
+}
+
+export interface ToolRef {
+  server: string;
+  tool: string;
+}
+
+export interface ChatSettings {
+  serversOff: string[];
+  toolsOff: ToolRef[];
+  approvedTools: unknown[];
+  approvedServers: string[];
+}
+
+/** A tool call waiting for the user's decision (an `approval` event's data). `parent`: asked from that call's fork. */
+export interface ApprovalRequest {
+  requestId: string;
+  name: string;
+  server: string;
+  tool: string;
+  arguments: string;
+  parent?: string;
+}
+
+export interface ConversationDetail {
+  conversation: ConversationSummary;
+  messages: StoredMessage[];
+  settings: ChatSettings;
+  running: boolean;
+  /** The questions its run waits for (answered from any client). */
+  pendingApprovals?: ApprovalRequest[];
+}
+
+export type StopReason = 'done' | 'max_turns' | 'cancelled' | 'error';
+
+/**
+ * The events of a POST /api/chat (or /continue) stream, by name. `parent`: the event belongs to the fork of an agent
+ * or skill call (that call's id), not to the conversation itself.
+ */
+export interface ChatEvents {
+  conversation: { id: number; title?: string };
+  content: { text: string; parent?: string };
+  reasoning: { text: string; parent?: string };
+  tool_start: { id: string; name: string; server: string; arguments: string; parent?: string };
+  tool_progress: { id: string; progress?: number; total?: number; message?: string; parent?: string };
+  tool_end: {
+    parent?: string;
+    id: string;
+    name: string;
+    server: string;
+    tool?: string;
+    /** A JSON string, as in tool_start (older gateways sent the object). */
+    arguments?: unknown;
+    isError?: boolean;
+    denied?: boolean;
+    ms?: number;
+    result?: ToolResult;
+  };
+  approval: ApprovalRequest;
+  notice: { text: string; parent?: string };
+  /** A lazy server the fork of call `parent` uses: loaded for it, and released when the fork ends. */
+  fork_server: { parent: string; server: string; lifecycle: string; leases?: number };
+  messages: { messages: StoredMessage[] };
+  done: { stop: StopReason; error?: string; turns?: number };
+}
+
+export type ChatEvent = { [K in keyof ChatEvents]: { event: K; data: ChatEvents[K] } }[keyof ChatEvents];
+
+export type ApprovalDecision = 'once' | 'tool' | 'server' | 'deny';
