@@ -378,6 +378,8 @@ const CHAT_SCRIPT = {
     // settings: with max turns 1, the tool call's turn ends the run; Continue brings the answer.
     { toolCalls: [{ name: 'add', arguments: '{"a":1,"b":1}' }] },
     { content: 'It is 2.' },
+    // a tool switched off for one conversation: not offered in it
+    { content: 'Without add.' },
   ],
   models: [{ id: 'alpha' }, { id: 'beta' }],
 };
@@ -524,6 +526,31 @@ describe('chat', { skip: chatSkip }, () => {
     const sent = (await modelRequests()).slice(before);
     assert.equal(sent.length, 2);
     for (const r of sent) assert.equal(r.body.model, 'beta');
+  });
+
+  test('a tool switched off for one conversation is not offered to the model in it', async () => {
+    // The conversation of the test before (it exists: it has an id), its Tools panel.
+    await page.getByRole('button', { name: 'Tools', exact: true }).click();
+    const panel = page.getByRole('dialog', { name: 'Tools in this conversation' });
+    const add = panel.getByRole('switch', { name: 'add (demo) in this conversation' });
+    assert.equal(await add.isChecked(), true);
+    await add.click();
+    await until('the switch saved', async () => !(await add.isChecked()) && (await add.isEnabled()));
+    await page.keyboard.press('Escape');
+    await panel.waitFor({ state: 'detached' });
+
+    const before = (await modelRequests()).length;
+    await message().fill('Add nothing');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    await page.getByText('Without add.', { exact: true }).waitFor();
+    const [sent] = (await modelRequests()).slice(before);
+    const offered = (sent.body.tools ?? []).map((t) => t.function.name);
+    assert.ok(offered.includes('echo'), `echo is still offered: ${offered}`);
+    assert.ok(!offered.includes('add'), `add was offered: ${offered}`);
+    // Only here: on the Tools page the tool is still on for everyone.
+    await page.getByRole('link', { name: 'Tools', exact: true }).click();
+    await page.getByRole('switch', { name: /^add/ }).first().waitFor();
+    assert.equal(await page.getByRole('switch', { name: /^add/ }).first().isChecked(), true);
   });
 
   test('no uncaught errors in the chat page', () => {
