@@ -312,14 +312,19 @@ awaitable<int> run_gateway(Host& h, std::shared_ptr<gateway::ClientRelay> relay,
     auto api = std::make_shared<webapi::ApiOptions>();
     api->allowed_origins = o.allow_origins;
     api->token_required = !o.token.empty();
-    api->llm = boost::json::object{
-        {"configured", settings.configured()}, {"model", settings.model}, {"baseUrl", settings.base_url}};
     api->config_written = [weak = std::weak_ptr(watch)] {
         if (auto w = weak.lock()) w->note_written();
     };
     webapi::ChatOptions chat_options;
     chat_options.llm = tools->llm;
+    chat_options.settings = settings;
     chat_options.not_configured_help = llm::not_configured_help(settings);
+    // The settings page changed the config's `llm`: the web chat and the gateway's agent tools take the new model.
+    chat_options.model_for = [ex, tools](const host::Config& config) {
+        auto next = endpoint_settings(config, AgentOptions{});
+        tools->llm = next.configured() ? std::make_shared<llm::Client>(ex, next) : nullptr;
+        return std::make_pair(next, tools->llm);
+    };
     chat_options.definitions = [tools] { return tools->definitions; };  // filled once the servers settled
     chat_options.registry = tools->registry;
     chat_options.db = o.db.empty() ? store::ConversationStore::default_path() : std::filesystem::path(o.db);

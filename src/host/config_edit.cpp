@@ -290,6 +290,57 @@ std::string edit_server_entry(std::string_view text, const ServerEntryEdit& edit
     return out;
 }
 
+std::string set_top_level_member(std::string_view text, std::string_view key, const json::value& value,
+                                 std::string_view source) {
+    parse_jsonc(text, source);
+    const Scanner scan(text, source);
+    const auto root = scan.object_at(0);
+    std::string out(text);
+    for (const auto& m : root.members)
+        if (m.key == key) {
+            out.replace(m.value_begin, m.value_end - m.value_begin, format_entry(value, scan.indent_of(m.key_begin)));
+            return out;
+        }
+    // Added first, indented like the member it goes before.
+    const auto indent = root.members.empty() ? std::size_t{2} : scan.indent_of(root.members.front().key_begin);
+    const auto member = json::serialize(json::string(key)) + ": " + format_entry(value, indent);
+    if (root.members.empty()) {
+        out.replace(root.open, root.close + 1 - root.open, "{\n" + std::string(indent, ' ') + member + "\n}");
+        return out;
+    }
+    const auto at = root.members.front().key_begin;
+    const bool own_line = scan.only_blank_before(at);
+    out.insert(own_line ? scan.line_start(at) : at,
+               own_line ? std::string(indent, ' ') + member + ",\n" : member + ", ");
+    return out;
+}
+
+json::value raw_top_level_member(std::string_view text, std::string_view key, std::string_view source) {
+    const auto root = parse_jsonc(text, source);
+    const auto* object = root.if_object();
+    if (!object) return nullptr;
+    const auto* v = object->if_contains(key);
+    return v ? *v : json::value(nullptr);
+}
+
+std::string read_config_text(const fs::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw std::runtime_error(fmt::format("cannot read {}", file.string()));
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+    return std::move(buffer).str();
+}
+
+Config edit_config_member(const fs::path& file, std::string_view key, const json::value& value, const EnvLookup& env) {
+    const auto source = file.string();
+    auto edited = set_top_level_member(read_config_text(file), key, value, source);
+    if (edited.size() > max_config_size)
+        throw ConfigError(fmt::format("{}: the edited file would be over the limit for a config file", source));
+    auto config = parse_config(edited, source, env);  // the whole file still loads (throws when it would not)
+    if (auto why = core::write_file_atomically(file, edited); !why.empty()) throw std::runtime_error(why);
+    return config;
+}
+
 ConfigFileEdit edit_config_file(const fs::path& file, const ServerEntryEdit& edit, const EnvLookup& env) {
     const auto source = file.string();
     if (edit.name.empty()) throw ConfigError("a server needs a name");
@@ -298,14 +349,7 @@ ConfigFileEdit edit_config_file(const fs::path& file, const ServerEntryEdit& edi
             fmt::format("server \"{}\": a name must not contain \"__\" (it separates a server from its "
                         "tools)",
                         edit.name));
-    std::string text;
-    {
-        std::ifstream in(file, std::ios::binary);
-        if (!in) throw std::runtime_error(fmt::format("cannot read {}", source));
-        std::ostringstream buffer;
-        buffer << in.rdbuf();
-        text = std::move(buffer).str();
-    }
+    const auto text = read_config_text(file);
     ConfigFileEdit result;
     if (edit.entry) {
         // Checked as the loader will check it, before anything is written.

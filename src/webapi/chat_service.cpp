@@ -274,7 +274,11 @@ std::shared_ptr<Chat> ChatService::make_chat(std::int64_t id, std::vector<llm::M
 }
 
 std::shared_ptr<Chat> ChatService::open(std::int64_t id) {
-    if (auto it = chats_.find(id); it != chats_.end()) return it->second;
+    if (auto it = chats_.find(id); it != chats_.end()) {
+        // Kept across a change of endpoint while it answered: reopened now on the new one.
+        if (it->second->running() || it->second->conversation->llm_ptr() == options_.llm) return it->second;
+        chats_.erase(it);
+    }
     auto& db = store();
     if (!db.find(id)) return nullptr;
     std::vector<llm::Message> messages;
@@ -286,6 +290,19 @@ std::shared_ptr<Chat> ChatService::create_chat(std::string_view text) {
     const auto model = options_.llm ? options_.llm->settings().model : std::string();
     const auto id = store().create(core::shorten(core::first_line(text), 80), model);
     return make_chat(id, {}, {});
+}
+
+void ChatService::set_llm(llm::Settings settings, std::shared_ptr<llm::Client> client) {
+    options_.not_configured_help = llm::not_configured_help(settings);
+    options_.settings = std::move(settings);
+    options_.llm = std::move(client);
+    // Open conversations hold the old client: the idle ones are dropped (reopened on use with the new one); a
+    // conversation answering now keeps its model until it is done, then is dropped too.
+    for (auto it = chats_.begin(); it != chats_.end();)
+        if (it->second->running())
+            ++it;
+        else
+            it = chats_.erase(it);
 }
 
 void ChatService::forget(std::int64_t id) {

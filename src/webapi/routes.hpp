@@ -5,6 +5,7 @@
 #include <switchboard/webapi/api.hpp>
 #include <switchboard/webapi/chat_service.hpp>
 
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -30,6 +31,12 @@ void add_chat_routes(http::Router& r, PoolRef pool, std::shared_ptr<ChatService>
 /// Adds a route whose errors are answered in the API's own shape: {"error": {"status": N, "message": "..."}} (the
 /// listener's default error body is JSON-RPC's, for /mcp).
 void add_route(http::Router& r, http::bhttp::verb method, std::string path, http::Handler handler);
+
+/// /api/info, /api/settings/llm.
+void add_settings_routes(http::Router& r, PoolRef pool, std::shared_ptr<ChatService> chat, Options options);
+
+/// The config file the pool was loaded from (409 when it was not loaded from a file: edits need one).
+std::filesystem::path config_file(const host::ServerPool& pool);
 
 /// The pool, or 503 when the gateway is stopping.
 std::shared_ptr<host::ServerPool> lock(const PoolRef& pool);

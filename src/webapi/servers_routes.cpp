@@ -43,30 +43,6 @@ json::object with_config(const host::ServerStatus& s, const std::map<std::string
     return o;
 }
 
-// The config file the pool was loaded from: edits need one.
-fs::path config_file(const host::ServerPool& pool) {
-    const auto& source = pool.config().source;
-    std::error_code ec;
-    if (source.empty() || !fs::is_regular_file(source, ec))
-        throw http::HttpError(bhttp::status::conflict,
-                              fmt::format("servers cannot be edited here: the configuration is not a file ({})",
-                                          source.empty() ? "none" : source));
-    return source;
-}
-
-awaitable<void> info(PoolRef weak, Options o, http::Responder& res) {
-    auto pool = lock(weak);
-    std::error_code ec;
-    const auto& source = pool->config().source;
-    auto path = fs::absolute(source, ec);
-    json::object body;
-    body["version"] = SWITCHBOARD_VERSION;
-    body["configPath"] = ec ? source : path.string();
-    body["tokenRequired"] = o->token_required;
-    body["llm"] = o->llm;
-    co_await send_json(res, std::move(body));
-}
-
 awaitable<void> list(PoolRef weak, http::Responder& res) {
     auto pool = lock(weak);
     co_await send_json(res, servers_json(*pool));
@@ -151,6 +127,16 @@ awaitable<void> remove(PoolRef weak, Options o, http::ServerRequest& req, http::
 
 }  // namespace
 
+fs::path config_file(const host::ServerPool& pool) {
+    const auto& source = pool.config().source;
+    std::error_code ec;
+    if (source.empty() || !fs::is_regular_file(source, ec))
+        throw http::HttpError(bhttp::status::conflict,
+                              fmt::format("servers cannot be edited here: the configuration is not a file ({})",
+                                          source.empty() ? "none" : source));
+    return source;
+}
+
 json::object servers_json(const host::ServerPool& pool) {
     const auto raw = file_entries(pool);
     json::array servers;
@@ -170,7 +156,6 @@ void add_server_routes(http::Router& r, PoolRef pool, Options o) {
     using Req = http::ServerRequest;
     using Res = http::Responder;
     // Plain lambdas returning the coroutine of a free function (arguments by value): no capturing coroutine.
-    add_route(r, bhttp::verb::get, "/api/info", [pool, o](Req&, Res& res) { return info(pool, o, res); });
     add_route(r, bhttp::verb::get, "/api/servers", [pool](Req&, Res& res) { return list(pool, res); });
     add_route(r, bhttp::verb::post, "/api/servers/restart",
               [pool, o](Req& q, Res& res) { return restart(pool, o, q, res); });

@@ -380,6 +380,8 @@ const CHAT_SCRIPT = {
     { content: 'It is 2.' },
     // a tool switched off for one conversation: not offered in it
     { content: 'Without add.' },
+    // the endpoint's model renamed on the settings page
+    { content: 'Asked for the renamed model.' },
   ],
   models: [{ id: 'alpha' }, { id: 'beta' }],
 };
@@ -551,6 +553,33 @@ describe('chat', { skip: chatSkip }, () => {
     await page.getByRole('link', { name: 'Tools', exact: true }).click();
     await page.getByRole('switch', { name: /^add/ }).first().waitFor();
     assert.equal(await page.getByRole('switch', { name: /^add/ }).first().isChecked(), true);
+  });
+
+  test('the settings page writes the endpoint into the config file, and the next message uses it', async () => {
+    await page.goto(`${base}#/settings`);
+    const field = page.getByLabel('Configured model', { exact: true });
+    await until('the file\'s model', async () => (await field.inputValue()) === 'test');
+    await page.getByLabel('Base URL', { exact: true }).fill('ftp://nowhere');
+    await page.getByRole('alert').filter({ hasText: 'http:// or https://' }).waitFor();
+    await page.getByLabel('Base URL', { exact: true }).fill(`${llmUrl}/v1`);
+    await field.fill('renamed');
+    await page.getByRole('button', { name: 'Save to the config file' }).click();
+    await until('the model in effect', async () => (await page.getByTestId('llm-model').textContent()) === 'renamed');
+    const config = JSON.parse(readFileSync(join(env.dir, 'switchboard.json'), 'utf8'));
+    assert.equal(config.llm.model, 'renamed');
+    assert.ok(config.mcpServers.demo, 'the servers stay');
+
+    // The picked model (beta, from the test before) would win: back to the configured one.
+    await page.getByLabel('Model', { exact: true }).selectOption({ index: 0 });
+    const before = (await modelRequests()).length;
+    await page.getByRole('link', { name: 'Chat', exact: true }).click();
+    await page.getByRole('button', { name: 'New chat' }).click();
+    await until('an empty conversation', async () => (await page.getByTestId('user-message').count()) === 0);
+    await message().fill('Which model?');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    await page.getByText('Asked for the renamed model.', { exact: true }).waitFor();
+    const [sent] = (await modelRequests()).slice(before);
+    assert.equal(sent.body.model, 'renamed');
   });
 
   test('no uncaught errors in the chat page', () => {

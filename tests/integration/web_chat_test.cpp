@@ -399,6 +399,39 @@ TEST_F(WebChat, AnAgentRunsInAForkWithItsLazyServerAndItsStepsComeNestedUnderIts
     EXPECT_EQ(parse(get("/api/conversations/get?id=1")).at("messages").as_array().size(), 4u);
 }
 
+TEST_F(WebChat, TheSettingsPageMovesTheChatToAnotherEndpointThroughTheConfigFile) {
+    TempDir dir_a, dir_b;
+    FakeLlm first(dir_a.path, R"([{"content": "from the first"}])");
+    FakeLlm second(dir_b.path, R"([{"content": "from the second"}])");
+    ASSERT_TRUE(first.running() && second.running());
+    start_with(first);
+    auto bad = post("/api/settings/llm", {{"baseUrl", "ftp://nowhere"}, {"model", "m"}});
+    EXPECT_EQ(bad.status, 400) << bad.body;
+
+    auto changed = post("/api/settings/llm", {{"baseUrl", second.url()}, {"model", "second-model"}});
+    ASSERT_EQ(changed.status, 200) << changed.body;
+    auto v = parse(changed);
+    EXPECT_EQ(v.at("effective").at("baseUrl").as_string(), second.url());
+    EXPECT_EQ(v.at("model").as_string(), "second-model");
+    EXPECT_EQ(parse(get("/api/info")).at("llm").at("model").as_string(), "second-model");
+    const auto text = config_text();
+    EXPECT_NE(text.find(second.url()), std::string::npos) << text;
+    EXPECT_NE(text.find("// kept through every edit"), std::string::npos) << text;
+
+    auto answer = request("POST", "/api/chat", post_headers(), R"({"text": "hello"})");
+    EXPECT_NE(answer.body.find("from the second"), std::string::npos) << answer.body;
+    json::array to_first, to_second;
+    run([&]() -> awaitable<void> {
+        to_first = co_await first.request_bodies();
+        to_second = co_await second.request_bodies();
+    });
+    EXPECT_TRUE(to_first.empty());
+    ASSERT_EQ(to_second.size(), 1u);
+    EXPECT_EQ(to_second[0].at("model").as_string(), "second-model");
+    // The gateway did not reload the file it wrote itself.
+    EXPECT_EQ(gateway_->log().find("reloading"), std::string::npos) << gateway_->log();
+}
+
 TEST_F(WebChat, WithoutAModelTheChatSaysWhatToSet) {
     start();
     auto r = post("/api/chat", {{"text", "hi"}});

@@ -161,3 +161,19 @@ TEST(ConfigEdit, RawEntriesAreWhatTheFileSays) {
     ASSERT_EQ(raw.size(), 1u);
     EXPECT_EQ(raw.at("a").at("url").as_string(), "${U}");
 }
+
+TEST(ConfigEdit, ATopLevelMemberIsReplacedInPlaceOrAddedFirst) {
+    auto out =
+        host::set_top_level_member(jsonc, "llm", json::parse(R"({"baseUrl": "http://h/v1", "model": "x"})"), "f");
+    EXPECT_NE(
+        out.find("  // the model we use\n  \"llm\": {\n    \"baseUrl\": \"http://h/v1\",\n    \"model\": \"x\"\n  },"),
+        std::string::npos)
+        << out;
+    EXPECT_NE(out.find("// the first one"), std::string::npos);
+    EXPECT_EQ(host::raw_top_level_member(out, "llm", "f").at("model").as_string(), "x");
+
+    const std::string bare = "{\n  \"mcpServers\": {}\n}\n";
+    out = host::set_top_level_member(bare, "llm", json::parse(R"({"model": "m"})"), "f");
+    EXPECT_EQ(out, "{\n  \"llm\": {\n    \"model\": \"m\"\n  },\n  \"mcpServers\": {}\n}\n");
+    EXPECT_TRUE(host::raw_top_level_member(bare, "llm", "f").is_null());
+}

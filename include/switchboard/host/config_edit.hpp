@@ -37,6 +37,14 @@ std::map<std::string, boost::json::object, std::less<>> raw_server_entries(std::
 /// `entry` as a JSON member value, indented for a member whose key starts at column `indent`.
 std::string format_entry(const boost::json::value& entry, std::size_t indent);
 
+/// The text with the top-level member `key` set to `value` (replaced in place, or added as the first member); every
+/// other byte stays. Throws ConfigError when the text is not a JSON(C) object.
+std::string set_top_level_member(std::string_view text, std::string_view key, const boost::json::value& value,
+                                 std::string_view source);
+
+/// The top-level member `key` as written (no `${VAR}` expanded); null when absent. Throws ConfigError on bad JSON(C).
+boost::json::value raw_top_level_member(std::string_view text, std::string_view key, std::string_view source);
+
 struct ConfigFileEdit {
     Config config;                      ///< the file as loaded after the edit
     std::vector<std::string> warnings;  ///< about the edited entry (unknown keys, unset variables)
@@ -47,5 +55,13 @@ struct ConfigFileEdit {
 /// the file cannot be read or written.
 ConfigFileEdit edit_config_file(const std::filesystem::path& file, const ServerEntryEdit& edit,
                                 const EnvLookup& env = process_env());
+
+/// Reads `file`, sets its top-level `key` (the `llm` object, say), checks that the file still loads, and writes it
+/// atomically; the loaded result. Throws like edit_config_file.
+Config edit_config_member(const std::filesystem::path& file, std::string_view key, const boost::json::value& value,
+                          const EnvLookup& env = process_env());
+
+/// The text of `file` (std::runtime_error naming it when it cannot be read).
+std::string read_config_text(const std::filesystem::path& file);
 
 }  // namespace switchboard::host

@@ -25,7 +25,6 @@ struct ApiOptions {
     /// Origins (besides the listener's own) whose POSTs are accepted: the gateway's --allow-origin list.
     std::vector<std::string> allowed_origins;
     bool token_required = false;  ///< said in /api/info, so that the page knows to ask
-    boost::json::object llm;      ///< /api/info's "llm" (configured, model, baseUrl)
     /// Called right after the API wrote the config file, before it applies the new config: the file watcher takes
     /// note, so that it does not apply the same change a second time.
     std::function<void()> config_written;

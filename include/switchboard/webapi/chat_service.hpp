@@ -38,9 +38,12 @@ namespace switchboard::webapi {
 
 struct ChatOptions {
     std::shared_ptr<llm::Client> llm;  ///< null: no model is configured (chat requests are refused, with the help)
+    llm::Settings settings;            ///< what the config (and environment) say, configured or not
     std::string not_configured_help;   ///< what to set, for that refusal
-    std::filesystem::path db;          ///< the conversation store
-    int max_turns = 25;                ///< model requests per message before "continue?"
+    /// The model for a config whose `llm` changed (the settings page): settings, and a client when configured.
+    std::function<std::pair<llm::Settings, std::shared_ptr<llm::Client>>(const host::Config&)> model_for;
+    std::filesystem::path db;  ///< the conversation store
+    int max_turns = 25;        ///< model requests per message before "continue?"
     /// The agents and skills offered as agent__/skill__ tools (asked when a conversation opens: served skills are
     /// known once the servers are up). Unset: none.
     std::function<std::vector<agent::Definition>()> definitions;
@@ -108,6 +111,8 @@ public:
     std::shared_ptr<Chat> open(std::int64_t id);
     /// A new conversation, titled after `text`'s first line.
     std::shared_ptr<Chat> create_chat(std::string_view text);
+    /// Another model endpoint (the config's `llm` changed): new conversations and the ones not answering now use it.
+    void set_llm(llm::Settings settings, std::shared_ptr<llm::Client> client);
     /// Forgets a deleted conversation (a run in progress is stopped).
     void forget(std::int64_t id);
     /// Applies per-conversation switches (and stores them).

@@ -11,6 +11,7 @@ import type {
   ConversationSummary,
   GetPromptResult,
   Info,
+  LlmSettings,
   Prompt,
   ReadResourceResult,
   Resource,
@@ -123,4 +124,6 @@ export const api = {
     post<object>('api/chat/approve', { conversationId, requestId, decision }),
   stopChat: (conversationId: number) => post<{ stopped: boolean }>('api/chat/stop', { conversationId }),
   models: () => get<{ models: string[] }>('api/models'),
+  llmSettings: () => get<LlmSettings>('api/settings/llm'),
+  setLlmSettings: (baseUrl: string, model: string) => post<LlmSettings>('api/settings/llm', { baseUrl, model }),
 };

@@ -166,6 +166,13 @@ export interface CompleteResult {
   completion: { values: string[]; total?: number; hasMore?: boolean };
 }
 
+/** The config file's `llm` base URL and model as written (`${VAR}` kept), and what is in effect. */
+export interface LlmSettings {
+  baseUrl: string;
+  model: string;
+  effective: { configured: boolean; model: string; baseUrl: string };
+}
+
 export interface Info {
   version: string;
   configPath: string;

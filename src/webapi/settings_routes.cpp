@@ -1,0 +1,119 @@
+// /api/info and the model endpoint of the settings page: the config's `llm` base URL and model, changed in the file
+// (in place, atomically, the file's other bytes kept) and used at once by new messages.
+#include "routes.hpp"
+
+#include <switchboard/host/config_edit.hpp>
+#include <switchboard/host/pool.hpp>
+#include <switchboard/webapi/json_request.hpp>
+
+#include <fmt/format.h>
+
+namespace switchboard::webapi {
+
+namespace json = boost::json;
+namespace bhttp = http::bhttp;
+namespace fs = std::filesystem;
+using boost::asio::awaitable;
+using Service = std::shared_ptr<ChatService>;
+
+namespace {
+
+json::object effective(const ChatService& svc) {
+    const auto& s = svc.options().settings;
+    return json::object{{"configured", s.configured()}, {"model", s.model}, {"baseUrl", s.base_url}};
+}
+
+awaitable<void> info(PoolRef weak, Service svc, Options o, http::Responder& res) {
+    auto pool = lock(weak);
+    std::error_code ec;
+    const auto& source = pool->config().source;
+    auto path = fs::absolute(source, ec);
+    json::object body;
+    body["version"] = SWITCHBOARD_VERSION;
+    body["configPath"] = ec ? source : path.string();
+    body["tokenRequired"] = o->token_required;
+    body["llm"] = effective(*svc);
+    co_await send_json(res, std::move(body));
+}
+
+// The `llm` object as the file has it ({} when there is none or it is not an object).
+json::object file_llm(const host::ServerPool& pool) {
+    const auto file = config_file(pool);
+    try {
+        auto v = host::raw_top_level_member(host::read_config_text(file), "llm", file.string());
+        return v.is_object() ? v.as_object() : json::object();
+    } catch (const std::exception& e) {
+        throw http::HttpError(bhttp::status::conflict, e.what());
+    }
+}
+
+json::object llm_body(const host::ServerPool& pool, const ChatService& svc) {
+    const auto raw = file_llm(pool);
+    json::object body;
+    body["baseUrl"] = raw.contains("baseUrl") && raw.at("baseUrl").is_string() ? raw.at("baseUrl") : json::value("");
+    body["model"] = raw.contains("model") && raw.at("model").is_string() ? raw.at("model") : json::value("");
+    body["effective"] = effective(svc);
+    return body;
+}
+
+awaitable<void> get_llm(PoolRef weak, Service svc, http::Responder& res) {
+    auto pool = lock(weak);
+    co_await send_json(res, llm_body(*pool, *svc));
+}
+
+std::string optional_string(const json::object& body, std::string_view key) {
+    const auto* v = body.if_contains(key);
+    if (!v || v->is_null()) return {};
+    if (!v->is_string()) throw http::HttpError(bhttp::status::bad_request, fmt::format("\"{}\" must be a string", key));
+    return std::string(v->get_string());
+}
+
+awaitable<void> set_llm(PoolRef weak, Service svc, Options o, http::ServerRequest& req, http::Responder& res) {
+    const auto body = post_body(req, o->allowed_origins);
+    auto pool = lock(weak);
+    const auto base_url = optional_string(body, "baseUrl");
+    const auto model = optional_string(body, "model");
+    // ${VAR} is kept as written; a literal must be an http(s) URL up to /v1.
+    if (!base_url.empty() && !base_url.starts_with("${") && !base_url.starts_with("http://") &&
+        !base_url.starts_with("https://"))
+        throw http::HttpError(bhttp::status::bad_request,
+                              "\"baseUrl\" must start with http:// or https:// (e.g. http://127.0.0.1:8080/v1)");
+    auto llm = file_llm(*pool);  // its other keys (apiKey, contextWindow, ...) stay
+    if (base_url.empty())
+        llm.erase("baseUrl");
+    else
+        llm["baseUrl"] = base_url;
+    if (model.empty())
+        llm.erase("model");
+    else
+        llm["model"] = model;
+    std::optional<host::Config> config;
+    try {
+        config = host::edit_config_member(config_file(*pool), "llm", llm);
+    } catch (const host::ConfigError& e) {
+        throw http::HttpError(bhttp::status::bad_request, e.what());
+    } catch (const std::exception& e) {
+        throw http::HttpError(bhttp::status::internal_server_error, e.what());
+    }
+    if (o->config_written) o->config_written();
+    if (svc->options().model_for) {
+        auto [settings, client] = svc->options().model_for(*config);
+        svc->set_llm(std::move(settings), std::move(client));
+    }
+    co_await pool->apply(std::move(*config));  // the pool's copy of the config; its servers are unchanged
+    co_await send_json(res, llm_body(*pool, *svc));
+}
+
+}  // namespace
+
+void add_settings_routes(http::Router& r, PoolRef pool, Service svc, Options o) {
+    using Req = http::ServerRequest;
+    using Res = http::Responder;
+    add_route(r, bhttp::verb::get, "/api/info", [pool, svc, o](Req&, Res& res) { return info(pool, svc, o, res); });
+    add_route(r, bhttp::verb::get, "/api/settings/llm",
+              [pool, svc](Req&, Res& res) { return get_llm(pool, svc, res); });
+    add_route(r, bhttp::verb::post, "/api/settings/llm",
+              [pool, svc, o](Req& q, Res& res) { return set_llm(pool, svc, o, q, res); });
+}
+
+}  // namespace switchboard::webapi
