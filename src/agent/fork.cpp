@@ -111,6 +111,7 @@ asio::awaitable<ForkResult> run_fork(const Definition& listed, std::string task,
         if (!max_turns) max_turns = as->max_turns;
         if (!tools) tools = as->tools;
     }
+    if (model.empty() && env.model) model = *env.model;
 
     co_await add_inline_servers(definition, *env.pool);
     // Required servers must all be configured before anything starts.

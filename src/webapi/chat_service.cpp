@@ -265,6 +265,7 @@ std::shared_ptr<Chat> ChatService::make_chat(std::int64_t id, std::vector<llm::M
     if (options_.definitions) {
         agent::ForkEnvironment env{pool, chat->context, options_.llm, options_.definitions(), {}};
         env.registry = options_.registry;
+        env.model = chat->fork_model;
         for (auto& t : agent::fork_tools(env, 1, ""))
             chat->conversation->add_local_tool(nested(std::move(t), weak_from_this(), chat, pool));
     }
@@ -341,6 +342,7 @@ std::shared_ptr<EventQueue> ChatService::start(std::shared_ptr<Chat> chat, std::
     auto q = std::make_shared<EventQueue>(ex_);
     chat->events = q;
     chat->typed_text = text;
+    *chat->fork_model = chat->conversation->loop_options().model;
     // First, whatever the run does first: which conversation this is (a new one learns its id here).
     json::object conversation{{"id", chat->id}};
     try {

@@ -347,7 +347,8 @@ TEST_F(WebChat, AnAgentRunsInAForkWithItsLazyServerAndItsStepsComeNestedUnderIts
     const auto headers = post_headers();
     std::string body;
     run([&, port, headers]() -> awaitable<void> {
-        auto stream = co_await http_open(port, "POST", "/api/chat", headers, R"({"text": "Ask the researcher"})");
+        auto stream = co_await http_open(port, "POST", "/api/chat", headers,
+                                         R"({"text": "Ask the researcher", "model": "picked-model"})");
         EXPECT_EQ(stream->status, 200) << stream->error;
         // The fork's own call asks, nested under the agent's call.
         const bool asked = co_await read_event(stream, "approval", std::chrono::seconds(15));
@@ -395,6 +396,11 @@ TEST_F(WebChat, AnAgentRunsInAForkWithItsLazyServerAndItsStepsComeNestedUnderIts
     ASSERT_FALSE(lifecycle.empty()) << body;
     EXPECT_NE(std::find(lifecycle.begin(), lifecycle.end(), "active"), lifecycle.end()) << body;
     EXPECT_NE(lifecycle.back(), "active") << body;
+    // The picked model is the fork's too.
+    json::array bodies;
+    run([&]() -> awaitable<void> { bodies = co_await fake.request_bodies(); });
+    ASSERT_EQ(bodies.size(), 4u);
+    for (const auto& b : bodies) EXPECT_EQ(b.at("model").as_string(), "picked-model");
     // Stored: only the main conversation's messages (user, the agent call and its result, the answer).
     EXPECT_EQ(parse(get("/api/conversations/get?id=1")).at("messages").as_array().size(), 4u);
 }

@@ -36,6 +36,9 @@ struct ForkEnvironment {
     Approvals approvals;                  ///< what the fork's own tool calls may run without asking
     /// Skills served over MCP loaded so far, shared by the whole tree (what read_skill_file may read).
     std::shared_ptr<LoadedSkills> loaded_skills = std::make_shared<LoadedSkills>();
+    /// The model the main conversation asks for now (the web UI's model picker; empty or null: the client's). A
+    /// definition's own `model` wins over it.
+    std::shared_ptr<const std::string> model;
     /// Where running forks are recorded (and published for `switchboard status`); null: nowhere.
     std::shared_ptr<ForkRegistry> registry;
     /// Set (shared by every copy) once the main conversation offers tool search: forks offer it too, over the same
