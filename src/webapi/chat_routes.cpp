@@ -293,6 +293,9 @@ awaitable<void> approve(Service svc, Options o, http::ServerRequest& req, http::
     else
         throw http::HttpError(bhttp::status::bad_request, "\"decision\" must be once, tool, server or deny");
     it->second->answered.set();
+    // The page that asked may not be the one that answered: it closes its question.
+    if (chat->events)
+        chat->events->push("approval_answered", json::object{{"requestId", request}, {"decision", decision}});
     co_await send_json(res, json::object());
 }
 

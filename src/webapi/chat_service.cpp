@@ -133,6 +133,11 @@ agent::Observer observer_for(std::shared_ptr<ChatService> self, std::shared_ptr<
                 chat->full_results.erase(it);
             }
             if (m.message.role == llm::Role::user && m.meta.contains("attachments")) m.meta["text"] = chat->typed_text;
+            if (auto it = chat->fork_records.find(m.message.tool_call_id);
+                m.message.role == llm::Role::tool && it != chat->fork_records.end()) {
+                m.meta["fork"] = std::move(it->second);
+                chat->fork_records.erase(it);
+            }
             batch.push_back(std::move(m));
         }
         json::array shown;
@@ -167,22 +172,44 @@ agent::LocalTool nested(agent::LocalTool tool, std::weak_ptr<ChatService> weak_s
         auto child = observer_for(self, chat, q, call.id);
         child.on_model_request = parent.on_model_request;
         child.on_model_response = parent.on_model_response;
-        std::set<std::string> seen;
+        // What the fork did, kept with the agent call's stored message (meta.fork) so that a reload shows it too.
         const auto id = call.id;
-        const auto sub = pool->events().subscribe([q, id, &seen, weak_pool](const host::Event& e) {
+        auto steps = std::make_shared<json::array>();
+        auto lifecycles = std::make_shared<std::map<std::string, json::array>>();
+        child.on_tool_end = [show = child.on_tool_end, steps](const agent::ToolCallRecord& record,
+                                                              const llm::ToolExecutionResult& result) {
+            show(record, result);
+            auto step = record.to_json();
+            step["id"] = record.id;
+            step["arguments"] = record.arguments;
+            step["result"] = tool_result_json(result);
+            steps->push_back(std::move(step));
+        };
+        const auto note = [q, id, lifecycles](const host::ServerStatus& status) {
+            auto& seen = (*lifecycles)[status.name];
+            const auto now = status.lifecycle();
+            if (!seen.empty() && seen.back().as_string() == now) return;
+            seen.emplace_back(now);
+            q->push("fork_server", lifecycle_json(status, id));
+        };
+        const auto sub = pool->events().subscribe([note, weak_pool](const host::Event& e) {
             if (e.kind != host::Event::Kind::leases_changed && e.kind != host::Event::Kind::phase_changed) return;
             std::optional<host::ServerStatus> status;
             if (auto p = weak_pool.lock()) status = p->status(e.server);
-            if (!status || !status->lazy) return;
-            seen.insert(e.server);
-            q->push("fork_server", lifecycle_json(*status, id));
+            if (status && status->lazy) note(*status);
         });
         core::ScopeExit unsubscribe([weak_pool, sub] {
             if (auto p = weak_pool.lock()) p->events().unsubscribe(sub);
         });
         auto result = co_await inner(std::move(call), child);
-        for (const auto& server : seen)  // released: what they are now that the fork let go
-            if (auto status = pool->status(server)) q->push("fork_server", lifecycle_json(*status, id));
+        std::vector<std::string> names;
+        for (const auto& entry : *lifecycles) names.push_back(entry.first);
+        json::object servers;
+        for (const auto& server : names) {
+            if (auto status = pool->status(server)) note(*status);  // released: what it is now the fork let go
+            servers[server] = (*lifecycles)[server];
+        }
+        chat->fork_records[id] = json::object{{"steps", std::move(*steps)}, {"servers", std::move(servers)}};
         co_return result;
     };
     return tool;
@@ -195,6 +222,7 @@ awaitable<void> run(std::shared_ptr<ChatService> self, std::shared_ptr<Chat> cha
         chat->approvals.clear();
         chat->running_calls.clear();
         chat->full_results.clear();
+        chat->fork_records.clear();
         q->finish();
     });
     auto o = observer_for(self, chat, q, std::string());

@@ -108,6 +108,9 @@ TEST_F(WebChat, AToolCallWaitsForApprovalAndTheAnswerStreamsIntoTheStore) {
     EXPECT_EQ(got.at("settings").at("approvedTools").at(0).as_string(), "add");
     EXPECT_FALSE(got.at("running").as_bool());
 
+    EXPECT_NE(body.find("event: approval_answered\ndata: {\"requestId\":\"q1\",\"decision\":\"tool\"}"),
+              std::string::npos)
+        << body;
     auto renamed = post("/api/conversations/rename", {{"id", 1}, {"title", "Sums"}});
     EXPECT_EQ(renamed.status, 200) << renamed.body;
     EXPECT_EQ(parse(get("/api/conversations?q=sum")).at("conversations").at(0).at("title").as_string(), "Sums");
@@ -401,8 +404,18 @@ TEST_F(WebChat, AnAgentRunsInAForkWithItsLazyServerAndItsStepsComeNestedUnderIts
     run([&]() -> awaitable<void> { bodies = co_await fake.request_bodies(); });
     ASSERT_EQ(bodies.size(), 4u);
     for (const auto& b : bodies) EXPECT_EQ(b.at("model").as_string(), "picked-model");
-    // Stored: only the main conversation's messages (user, the agent call and its result, the answer).
-    EXPECT_EQ(parse(get("/api/conversations/get?id=1")).at("messages").as_array().size(), 4u);
+    // Stored: only the main conversation's messages (user, the agent call and its result, the answer); what the fork
+    // did goes with the agent call's result, for a reload to show.
+    auto stored = parse(get("/api/conversations/get?id=1"));
+    const auto& messages = stored.at("messages").as_array();
+    ASSERT_EQ(messages.size(), 4u);
+    const auto& fork = messages[2].at("meta").at("fork");
+    EXPECT_EQ(fork.at("steps").at(0).at("name").as_string(), "echo");
+    EXPECT_EQ(fork.at("steps").at(0).at("result").at("content").at(0).at("text").as_string(), "the note");
+    const auto& notes = fork.at("servers").at("notes").as_array();
+    ASSERT_GE(notes.size(), 2u);
+    EXPECT_NE(std::find(notes.begin(), notes.end(), json::value("active")), notes.end());
+    EXPECT_NE(notes.back().as_string(), "active");
 }
 
 TEST_F(WebChat, TheSettingsPageMovesTheChatToAnotherEndpointThroughTheConfigFile) {

@@ -94,6 +94,9 @@ struct Chat {
     /// Results of this run's calls whose message text loses something (images, structured content), by call id:
     /// stored in their tool message's meta.result.
     std::map<std::string, boost::json::object> full_results;
+    /// What each agent call's fork did ({"steps": [tool_end data...], "servers": {name: [lifecycle...]}}), by call id:
+    /// stored in its tool message's meta.fork.
+    std::map<std::string, boost::json::object> fork_records;
     /// The model the conversation asks for, shared with its agents' forks (they ask for it too).
     std::shared_ptr<std::string> fork_model = std::make_shared<std::string>();
     std::string typed_text;  ///< the run's user text (meta.text of a message that carries attachments too)
