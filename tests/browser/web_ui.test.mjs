@@ -382,6 +382,8 @@ const CHAT_SCRIPT = {
     { content: 'Without add.' },
     // the endpoint's model renamed on the settings page
     { content: 'Asked for the renamed model.' },
+    // a question answered on another page (the turn limit is still 1: the run stops after the call)
+    { toolCalls: [{ name: 'add', arguments: '{"a":4,"b":4}' }] },
   ],
   models: [{ id: 'alpha' }, { id: 'beta' }],
 };
@@ -582,6 +584,27 @@ describe('chat', { skip: chatSkip }, () => {
     assert.equal(sent.body.model, 'renamed');
   });
 
+  test('a question answered on another page closes its dialog here', async () => {
+    await page.getByRole('button', { name: 'New chat' }).click();
+    await until('an empty conversation', async () => (await page.getByTestId('user-message').count()) === 0);
+    await message().fill('What is 4 + 4?');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    const dialog = page.getByRole('dialog', { name: 'Allow add (server demo)?' });
+    await dialog.waitFor();
+    // The conversation has its address by now: the other page loads it, and asks the waiting question too.
+    const other = await env.browser.newPage({ viewport: { width: 1280, height: 800 } });
+    other.setDefaultTimeout(WAIT);
+    other.on('pageerror', (e) => pageErrors.push(e.message));
+    try {
+      await other.goto(page.url());
+      await other.getByRole('dialog', { name: 'Allow add (server demo)?' }).getByRole('button', { name: 'Allow once' }).click();
+      await dialog.waitFor({ state: 'detached' });
+      await okBlock().getByText('8', { exact: true }).waitFor();
+    } finally {
+      await other.close();
+    }
+  });
+
   test('no uncaught errors in the chat page', () => {
     assert.deepEqual(pageErrors, []);
   });
@@ -607,7 +630,7 @@ You research.
 describe('chat with an agent', { skip: chatSkip }, () => {
   const pageErrors = [];
   const env = { pageErrors };
-  let base, page;
+  let base, page, chatUrl;
 
   before(async () => {
     // The agent is found in the gateway's working directory.
@@ -629,6 +652,7 @@ describe('chat with an agent', { skip: chatSkip }, () => {
     await dialog.getByText('agent__researcher').waitFor();
     await dialog.getByRole('button', { name: 'Allow once' }).click();
     await page.getByText('The researcher found the note.', { exact: true }).waitFor();
+    chatUrl = page.url();
 
     const agent = page.getByTestId('tool-block').filter({ has: page.getByTestId('fork-servers') });
     await agent.getByText('Found: the note.').waitFor();
@@ -644,6 +668,19 @@ describe('chat with an agent', { skip: chatSkip }, () => {
     // Let go when the fork ended.
     await page.getByRole('link', { name: 'Servers', exact: true }).click();
     await until('notes warm or dormant', async () => /^(warm|dormant)/.test(await page.getByTestId('phase-notes').textContent()));
+  });
+
+  test("reload: the agent's block still shows what its fork did", async () => {
+    await page.goto(chatUrl);
+    await page.reload();
+    await page.getByText('The researcher found the note.', { exact: true }).waitFor();
+    const agent = page.getByTestId('tool-block').filter({ has: page.getByTestId('fork-servers') });
+    const echo = agent.getByTestId('tool-block');
+    await echo.getByText('the note', { exact: true }).waitFor();
+    assert.equal(await echo.getAttribute('data-status'), 'ok');
+    const lifecycle = await agent.getByTestId('fork-servers').textContent();
+    assert.match(lifecycle, /notes/);
+    assert.match(lifecycle, /active/);
   });
 
   test('no uncaught errors in the agent chat', () => {

@@ -5,7 +5,7 @@ import { api } from './api';
 import { chatStream } from './chat';
 import { runOptions } from './settings.svelte';
 import { reportError } from './toasts.svelte';
-import { findTool, resultView, toolName, type ToolView } from './transcript';
+import { endedTool, findTool, toolName, type ToolView } from './transcript';
 import type {
   ApprovalDecision,
   ApprovalRequest,
@@ -193,15 +193,11 @@ function onEvent(run: Run, e: ChatEvent): void {
       const d = e.data;
       const list = toolsOf(run, d.parent);
       if (!list) break;
-      let tool = list.find((t) => t.id === d.id);
-      if (!tool) {
-        list.push({ id: d.id, name: d.tool ?? toolName(d.name, d.server), server: d.server, arguments: d.arguments, status: 'running', content: null });
-        tool = list[list.length - 1];
-      }
-      tool.status = d.denied ? 'denied' : d.isError ? 'error' : 'ok';
-      tool.ms = d.ms;
-      Object.assign(tool, resultView(d.result));
-      tool.progress = undefined;
+      // The same view a reload makes of a fork's stored steps; a call seen starting keeps its name and arguments.
+      const ended = endedTool(d);
+      const tool = list.find((t) => t.id === d.id);
+      if (tool) Object.assign(tool, { status: ended.status, ms: ended.ms, content: ended.content, structured: ended.structured, progress: undefined });
+      else list.push(ended);
       break;
     }
     case 'fork_server': {
@@ -222,6 +218,13 @@ function onEvent(run: Run, e: ChatEvent): void {
     case 'approval':
       chat.approvals.push({ ...e.data, run, conversationId: run.id });
       break;
+    case 'approval_answered': {
+      // Answered here or on another page: not to be asked (again); its dialog, if open, closes.
+      const { requestId } = e.data;
+      answered.add(`${run.id}/${requestId}`);
+      chat.approvals = chat.approvals.filter((a) => !(a.conversationId === run.id && a.requestId === requestId));
+      break;
+    }
     case 'notice':
       run.notices.push(e.data.text);
       break;

@@ -1,6 +1,6 @@
 // Stored chat messages (the OpenAI shape) turned into what the page shows: user messages, and assistant messages
 // with their tool calls, each joined to the `tool` message that answered it.
-import type { Attachment, ChatMessage, ChatPart, ContentBlock, StoredMessage, ToolResult } from './types';
+import type { Attachment, ChatEvents, ChatMessage, ChatPart, ContentBlock, ForkRecord, StoredMessage, ToolResult } from './types';
 
 export type ToolStatus = 'running' | 'ok' | 'error' | 'denied';
 
@@ -20,8 +20,8 @@ export interface ToolView {
   /** The server's last progress report while it runs. */
   progress?: { progress?: number; total?: number; message?: string };
   /**
-   * An agent or skill call: what its fork does (its tool calls, its text) and the lazy servers it loads. Not stored:
-   * seen while it runs, and kept by the page for the rest of the visit.
+   * An agent or skill call: what its fork does (its tool calls, its text) and the lazy servers it loads. The calls and
+   * servers are stored with the call's result (`meta.fork`); the text only while the page keeps it.
    */
   steps?: ToolView[];
   output?: string;
@@ -90,6 +90,20 @@ function statusOf(meta: StoredMessage['meta']): ToolStatus {
   return meta.denied ? 'denied' : (meta.isError ?? meta.result?.isError) ? 'error' : 'ok';
 }
 
+/** A finished call as its `tool_end` event reports it (live, or kept in an agent call's `meta.fork`). */
+export function endedTool(d: ChatEvents['tool_end']): ToolView {
+  const status = d.denied ? 'denied' : (d.isError ?? d.result?.isError) ? 'error' : 'ok';
+  return { id: d.id, name: d.tool ?? toolName(d.name, d.server), server: d.server, arguments: d.arguments, status, ms: d.ms, ...resultView(d.result) };
+}
+
+/** A stored fork as the live view showed it: its calls nested, one line per lazy server. */
+function forkView(fork: ForkRecord | undefined): Pick<ToolView, 'steps' | 'servers'> {
+  if (!fork) return {};
+  const steps = fork.steps?.length ? fork.steps.map(endedTool) : undefined;
+  const servers = Object.entries(fork.servers ?? {}).map(([server, lifecycles]) => ({ server, lifecycles }));
+  return { steps, servers: servers.length ? servers : undefined };
+}
+
 /** A tool's result as shown: its MCP result where there is one (images and all), else the text the model got. */
 export function resultView(result: ToolResult | undefined, fallback: ChatMessage['content'] = null): Pick<ToolView, 'content' | 'structured'> {
   if (!result) return { content: contentBlocks(fallback) };
@@ -126,19 +140,22 @@ export function transcript(messages: StoredMessage[]): Item[] {
       view.name = m.meta.tool ?? toolName(msg.name ?? view.name, view.server);
       view.status = statusOf(m.meta);
       view.ms = m.meta.ms;
-      Object.assign(view, resultView(m.meta.result, msg.content));
+      Object.assign(view, resultView(m.meta.result, msg.content), forkView(m.meta.fork));
     }
   }
   return items;
 }
 
-/** Items with what the forks of their agent calls did, which the page kept (`kept`, by call id): forks are not stored. */
+/**
+ * Items with what the forks of their agent calls did, as the page kept it (`kept`, by call id): their text is not
+ * stored, and a gateway before `meta.fork` stored nothing of them.
+ */
 export function withForks(items: Item[], kept: Record<string, ToolView>): Item[] {
   for (const item of items) {
     if (item.kind !== 'assistant') continue;
     for (const t of item.tools) {
       const k = kept[t.id];
-      if (k) Object.assign(t, { steps: k.steps, output: k.output, servers: k.servers });
+      if (k) Object.assign(t, { steps: k.steps ?? t.steps, output: k.output, servers: k.servers ?? t.servers });
     }
   }
   return items;

@@ -236,7 +236,15 @@ export interface MessageMeta {
   result?: ToolResult;
   attachments?: Attachment[];
   text?: string;
+  /** An agent or skill call's result: what its fork did (its messages are not stored). */
+  fork?: ForkRecord;
   [key: string]: unknown;
+}
+
+/** `meta.fork`: the fork's own calls (each a `tool_end` event's data) and each lazy server's lifecycles, in order. */
+export interface ForkRecord {
+  steps?: ChatEvents['tool_end'][];
+  servers?: Record<string, string[]>;
 }
 
 export interface StoredMessage {
@@ -303,6 +311,8 @@ export interface ChatEvents {
     result?: ToolResult;
   };
   approval: ApprovalRequest;
+  /** Question `requestId` was answered (perhaps from another page): no longer to be asked. */
+  approval_answered: { requestId: string; decision: ApprovalDecision };
   notice: { text: string; parent?: string };
   /** A lazy server the fork of call `parent` uses: loaded for it, and released when the fork ends. */
   fork_server: { parent: string; server: string; lifecycle: string; leases?: number };
