@@ -18,6 +18,19 @@ namespace {
 namespace json = boost::json;
 using boost::asio::awaitable;
 
+// Waits for the stream's next question (conversation 1) and answers it with `decision`; the answer's status.
+awaitable<int> answer_question(std::shared_ptr<HttpStream> stream, std::uint16_t port, Headers headers,
+                               std::string decision) {
+    const bool asked = co_await read_event(stream, "approval", std::chrono::seconds(15));
+    EXPECT_TRUE(asked) << stream->parser.get().body();
+    std::smatch m;
+    const std::string so_far = stream->parser.get().body();
+    std::regex_search(so_far, m, std::regex(R"re("requestId":"([^"]+)")re"));
+    const auto body = R"({"conversationId": 1, "requestId": ")" + m.str(1) + R"(", "decision": ")" + decision + "\"}";
+    auto r = co_await http_exchange(port, "POST", "/api/chat/approve", headers, body);
+    co_return r.status;
+}
+
 class WebChat : public WebHarness {
 protected:
     // Starts the gateway with `fake` as the model.
@@ -53,27 +66,17 @@ TEST_F(WebChat, AToolCallWaitsForApprovalAndTheAnswerStreamsIntoTheStore) {
 
     const auto port = gateway_->port;
     const auto headers = post_headers();
-    std::string body, approve_body;
+    std::string body;
     int approve_status = 0;
     run([&, port, headers]() -> awaitable<void> {
         auto stream = co_await http_open(port, "POST", "/api/chat", headers, R"({"text": "What is 2 + 3?"})");
         EXPECT_EQ(stream->status, 200) << stream->error;
-        const bool asked = co_await read_event(stream, "approval", std::chrono::seconds(10));
-        EXPECT_TRUE(asked) << stream->parser.get().body();
-        std::smatch m;
-        const std::string so_far = stream->parser.get().body();
-        std::regex_search(so_far, m, std::regex(R"re("requestId":"([^"]+)")re"));
-        const auto conversation = std::regex_search(so_far, std::regex(R"re(event: conversation\ndata: \{"id":1,)re"));
-        EXPECT_TRUE(conversation) << so_far;
-        auto r =
-            co_await http_exchange(port, "POST", "/api/chat/approve", headers,
-                                   R"({"conversationId": 1, "requestId": ")" + m.str(1) + R"(", "decision": "tool"})");
-        approve_status = r.status;
-        approve_body = r.body;
+        approve_status = co_await answer_question(stream, port, headers, "tool");
         co_await read_event(stream, "done", std::chrono::seconds(10));
         body = stream->parser.get().body();
     });
-    EXPECT_EQ(approve_status, 200) << approve_body;
+    EXPECT_EQ(approve_status, 200);
+    EXPECT_EQ(body.rfind("event: conversation\ndata: {\"id\":1,", 0), 0u) << body;  // first
 
     const auto approval = events(body, "approval");
     ASSERT_EQ(approval.size(), 1u) << body;
@@ -162,12 +165,7 @@ TEST_F(WebChat, ARunningCallShowsItsProgressAndStopCancelsItOnTheServer) {
     auto stopped_at = std::chrono::steady_clock::now();
     run([&, port, headers]() -> awaitable<void> {
         auto stream = co_await http_open(port, "POST", "/api/chat", headers, R"({"text": "Take your time"})");
-        co_await read_event(stream, "approval", std::chrono::seconds(10));
-        std::smatch m;
-        const std::string so_far = stream->parser.get().body();
-        std::regex_search(so_far, m, std::regex(R"re("requestId":"([^"]+)")re"));
-        co_await http_exchange(port, "POST", "/api/chat/approve", headers,
-                               R"({"conversationId": 1, "requestId": ")" + m.str(1) + R"(", "decision": "once"})");
+        co_await answer_question(stream, port, headers, "once");
         progressed = co_await read_event(stream, "tool_progress", std::chrono::seconds(10));
         stopped_at = std::chrono::steady_clock::now();
         co_await http_exchange(port, "POST", "/api/chat/stop", headers, R"({"conversationId": 1})");
@@ -203,12 +201,7 @@ TEST_F(WebChat, TheTurnLimitAsksToContinueAndThePickedModelIsAskedFor) {
     run([&, port, headers]() -> awaitable<void> {
         auto stream = co_await http_open(port, "POST", "/api/chat", headers,
                                          R"({"text": "2 + 3?", "model": "picked-model", "maxTurns": 1})");
-        co_await read_event(stream, "approval", std::chrono::seconds(10));
-        std::smatch m;
-        const std::string so_far = stream->parser.get().body();
-        std::regex_search(so_far, m, std::regex(R"re("requestId":"([^"]+)")re"));
-        co_await http_exchange(port, "POST", "/api/chat/approve", headers,
-                               R"({"conversationId": 1, "requestId": ")" + m.str(1) + R"(", "decision": "once"})");
+        co_await answer_question(stream, port, headers, "once");
         co_await read_event(stream, "done", std::chrono::seconds(10));
         first = stream->parser.get().body();
         auto more = co_await http_exchange(port, "POST", "/api/chat/continue", headers, R"({"conversationId": 1})");
@@ -354,13 +347,7 @@ TEST_F(WebChat, AnAgentRunsInAForkWithItsLazyServerAndItsStepsComeNestedUnderIts
                                          R"({"text": "Ask the researcher", "model": "picked-model"})");
         EXPECT_EQ(stream->status, 200) << stream->error;
         // The fork's own call asks, nested under the agent's call.
-        const bool asked = co_await read_event(stream, "approval", std::chrono::seconds(15));
-        EXPECT_TRUE(asked) << stream->parser.get().body();
-        std::smatch m;
-        const std::string so_far = stream->parser.get().body();
-        std::regex_search(so_far, m, std::regex(R"re("requestId":"([^"]+)")re"));
-        co_await http_exchange(port, "POST", "/api/chat/approve", headers,
-                               R"({"conversationId": 1, "requestId": ")" + m.str(1) + R"(", "decision": "once"})");
+        co_await answer_question(stream, port, headers, "once");
         co_await read_event(stream, "done", std::chrono::seconds(15));
         body = stream->parser.get().body();
     });
