@@ -168,34 +168,50 @@ awaitable<void> watch_client(std::shared_ptr<http::ServerConnection> c, std::sha
     }
 }
 
-// Writes the run's events as they come, until its `done`; false when the client is gone (or the handler cancelled).
-awaitable<bool> pump(std::shared_ptr<EventQueue> q, std::shared_ptr<ClientWatch> w, http::Responder& res) {
+enum class Pumped { done, gone, replaced };
+
+// Writes the run's events as they come, until its `done` (or the client is gone, or a newer stream attached).
+awaitable<Pumped> pump(std::shared_ptr<Chat> chat, std::uint64_t generation, std::shared_ptr<EventQueue> q,
+                       std::shared_ptr<ClientWatch> w, http::Responder& res) {
     for (;;) {
+        if (chat->stream_generation != generation) co_return Pumped::replaced;
         while (!q->empty()) {
             auto item = q->pop();
             const bool ok = co_await write_event(res, item.first, std::move(item.second));
-            if (!ok) co_return false;
+            if (!ok) co_return Pumped::gone;
         }
-        if (q->finished()) co_return true;
+        if (q->finished()) co_return Pumped::done;
         co_await q->wait(keep_alive_every);
         const auto state = co_await asio::this_coro::cancellation_state;
-        if (state.cancelled() != asio::cancellation_type::none || w->gone) co_return false;
-        if (q->empty() && !q->finished()) {
+        if (state.cancelled() != asio::cancellation_type::none || w->gone) co_return Pumped::gone;
+        if (q->empty() && !q->finished() && chat->stream_generation == generation) {
             const bool ok = co_await res.write_chunk(": keep-alive", "", "\n\n");
-            if (!ok) co_return false;
+            if (!ok) co_return Pumped::gone;
         }
     }
 }
 
+// The run's events as a stream, for the page that started it or one that attached later (`prelude`: what that page
+// needs first). The latest stream is the run's: an older one ends. When it goes away (a reload, a closed tab) the run
+// goes on for ChatOptions::reattach_grace, for a page to attach again, then stops.
 awaitable<void> stream_run(Service svc, std::shared_ptr<Chat> chat, std::shared_ptr<EventQueue> q,
-                           http::Responder& res) {
+                           std::vector<std::pair<std::string, json::object>> prelude, http::Responder& res) {
+    const auto generation = ++chat->stream_generation;
+    q->nudge();  // an older stream wakes up and sees it was replaced
     http::Fields headers;
     headers.emplace_back("Cache-Control", "no-store");
     headers.emplace_back("X-Accel-Buffering", "no");
     const bool started = co_await res.begin_stream("text/event-stream", std::move(headers));
     if (!started) {
-        svc->stop(*chat);
+        svc->stop_unless_reattached(chat, generation);
         co_return;
+    }
+    for (auto& [event, data] : prelude) {
+        const bool ok = co_await write_event(res, event, std::move(data));
+        if (!ok) {
+            svc->stop_unless_reattached(chat, generation);
+            co_return;
+        }
     }
     auto ex = co_await asio::this_coro::executor;
     auto w = std::make_shared<ClientWatch>(ex);
@@ -205,7 +221,7 @@ awaitable<void> stream_run(Service svc, std::shared_ptr<Chat> chat, std::shared_
                        w->done = true;
                        w->finished.cancel();
                    }));
-    const bool whole = co_await pump(q, w, res);
+    const auto pumped = co_await pump(chat, generation, q, w, res);
     // The watcher reads from the connection: it must be gone before the server reads the next request.
     w->stopping = true;
     w->stop.emit(asio::cancellation_type::terminal);
@@ -213,8 +229,8 @@ awaitable<void> stream_run(Service svc, std::shared_ptr<Chat> chat, std::shared_
         w->finished.expires_after(std::chrono::seconds(1));
         co_await w->finished.async_wait(core::as_tuple_awaitable);
     }
-    if (!whole) {
-        svc->stop(*chat);
+    if (pumped == Pumped::gone) {
+        svc->stop_unless_reattached(chat, generation);
         res.set_keep_alive(false);
         co_return;
     }
@@ -258,7 +274,8 @@ awaitable<void> send(PoolRef weak, Service svc, Options o, http::ServerRequest& 
         }
     }
     auto q = svc->start(chat, std::move(text), false);
-    co_await stream_run(svc, chat, q, res);
+    std::vector<std::pair<std::string, json::object>> nothing_first;  // (no braced temporary inside co_await)
+    co_await stream_run(svc, chat, q, std::move(nothing_first), res);
 }
 
 awaitable<void> resume(Service svc, Options o, http::ServerRequest& req, http::Responder& res) {
@@ -268,7 +285,27 @@ awaitable<void> resume(Service svc, Options o, http::ServerRequest& req, http::R
         throw http::HttpError(bhttp::status::conflict, fmt::format("conversation {} is answering already", chat->id));
     apply_run_options(*svc, *chat, body);
     auto q = svc->start(chat, std::string(), true);
-    co_await stream_run(svc, chat, q, res);
+    std::vector<std::pair<std::string, json::object>> nothing_first;
+    co_await stream_run(svc, chat, q, std::move(nothing_first), res);
+}
+
+// A page that opens a conversation while it answers (after a reload, or in another tab) takes its stream over: first
+// the conversation, the answer's text so far and the open questions, then the events as they come.
+awaitable<void> attach(Service svc, http::ServerRequest& req, http::Responder& res) {
+    std::int64_t id = 0;
+    try {
+        id = std::stoll(query_parameter(req, "conversationId"));
+    } catch (const std::exception&) {
+        throw http::HttpError(bhttp::status::bad_request, "?conversationId= must be a conversation id");
+    }
+    auto chat = open_chat(*svc, id);
+    if (!chat->running())
+        throw http::HttpError(bhttp::status::conflict, fmt::format("conversation {} is not answering now", id));
+    std::vector<std::pair<std::string, json::object>> prelude;
+    prelude.emplace_back("conversation", json::object{{"id", chat->id}});
+    if (!chat->live_text.empty()) prelude.emplace_back("content", json::object{{"text", chat->live_text}});
+    for (auto& question : svc->pending_approvals(id)) prelude.emplace_back("approval", std::move(question.as_object()));
+    co_await stream_run(svc, chat, chat->events, std::move(prelude), res);
 }
 
 awaitable<void> approve(Service svc, Options o, http::ServerRequest& req, http::Responder& res) {
@@ -337,6 +374,7 @@ void add_chat_routes(http::Router& r, PoolRef pool, Service svc, Options o) {
               [svc, o](Req& q, Res& res) { return switches(svc, o, q, res); });
     add_route(r, bhttp::verb::post, "/api/chat",
               [pool, svc, o](Req& q, Res& res) { return send(pool, svc, o, q, res); });
+    add_route(r, bhttp::verb::get, "/api/chat/attach", [svc](Req& q, Res& res) { return attach(svc, q, res); });
     add_route(r, bhttp::verb::post, "/api/chat/continue",
               [svc, o](Req& q, Res& res) { return resume(svc, o, q, res); });
     add_route(r, bhttp::verb::post, "/api/chat/approve",

@@ -9,6 +9,7 @@
 #include <switchboard/mcp/types.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -87,7 +88,10 @@ agent::Observer observer_for(std::shared_ptr<ChatService> self, std::shared_ptr<
         return data;
     };
     agent::Observer o;
-    o.on_content = [q, tagged](std::string_view t) { q->push("content", tagged(json::object{{"text", t}})); };
+    o.on_content = [chat, q, tagged, parent](std::string_view t) {
+        if (parent.empty()) chat->live_text += t;
+        q->push("content", tagged(json::object{{"text", t}}));
+    };
     o.on_reasoning = [q, tagged](std::string_view t) { q->push("reasoning", tagged(json::object{{"text", t}})); };
     o.on_notice = [q, tagged](std::string_view t) { q->push("notice", tagged(json::object{{"text", t}})); };
     o.on_tool_start = [chat, q, tagged, parent](const llm::ToolCall& call, const std::string& server) {
@@ -148,6 +152,7 @@ agent::Observer observer_for(std::shared_ptr<ChatService> self, std::shared_ptr<
             q->push("notice", json::object{{"text", std::string("this message could not be saved: ") + e.what()}});
         }
         for (const auto& m : batch) shown.push_back(stored_json(m));
+        chat->live_text.clear();  // now in a stored message
         q->push("messages", json::object{{"messages", std::move(shown)}});
     };
     return o;
@@ -223,6 +228,7 @@ awaitable<void> run(std::shared_ptr<ChatService> self, std::shared_ptr<Chat> cha
         chat->running_calls.clear();
         chat->full_results.clear();
         chat->fork_records.clear();
+        chat->live_text.clear();
         q->finish();
     });
     auto o = observer_for(self, chat, q, std::string());
@@ -394,6 +400,23 @@ json::array ChatService::pending_approvals(std::int64_t id) const {
     std::sort(open.begin(), open.end());
     for (const auto& [n, question] : open) out.push_back(*question);
     return out;
+}
+
+namespace {
+
+awaitable<void> stop_after_grace(std::shared_ptr<ChatService> self, std::shared_ptr<Chat> chat,
+                                 std::uint64_t generation) {
+    asio::steady_timer timer(co_await asio::this_coro::executor);
+    timer.expires_after(self->options().reattach_grace);
+    co_await timer.async_wait(core::as_tuple_awaitable);
+    if (chat->stream_generation == generation) self->stop(*chat);  // nobody came back for it
+}
+
+}  // namespace
+
+void ChatService::stop_unless_reattached(std::shared_ptr<Chat> chat, std::uint64_t generation) {
+    if (!chat->running()) return;
+    runs_.spawn(stop_after_grace(shared_from_this(), std::move(chat), generation), "web chat: reattach grace");
 }
 
 void ChatService::stop(Chat& chat) {

@@ -263,30 +263,56 @@ TEST_F(WebChat, AReloadedPageGetsTheOpenQuestionTheWholeToolResultAndWhatTheUser
     EXPECT_TRUE(got.at("pendingApprovals").as_array().empty());
 }
 
-TEST_F(WebChat, AClientThatGoesAwayStopsItsRunAtOnce) {
+TEST_F(WebChat, APageThatGoesAwayCanTakeTheAnswerBackElseItStops) {
     TempDir dir;
-    FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("add", R"({"a": 1, "b": 1})") + "]}]");
+    FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("add", R"({"a": 1, "b": 1})") +
+                               R"(]}, {"content": "It is 2."}, {"toolCalls": [)" +
+                               tool_call("add", R"({"a": 2, "b": 2})") + "]}]");
     ASSERT_TRUE(fake.running());
     start_with(fake);
     const auto port = gateway_->port;
     const auto headers = post_headers();
+    std::string attached;
+    int attach_status = 0;
     run([&, port, headers]() -> awaitable<void> {
-        auto stream = co_await http_open(port, "POST", "/api/chat", headers, R"({"text": "Add"})");
-        co_await read_event(stream, "approval", std::chrono::seconds(10));
+        // A reload while the question waits: the stream goes away...
+        auto first = co_await http_open(port, "POST", "/api/chat", headers, R"({"text": "Add"})");
+        co_await read_event(first, "approval", std::chrono::seconds(10));
         boost::system::error_code ignored;
-        stream->stream.socket().close(ignored);  // the tab is closed while the question waits
+        first->stream.socket().close(ignored);
+        // ...and the reloaded page takes it back, with the open question first, and answers it.
+        auto second = co_await http_open(port, "GET", "/api/chat/attach?conversationId=1", headers, "");
+        attach_status = second->status;
+        co_await answer_question(second, port, headers, "once");
+        co_await read_event(second, "done", std::chrono::seconds(10));
+        attached = second->parser.get().body();
     });
-    // Stopped: no longer running, the question gone, the conversation free for the next message.
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    EXPECT_EQ(attach_status, 200);
+    EXPECT_EQ(attached.rfind("event: conversation\ndata: {\"id\":1}", 0), 0u) << attached;
+    EXPECT_EQ(events(attached, "done").at(0).at("stop").as_string(), "done") << attached;
+    std::string answer;
+    for (const auto& c : events(attached, "content")) answer += c.at("text").as_string();
+    EXPECT_EQ(answer, "It is 2.");
+    EXPECT_EQ(get("/api/chat/attach?conversationId=1").status, 409);  // not answering any more
+
+    // A closed tab nobody comes back for: the run stops after the grace (5 s), the question gone.
+    run([&, port, headers]() -> awaitable<void> {
+        auto again =
+            co_await http_open(port, "POST", "/api/chat", headers, R"({"conversationId": 1, "text": "Again"})");
+        co_await read_event(again, "approval", std::chrono::seconds(10));
+        boost::system::error_code ignored;
+        again->stream.socket().close(ignored);
+    });
+    const auto closed = std::chrono::steady_clock::now();
     json::value got;
     do {
         got = parse(get("/api/conversations/get?id=1"));
         if (!got.at("running").as_bool()) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    } while (std::chrono::steady_clock::now() < until);
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    } while (std::chrono::steady_clock::now() < closed + std::chrono::seconds(9));
     EXPECT_FALSE(got.at("running").as_bool());
+    EXPECT_GE(std::chrono::steady_clock::now() - closed, std::chrono::seconds(4));  // it waited for a page first
     EXPECT_TRUE(got.at("pendingApprovals").as_array().empty());
-    EXPECT_EQ(got.at("messages").at(0).at("message").at("content").as_string(), "Add");
 }
 
 TEST_F(WebChat, AToolSwitchedOffForOneConversationIsNotOfferedToTheModel) {

@@ -22,6 +22,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/json/object.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <filesystem>
@@ -44,6 +45,8 @@ struct ChatOptions {
     std::function<std::pair<llm::Settings, std::shared_ptr<llm::Client>>(const host::Config&)> model_for;
     std::filesystem::path db;  ///< the conversation store
     int max_turns = 25;        ///< model requests per message before "continue?"
+    /// How long a run whose page went away (a reload, a closed tab) waits for a page to attach again before it stops.
+    std::chrono::milliseconds reattach_grace{5000};
     /// The agents and skills offered as agent__/skill__ tools (asked when a conversation opens: served skills are
     /// known once the servers are up). Unset: none.
     std::function<std::vector<agent::Definition>()> definitions;
@@ -100,6 +103,11 @@ struct Chat {
     /// The model the conversation asks for, shared with its agents' forks (they ask for it too).
     std::shared_ptr<std::string> fork_model = std::make_shared<std::string>();
     std::string typed_text;  ///< the run's user text (meta.text of a message that carries attachments too)
+    /// The answer's text so far (since the last stored batch): what a page that attaches mid-answer is shown first.
+    std::string live_text;
+    /// Counts the streams that attached to the run: a stream that is no longer the latest ends, and a run whose
+    /// stream went away stops unless another attached within ChatOptions::reattach_grace.
+    std::uint64_t stream_generation = 0;
     bool running() const { return events != nullptr; }
 };
 
@@ -133,6 +141,8 @@ public:
     }
     /// The questions conversation `id`'s run waits on (the `approval` events' data), oldest first.
     boost::json::array pending_approvals(std::int64_t id) const;
+    /// After the run's stream `generation` went away: stops the run unless another stream attached within the grace.
+    void stop_unless_reattached(std::shared_ptr<Chat> chat, std::uint64_t generation);
     /// Stops the chat's run, if any.
     void stop(Chat& chat);
 
