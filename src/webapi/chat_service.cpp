@@ -268,6 +268,8 @@ awaitable<void> run(std::shared_ptr<ChatService> self, std::shared_ptr<Chat> cha
 
 }  // namespace
 
+constexpr std::size_t max_open_chats = 32;
+
 // ---- ChatService ----------------------------------------------------------------------------------------------------
 
 std::shared_ptr<ChatService> ChatService::create(std::shared_ptr<host::ServerPool> pool, ChatOptions options) {
@@ -304,6 +306,13 @@ std::shared_ptr<Chat> ChatService::make_chat(std::int64_t id, std::vector<llm::M
             chat->conversation->add_local_tool(nested(std::move(t), weak_from_this(), chat, pool));
     }
     set_switches(*chat, std::move(settings));
+    // Open conversations are a cache (each holds a context and its messages): past the limit, idle ones go; they
+    // reopen from the store when used again.
+    for (auto it = chats_.begin(); it != chats_.end() && chats_.size() >= max_open_chats;)
+        if (it->second->running())
+            ++it;
+        else
+            it = chats_.erase(it);
     chats_[id] = chat;
     return chat;
 }
