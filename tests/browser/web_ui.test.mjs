@@ -384,6 +384,8 @@ const CHAT_SCRIPT = {
     { content: 'Asked for the renamed model.' },
     // a question answered on another page (the turn limit is still 1: the run stops after the call)
     { toolCalls: [{ name: 'add', arguments: '{"a":4,"b":4}' }] },
+    // a reload while the answer streams (4 characters a piece): the page takes the run back and follows it to the end
+    { content: 'One two three four five six seven eight', chunkDelayMs: 400 },
   ],
   models: [{ id: 'alpha' }, { id: 'beta' }],
 };
@@ -603,6 +605,35 @@ describe('chat', { skip: chatSkip }, () => {
     } finally {
       await other.close();
     }
+  });
+
+  test('a reload while the answer streams: the page takes the run back and follows it to the end', async () => {
+    await page.getByRole('button', { name: 'New chat' }).click();
+    await until('an empty conversation', async () => (await page.getByTestId('user-message').count()) === 0);
+    const before = (await modelRequests()).length;
+    await message().fill('Count to eight');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    const answer = page.getByTestId('assistant-message').last();
+    await answer.getByText('One', { exact: false }).waitFor();
+    assert.doesNotMatch(await answer.textContent(), /eight/);
+    const url = page.url();
+    assert.match(url, /#\/chat\/\d+$/);
+
+    await page.reload();
+    assert.equal(page.url(), url);
+    await page.getByTestId('user-message').getByText('Count to eight').waitFor();
+    // Following the run live again: Stop, the answer so far (a page not following it would show nothing of it before
+    // it is stored), then the rest of it, then Send once it is done.
+    await page.getByRole('button', { name: 'Stop', exact: true }).waitFor();
+    await until('the answer so far', async () => {
+      const text = await page.getByTestId('assistant-message').last().textContent();
+      return text.includes('One') && !text.includes('eight');
+    });
+    await page.getByText('One two three four five six seven eight', { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Send', exact: true }).waitFor();
+    assert.equal(await page.getByRole('alert').count(), 0);
+    // The same run, not a new one.
+    assert.equal((await modelRequests()).length - before, 1);
   });
 
   test('no uncaught errors in the chat page', () => {

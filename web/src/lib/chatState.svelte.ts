@@ -2,7 +2,7 @@
 // answered), each fed by its own event stream. A run outlives a switch to another conversation: its stream keeps
 // being read, and its questions (approvals) are still asked.
 import { api } from './api';
-import { chatStream } from './chat';
+import { attachStream, chatStream } from './chat';
 import { runOptions } from './settings.svelte';
 import { reportError } from './toasts.svelte';
 import { endedTool, findTool, toolName, type ToolView } from './transcript';
@@ -41,7 +41,7 @@ export interface Run {
   /** Agent calls whose message is stored, with what their forks did (not stored), by call id. */
   kept: Record<string, ToolView>;
   notices: string[];
-  /** How the run ended; `error` also for a request refused or a stream cut short. */
+  /** How the run ended; `error` also for a request refused. None for a stream that ended without saying. */
   outcome: { stop: StopReason; error?: string } | null;
 }
 
@@ -97,12 +97,18 @@ function syncPending(id: number, pending: ApprovalRequest[]): void {
       chat.approvals.push({ ...p, run: null, conversationId: id });
 }
 
-async function loadDetail(id: number): Promise<void> {
+/**
+ * Loads conversation `id`. `attach`: when it is answering with no stream here (this page before a reload, another
+ * tab), take its run back to follow it live. Not when a stream here just ended: it was taken by a newer page, and
+ * taking it back would only take it from that one.
+ */
+async function loadDetail(id: number, attach = false): Promise<void> {
   try {
     const detail = await api.conversation(id);
     if (chat.id !== id) return;
     chat.detail = detail;
     chat.loadError = '';
+    if (attach && detail.running && !chat.runs.some((r) => r.id === id && r.streaming)) void attachRun(id);
     syncPending(id, detail.pendingApprovals ?? []);
   } catch (e) {
     if (chat.id === id) chat.loadError = (e as Error).message;
@@ -117,7 +123,7 @@ export function show(id: number): void {
   // Found waiting in another conversation: no longer followed, so they could go stale.
   chat.approvals = chat.approvals.filter((a) => a.run || a.conversationId === id);
   if (chat.detail?.conversation.id !== id) chat.detail = null;
-  if (id) void loadDetail(id);
+  if (id) void loadDetail(id, true);
 }
 
 export function reload(): Promise<void> {
@@ -216,7 +222,8 @@ function onEvent(run: Run, e: ChatEvent): void {
       break;
     }
     case 'approval':
-      chat.approvals.push({ ...e.data, run, conversationId: run.id });
+      // An attached stream asks again what may have been answered here just before.
+      if (!answered.has(`${run.id}/${e.data.requestId}`)) chat.approvals.push({ ...e.data, run, conversationId: run.id });
       break;
     case 'approval_answered': {
       // Answered here or on another page: not to be asked (again); its dialog, if open, closes.
@@ -255,7 +262,8 @@ async function follow(run: Run, stream: AsyncGenerator<ChatEvent>): Promise<bool
       started = true;
       onEvent(run, e);
     }
-    if (!run.outcome) run.outcome = { stop: 'error', error: 'The connection to Switchboard ended before the answer did.' };
+    // Ended without `done`: a newer stream (a page that attached) took the run, or the connection was cut. Not an
+    // error either way: what is stored is the truth, and the reload below shows it (still answering, or not).
   } catch (e) {
     run.outcome = { stop: 'error', error: (e as Error).message };
   }
@@ -280,6 +288,17 @@ export function send(text: string, attachments: Attachment[]): Promise<boolean> 
   const run = newRun(id, { text, attachments });
   const body = { conversationId: id || undefined, text, attachments: attachments.length ? attachments : undefined, ...runOptions() };
   return follow(run, chatStream('api/chat', body));
+}
+
+/** Follows the run of conversation `id`, answering with no stream here. */
+async function attachRun(id: number): Promise<void> {
+  const run = newRun(id, null);
+  // The stream asks every open question again: those found waiting are asked by the run from now on.
+  chat.approvals = chat.approvals.filter((a) => a.run || a.conversationId !== id);
+  if (await follow(run, attachStream(id))) return;
+  // Refused (409: the run ended meanwhile): what it left is stored, nothing went wrong.
+  chat.runs = chat.runs.filter((r) => r !== run);
+  if (chat.id === id) await loadDetail(id);
 }
 
 /** After the turn limit: runs the loop again where it stopped. */
