@@ -1,5 +1,7 @@
 #include <switchboard/agent/fork_registry.hpp>
 
+#include <switchboard/core/atomic_file.hpp>
+
 #include <fmt/format.h>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -60,14 +62,10 @@ void ForkRegistry::publish() {
                                      {"startedAtMs", f.started_at_ms}});
     }
     const auto text = json::serialize(json::object{{"pid", ::getpid()}, {"forks", std::move(forks)}});
-    // A temporary file in the same directory, then rename: a reader never sees half a file.
-    const auto temp = dir_ / fmt::format(".forks-{}.tmp", ::getpid());
-    {
-        std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-        out << text;
-        if (!out) return;  // publishing is best effort: the forks run regardless
-    }
-    fs::rename(temp, file, ec);
+    // A reader never sees half a file. Best effort: the forks run regardless of a failed write.
+    core::AtomicWriteOptions options;
+    options.durable = false;
+    core::write_file_atomically(file, text, options);
 }
 
 std::vector<PublishedForks> read_published_forks(const fs::path& dir) {
@@ -99,7 +97,8 @@ std::vector<PublishedForks> read_published_forks(const fs::path& dir) {
             RunningFork r;
             if (const auto* k = fo->if_contains("kind"); k && k->is_string()) r.kind = k->get_string();
             if (const auto* n = fo->if_contains("name"); n && n->is_string()) r.name = n->get_string();
-            if (const auto* d = fo->if_contains("depth"); d && d->is_int64()) r.depth = static_cast<int>(d->get_int64());
+            if (const auto* d = fo->if_contains("depth"); d && d->is_int64())
+                r.depth = static_cast<int>(d->get_int64());
             if (const auto* t = fo->if_contains("startedAtMs"); t && t->is_int64()) r.started_at_ms = t->get_int64();
             if (const auto* s = fo->if_contains("servers"); s && s->is_array())
                 for (const auto& x : s->get_array())

@@ -37,7 +37,8 @@ std::string write_file_atomically(const fs::path& target, std::string_view text,
 
     mode_t mode = 0644;
     struct ::stat st {};
-    if (options.keep_mode && ::stat(target.c_str(), &st) == 0) mode = st.st_mode & 07777;
+    const bool replacing = options.keep_mode && ::stat(target.c_str(), &st) == 0;
+    if (replacing) mode = st.st_mode & 07777;
 
     Fd out{::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)};
     if (out.fd < 0) return errno_text("create", temp);
@@ -46,8 +47,8 @@ std::string write_file_atomically(const fs::path& target, std::string_view text,
         ::unlink(temp.c_str());
         return why;
     };
-    // open() applied the umask; an existing file's bits are restored as they were.
-    if (options.keep_mode && ::fchmod(out.fd, mode) != 0) return fail("set the mode of");
+    // open() applied the umask; a replaced file's bits are restored as they were.
+    if (replacing && ::fchmod(out.fd, mode) != 0) return fail("set the mode of");
     for (std::size_t done = 0; done < text.size();) {
         const auto n = ::write(out.fd, text.data() + done, text.size() - done);
         if (n < 0 && errno == EINTR) continue;

@@ -1,5 +1,7 @@
 #include <switchboard/host/tool_catalog.hpp>
 
+#include <switchboard/core/atomic_file.hpp>
+
 #include <switchboard/host/pool.hpp>
 #include <switchboard/host/tool_index.hpp>
 
@@ -49,8 +51,11 @@ std::string file_stem(std::string_view server) {
 
 std::string catalog_hash(const ServerConfig& s) {
     // What runs, field by field with separators: a changed command, argument, variable or URL is another server.
-    json::object o{{"type", std::string(to_string(s.type))}, {"command", s.command}, {"cwd", s.cwd},
-                   {"url", s.url}, {"caFile", s.ca_file}};
+    json::object o{{"type", std::string(to_string(s.type))},
+                   {"command", s.command},
+                   {"cwd", s.cwd},
+                   {"url", s.url},
+                   {"caFile", s.ca_file}};
     json::array args;
     for (const auto& a : s.args) args.push_back(json::string(a));
     o["args"] = std::move(args);
@@ -118,25 +123,10 @@ bool ToolCatalog::save(const ServerConfig& server, const std::vector<mcp::Tool>&
                      {"configHash", catalog_hash(server)},
                      {"updated", static_cast<std::int64_t>(now)},
                      {"tools", std::move(list)}};
-    const auto text = json::serialize(doc);
-    const auto target = file(server.name);
-    // Same directory, unique per process: rename() is then atomic, and two hosts do not write one temporary file.
-    const auto temp = dir_ / fmt::format(".{}.{}.tmp", file_stem(server.name), ::getpid());
-    {
-        std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-        out << text;
-        out.flush();
-        if (!out) {
-            fs::remove(temp, ec);
-            return fail(fmt::format("cannot write {}", temp.string()));
-        }
-    }
-    fs::rename(temp, target, ec);
-    if (ec) {
-        std::error_code ignored;
-        fs::remove(temp, ignored);
-        return fail(fmt::format("cannot write {}: {}", target.string(), ec.message()));
-    }
+    core::AtomicWriteOptions options;
+    options.durable = false;  // a cache: losing it costs one listing
+    if (auto why = core::write_file_atomically(file(server.name), json::serialize(doc), options); !why.empty())
+        return fail(why);
     return true;
 }
 
