@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <sys/stat.h>
 
 namespace switchboard::webapi {
 
@@ -22,21 +23,43 @@ using boost::asio::awaitable;
 
 namespace {
 
+using Entries = std::map<std::string, json::object, std::less<>>;
+
 // The entries as the file has them now ({} when the pool was not loaded from a file, or the file does not parse).
-std::map<std::string, json::object, std::less<>> file_entries(const host::ServerPool& pool) {
+// Every status event asks for them (each badge shows its entry), so the file is read and parsed again only when
+// it changed (path, inode, size, mtime). One executor: no lock.
+const Entries& file_entries(const host::ServerPool& pool) {
+    struct Cache {
+        std::string path;
+        struct ::stat stamp {};
+        bool valid = false;
+        Entries entries;
+    };
+    static Cache cache;
     const auto& path = pool.config().source;
+    struct ::stat st {};
+    if (::stat(path.c_str(), &st) != 0) {
+        cache = Cache{};
+        return cache.entries;
+    }
+    const bool same = cache.valid && cache.path == path && cache.stamp.st_ino == st.st_ino &&
+                      cache.stamp.st_size == st.st_size && cache.stamp.st_mtim.tv_sec == st.st_mtim.tv_sec &&
+                      cache.stamp.st_mtim.tv_nsec == st.st_mtim.tv_nsec;
+    if (same) return cache.entries;
+    cache = Cache{path, st, true, {}};
     std::ifstream in(path, std::ios::binary);
-    if (!in) return {};
+    if (!in) return cache.entries;
     std::ostringstream text;
     text << in.rdbuf();
     try {
-        return host::raw_server_entries(text.str(), path);
+        cache.entries = host::raw_server_entries(text.str(), path);
     } catch (const std::exception&) {
-        return {};  // being edited by hand: the next save reports the error
+        // Being edited by hand: the next save reports the error.
     }
+    return cache.entries;
 }
 
-json::object with_config(const host::ServerStatus& s, const std::map<std::string, json::object, std::less<>>& raw) {
+json::object with_config(const host::ServerStatus& s, const Entries& raw) {
     auto o = host::to_json(s);
     const auto it = raw.find(s.name);
     o["config"] = it == raw.end() ? json::object() : it->second;
@@ -93,7 +116,7 @@ awaitable<void> enable(PoolRef weak, Options o, http::ServerRequest& req, http::
     if (!enabled || !enabled->is_bool())
         throw http::HttpError(bhttp::status::bad_request, "\"enabled\" must be true or false");
     config_file(*pool);
-    auto raw = file_entries(*pool);
+    const auto& raw = file_entries(*pool);
     const auto it = raw.find(name);
     if (it == raw.end())
         throw http::HttpError(bhttp::status::not_found,
@@ -138,7 +161,7 @@ fs::path config_file(const host::ServerPool& pool) {
 }
 
 json::object servers_json(const host::ServerPool& pool) {
-    const auto raw = file_entries(pool);
+    const auto& raw = file_entries(pool);
     json::array servers;
     for (const auto& s : pool.status()) servers.push_back(with_config(s, raw));
     json::object body;
