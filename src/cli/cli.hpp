@@ -72,6 +72,19 @@ boost::asio::awaitable<int> catalog(const host::Config& config, const GlobalOpti
 boost::asio::awaitable<int> catalog_refresh(const host::Config& config, const GlobalOptions& g,
                                             std::vector<std::string> servers);
 
+/// `auth login SERVER`: the OAuth login of a remote server, in the browser (a loopback redirect listener; the URL is
+/// printed for a machine without a browser). `auth status`: what the token file holds per server (never a token).
+/// `auth logout SERVER`: forgets the server's tokens and client registration.
+struct AuthLoginOptions {
+    int port = 0;  ///< the redirect listener's port; 0: the config's oauth.redirectPort, else any free port
+    bool no_browser = false;
+    int timeout_s = 300;
+};
+boost::asio::awaitable<int> auth_login(const host::Config& config, const GlobalOptions& g, std::string server,
+                                       AuthLoginOptions options);
+int auth_status(const host::Config& config, const GlobalOptions& g);
+int auth_logout(const host::Config& config, std::string server);
+
 /// `serve`: the gateway.
 struct ServeOptions {
     std::uint16_t port = 3333;
@@ -85,6 +98,9 @@ struct ServeOptions {
     std::vector<std::string> cors_proxy_allow;  ///< --cors-proxy-allow CIDR: special addresses the proxy may reach
     std::string instance_id;  ///< --instance-id: prefix of legacy session ids (load balancers route on it)
     std::string db;           ///< --db: the web UI's conversations (default: the store's default path)
+    std::string auth;         ///< --auth oauth: an OAuth resource server (JWTs of --issuer for --audience)
+    std::string issuer, audience, jwks_url;
+    int clock_skew = 60;  ///< --clock-skew: seconds of leeway on a token's exp and nbf
 };
 /// Fills the token from the environment and checks the options: an error message (exit 2) or nullopt.
 std::optional<std::string> check_serve_options(ServeOptions& options);

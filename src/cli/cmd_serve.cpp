@@ -4,6 +4,7 @@
 #include "agent_session.hpp"
 #include "gateway_tools.hpp"
 
+#include <switchboard/auth/resource_server.hpp>
 #include <switchboard/core/as_tuple.hpp>
 #include <switchboard/core/one_shot_event.hpp>
 #include <switchboard/core/scope_exit.hpp>
@@ -22,6 +23,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <boost/asio/io_context.hpp>
+#include <boost/json/serialize.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -309,6 +311,31 @@ awaitable<int> run_gateway(Host& h, std::shared_ptr<gateway::ClientRelay> relay,
     for (auto v : mcp::legacy_versions) ho.legacy_versions.emplace_back(v);
     for (auto v : mcp::modern_versions) ho.modern_versions.emplace_back(v);
     ho.extra_routes = gateway::ops_routes(h.pool, gw, metrics);
+    if (o.auth == "oauth") {
+        auth::ResourceServerSettings rs;
+        rs.issuer = o.issuer;
+        rs.audience = o.audience;
+        rs.jwks_url = o.jwks_url;
+        rs.leeway = std::chrono::seconds(o.clock_skew);
+        if (auto problem = auth::parse_scope_map(h.pool->config().gateway, rs.scopes); !problem.empty()) {
+            fmt::print(stderr, "switchboard serve: {}: {}\n", h.pool->config().source, problem);
+            co_return 2;
+        }
+        auto verifier = std::make_shared<auth::JwtVerifier>(ex, std::move(rs));
+        ho.token_verifier = verifier;
+        // The Protected Resource Metadata, where MCP clients look for it (path-based and at the root).
+        auto metadata = std::make_shared<const std::string>(boost::json::serialize(verifier->resource_metadata()));
+        http::Handler prm = [metadata](http::ServerRequest&, http::Responder& res) -> awaitable<void> {
+            http::Reply r;
+            r.body = *metadata;
+            co_await res.send(std::move(r));
+        };
+        http::RouteOptions open;
+        open.requires_token = false;
+        ho.extra_routes.add(http::bhttp::verb::get, verifier->metadata_path(), prm, open);
+        if (verifier->metadata_path() != "/.well-known/oauth-protected-resource")
+            ho.extra_routes.add(http::bhttp::verb::get, "/.well-known/oauth-protected-resource", prm, open);
+    }
     auto api = std::make_shared<webapi::ApiOptions>();
     api->allowed_origins = o.allow_origins;
     api->token_required = !o.token.empty();
@@ -388,8 +415,15 @@ std::optional<std::string> check_serve_options(ServeOptions& o) {
         if (!http::parse_cidr(text, error)) return fmt::format("--cors-proxy-allow: {}", error);
     }
     if (!o.cors_proxy_allow.empty() && !o.cors_proxy) return std::string("--cors-proxy-allow needs --cors-proxy");
+    if (!o.auth.empty() && o.auth != "oauth") return fmt::format("--auth: \"{}\" is not a mode (oauth)", o.auth);
+    if (o.auth == "oauth" && (o.issuer.empty() || o.audience.empty()))
+        return std::string("--auth oauth needs --issuer URL (the authorization server) and --audience URL (this "
+                           "gateway's resource URL, e.g. http://127.0.0.1:3333/mcp)");
+    if (o.auth.empty() && (!o.issuer.empty() || !o.audience.empty() || !o.jwks_url.empty()))
+        return std::string("--issuer, --audience and --jwks-url need --auth oauth");
+    if (o.stdio && !o.auth.empty()) return std::string("--auth oauth is for HTTP; --stdio has no tokens");
     if (o.stdio) return std::nullopt;
-    if (!transport::is_loopback_address(o.bind) && o.token.empty())
+    if (!transport::is_loopback_address(o.bind) && o.token.empty() && o.auth.empty())
         return fmt::format(
             "refusing to serve on {} without a token: any machine that can reach it could use every configured "
             "server. Pass --token T (or set SWITCHBOARD_TOKEN), or bind to 127.0.0.1.",

@@ -57,12 +57,17 @@ std::optional<host::Config> only_server(const host::Config& config, const std::s
 }
 
 namespace {
-bool failed(const host::ServerStatus& s) { return s.enabled && s.phase == host::Phase::error; }
+bool failed(const host::ServerStatus& s) {
+    return s.enabled && (s.phase == host::Phase::error || s.phase == host::Phase::needs_auth);
+}
 }  // namespace
 
 void report_failures(const host::ServerPool& pool) {
     for (const auto& s : pool.status())
-        if (failed(s)) fmt::print(stderr, "switchboard: server \"{}\" failed: {}\n", s.name, s.last_error);
+        if (failed(s) && s.phase == host::Phase::needs_auth)
+            fmt::print(stderr, "switchboard: {}\n", s.last_error);  // "server "x" needs a login: run ..."
+        else if (failed(s))
+            fmt::print(stderr, "switchboard: server \"{}\" failed: {}\n", s.name, s.last_error);
 }
 
 bool any_failed(const host::ServerPool& pool) {

@@ -209,6 +209,21 @@ int main(int argc, char** argv) {
     json_flag(catalog_refresh_cmd);
 
     cli::ServeOptions serve_options;
+    auto* auth_cmd = app.add_subcommand("auth", "OAuth logins for remote servers: login, status, logout");
+    auth_cmd->require_subcommand(1);
+    std::string auth_server;
+    cli::AuthLoginOptions auth_login;
+    auto* auth_login_cmd = auth_cmd->add_subcommand("login", "Log in to a server in the browser: auth login SERVER");
+    auth_login_cmd->add_option("server", auth_server, "The server's name in the config")->required();
+    auth_login_cmd->add_option("--port", auth_login.port, "Port of the loopback redirect listener (default: any)");
+    auth_login_cmd->add_flag("--no-browser", auth_login.no_browser, "Only print the URL to open");
+    auth_login_cmd->add_option("--timeout", auth_login.timeout_s, "Seconds to wait for the login")->capture_default_str();
+    json_flag(auth_login_cmd);
+    auto* auth_status_cmd = auth_cmd->add_subcommand("status", "Show which servers are logged in (no tokens shown)");
+    json_flag(auth_status_cmd);
+    auto* auth_logout_cmd = auth_cmd->add_subcommand("logout", "Forget a server's tokens: auth logout SERVER");
+    auth_logout_cmd->add_option("server", auth_server, "The server's name in the config")->required();
+
     auto* serve_cmd = app.add_subcommand("serve", "Serve every configured server as one MCP server (the gateway)");
     serve_cmd->add_option("--port", serve_options.port, "Port for Streamable HTTP at /mcp (0: any free port)")
         ->capture_default_str();
@@ -231,6 +246,16 @@ int main(int argc, char** argv) {
             return {};
         });
     serve_cmd->add_option("--db", db, db_help);
+    serve_cmd->add_option("--auth", serve_options.auth,
+                          "oauth: accept only bearer JWTs of --issuer for --audience (an OAuth resource server)");
+    serve_cmd->add_option("--issuer", serve_options.issuer, "--auth oauth: the authorization server's issuer URL");
+    serve_cmd->add_option("--audience", serve_options.audience,
+                          "--auth oauth: this gateway's resource URL (tokens' aud), e.g. http://127.0.0.1:3333/mcp");
+    serve_cmd->add_option("--jwks-url", serve_options.jwks_url,
+                          "--auth oauth: the issuer's JWKS (default: jwks_uri of its metadata)");
+    serve_cmd->add_option("--clock-skew", serve_options.clock_skew, "--auth oauth: seconds of leeway on exp and nbf")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 600));
     serve_cmd->add_flag("--quiet", serve_options.quiet, "No access log (one line per HTTP request on stderr)");
     serve_cmd->add_flag("--cors-proxy", serve_options.cors_proxy,
                         "Serve /cors-proxy?url=URL for browser pages (the llama.cpp web UI); private addresses refused");
@@ -279,6 +304,9 @@ int main(int argc, char** argv) {
     auto config = load_config(g);
     if (!config) return 2;
     const auto& c = *config;
+    if (auth_login_cmd->parsed()) return run([&] { return cli::auth_login(c, g, auth_server, auth_login); });
+    if (auth_status_cmd->parsed()) return cli::auth_status(c, g);
+    if (auth_logout_cmd->parsed()) return cli::auth_logout(c, auth_server);
     if (status_cmd->parsed() && g.context) return run([&] { return cli::context_cost(c, g); });
     if (status_cmd->parsed()) return run([&] { return cli::status(c, g); });
     if (tools_cmd->parsed()) return run([&] { return cli::tools(c, g); });

@@ -94,6 +94,8 @@ std::string render_status(const std::vector<ServerStatus>& servers) {
                         s.connect_time.count());
         if (!s.last_error.empty() && (s.phase == Phase::error || s.phase == Phase::reconnecting))
             out += fmt::format("  error: {}\n", s.last_error);
+        else if (!s.last_error.empty() && s.phase == Phase::needs_auth)
+            out += fmt::format("  {}\n", s.last_error);
     }
     return out;
 }

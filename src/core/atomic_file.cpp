@@ -37,8 +37,12 @@ std::string write_file_atomically(const fs::path& target, std::string_view text,
 
     mode_t mode = 0644;
     struct ::stat st {};
-    const bool replacing = options.keep_mode && ::stat(target.c_str(), &st) == 0;
+    bool replacing = options.keep_mode && ::stat(target.c_str(), &st) == 0;
     if (replacing) mode = st.st_mode & 07777;
+    if (options.mode >= 0) {
+        mode = static_cast<mode_t>(options.mode) & 07777;
+        replacing = true;  // restore the bits after the umask
+    }
 
     Fd out{::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)};
     if (out.fd < 0) return errno_text("create", temp);

@@ -14,7 +14,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <fstream>
 #include <memory>
+#include <sstream>
 
 namespace switchboard::host {
 
@@ -30,6 +32,7 @@ constexpr std::string_view server_keys[] = {"type",
                                             "url",
                                             "headers",
                                             "caFile",
+                                            "oauth",
                                             "enabled",
                                             "disabled",
                                             "lazy",
@@ -44,7 +47,8 @@ constexpr std::string_view server_keys[] = {"type",
 constexpr std::string_view foreign_server_keys[] = {"envFile", "description", "autoApprove", "alwaysAllow", "timeout",
                                                     "trust",   "note",        "name",        "transport"};
 
-constexpr std::string_view top_level_keys[] = {"mcpServers", "servers", "inputs", "$schema", "llm", "toolSearch"};
+constexpr std::string_view top_level_keys[] = {"mcpServers", "servers", "inputs",    "$schema",
+                                               "llm",        "toolSearch", "gateway"};
 
 template <std::size_t N>
 bool contains(const std::string_view (&keys)[N], std::string_view key) {
@@ -257,6 +261,7 @@ public:
 private:
     void parse_key(std::string_view key, const json::value& value);
     void parse_type(const json::value& value);
+    void parse_oauth(const json::value& value);
     void finish();
 
     // The first problem is the one reported: later ones are often consequences of it.
@@ -370,6 +375,78 @@ void EntryParser::parse_type(const json::value& value) {
     }
 }
 
+void EntryParser::parse_oauth(const json::value& value) {
+    if (value.is_bool()) {
+        server_.oauth_enabled = value.get_bool();
+        return;
+    }
+    const auto* o = value.if_object();
+    if (!o) {
+        fail("\"oauth\" must be an object or false");
+        return;
+    }
+    static constexpr std::string_view keys[] = {"clientId",   "clientSecret",   "scopes",    "redirectPort",
+                                                "grant",      "authMethod",     "privateKey", "privateKeyFile",
+                                                "assertion",  "assertionFile",  "clientMetadataUrl", "clientName"};
+    auto& a = server_.oauth;
+    auto text = [&](std::string_view k, std::string& out) {
+        if (auto s = get_string(fmt::format("oauth.{}", k), o->at(k))) out = expand(*s, "oauth");
+    };
+    auto file = [&](std::string_view k, std::string& out) {
+        std::string path;
+        text(k, path);
+        std::ifstream in(path, std::ios::binary);
+        if (!in) {
+            fail(fmt::format("\"oauth.{}\": cannot read {}", k, path));
+            return;
+        }
+        std::stringstream ss;
+        ss << in.rdbuf();
+        out = ss.str();
+        while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+    };
+    for (const auto& [k, v] : *o) {
+        if (k == "clientId") text(k, a.client_id);
+        else if (k == "clientSecret") text(k, a.client_secret);
+        else if (k == "authMethod") text(k, a.auth_method);
+        else if (k == "clientMetadataUrl") text(k, a.client_metadata_url);
+        else if (k == "clientName") text(k, a.client_name);
+        else if (k == "privateKey") text(k, a.private_key_pem);
+        else if (k == "privateKeyFile") file(k, a.private_key_pem);
+        else if (k == "assertion") text(k, a.assertion);
+        else if (k == "assertionFile") file(k, a.assertion);
+        else if (k == "scopes") {
+            if (v.is_string()) {
+                std::istringstream words(expand(v.get_string(), "oauth"));
+                a.scopes.clear();
+                for (std::string w; words >> w;) a.scopes.push_back(w);
+            } else if (auto list = get_strings("oauth.scopes", v, true)) {
+                a.scopes = std::move(*list);
+            }
+        } else if (k == "redirectPort") {
+            const auto n = as_integer(v);
+            if (n && *n >= 1 && *n <= 65535)
+                a.redirect_port = static_cast<int>(*n);
+            else
+                fail("\"oauth.redirectPort\" must be a port number from 1 to 65535");
+        } else if (k == "grant") {
+            std::string g;
+            text(k, g);
+            if (auto grant = auth::parse_grant(g))
+                a.grant = *grant;
+            else
+                fail(fmt::format("\"oauth.grant\" \"{}\" is not authorization_code, client_credentials or jwt_bearer", g));
+        } else {
+            warn(fmt::format("unknown key \"oauth.{}\"{}", std::string_view(k), suggestion(k, keys)));
+        }
+    }
+    if (a.grant == auth::OAuthSettings::Grant::client_credentials && a.client_id.empty())
+        fail("\"oauth.grant\" client_credentials needs \"oauth.clientId\"");
+    if (a.grant == auth::OAuthSettings::Grant::jwt_bearer && a.assertion.empty())
+        fail("\"oauth.grant\" jwt_bearer needs \"oauth.assertion\" or \"oauth.assertionFile\"");
+    if (!a.client_secret.empty() && a.client_id.empty()) fail("\"oauth.clientSecret\" needs \"oauth.clientId\"");
+}
+
 void EntryParser::parse_key(std::string_view key, const json::value& value) {
     if (key == "type") {
         parse_type(value);
@@ -389,6 +466,8 @@ void EntryParser::parse_key(std::string_view key, const json::value& value) {
         if (auto map = get_string_map(key, value, false)) server_.headers = std::move(*map);
     } else if (key == "caFile") {
         if (auto s = get_string(key, value)) server_.ca_file = expand(*s, key);
+    } else if (key == "oauth") {
+        parse_oauth(value);
     } else if (key == "enabled") {
         if (auto b = get_bool(key, value)) server_.enabled = *b;
     } else if (key == "disabled") {
@@ -600,6 +679,12 @@ Config parse_config(std::string_view text, std::string_view source_name, const E
         const std::string_view key = item.key();
         if (key == "mcpServers" || key == "servers") {
             add_servers(server_map(item.value(), key, source_name), key, env, config);
+        } else if (key == "gateway") {
+            if (const auto* gw = item.value().if_object()) {
+                config.gateway = *gw;
+            } else {
+                config.warnings.push_back(fmt::format("{}: \"gateway\" must be an object; ignored", source_name));
+            }
         } else if (key == "llm") {
             if (const auto* llm = item.value().if_object()) {
                 config.llm = expand_strings(*llm, env, source_name, config.warnings);

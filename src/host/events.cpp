@@ -13,6 +13,7 @@ std::string_view to_string(Phase phase) {
     case Phase::reconnecting: return "reconnecting";
     case Phase::error: return "error";
     case Phase::disconnected: return "disconnected";
+    case Phase::needs_auth: return "needs-auth";
     }
     return "?";
 }

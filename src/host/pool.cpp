@@ -52,7 +52,9 @@ ServerPool::ServerPool(asio::any_io_executor ex, Config config, PoolOptions opti
       config_(std::move(config)),
       options_(std::move(options)),
       cache_(options_.content_cache_bytes),
-      shared_(std::make_shared<Shared>(ex_)) {}
+      shared_(std::make_shared<Shared>(ex_)) {
+    if (!options_.token_store) options_.token_store = std::make_shared<auth::TokenStore>(auth::TokenStore::default_path());
+}
 
 ServerPool::~ServerPool() = default;
 
@@ -144,6 +146,7 @@ ResourceListing ServerPool::make_listing(const Server& s) const {
 void ServerPool::launch(const std::shared_ptr<Server>& s) {
     const auto gen = ++s->gen;
     s->attempt = 0;
+    s->oauth = make_authorizer(ex_, s->config, options_.token_store);
     set_phase(*s, Phase::starting);
     // The task group posts the start: co_spawn would run up to the first suspension inline, and a spawn (fork/exec)
     // blocks for a moment; start() returns at once and each server's I/O overlaps the next one's spawn.
@@ -159,6 +162,11 @@ awaitable<void> ServerPool::first_start(std::shared_ptr<Server> s, std::uint64_t
     if (s->gen != gen || stopping_) co_return;
     auto attempt = co_await connect_attempt(s, gen);
     if (s->gen != gen || stopping_ || attempt.result != Attempt::Result::failed) co_return;
+    if (needs_login(*s)) {
+        set_phase(*s, Phase::needs_auth, s->oauth->problem());
+        co_await await_login(s, gen);
+        co_return;
+    }
     // A first start that fails is final: a wrong command or URL does not fix itself (apply/restart try again).
     set_phase(*s, Phase::error, attempt.error);
 }
@@ -180,6 +188,7 @@ awaitable<ServerPool::Attempt> ServerPool::connect_attempt(std::shared_ptr<Serve
     o.on_notification = [weak, s, gen, live](const std::string&, const std::string& method, const json::value& params) {
         if (auto pool = weak.lock(); pool && *live) pool->handle_notification(s, gen, method, params);
     };
+    o.channel_hooks.authorizer = s->oauth;
     o.channel_hooks.on_stderr_line = [ws = std::weak_ptr<Server>(s),
                                       max = options_.stderr_tail_lines](std::string_view line) {
         auto sp = ws.lock();
@@ -357,6 +366,35 @@ awaitable<void> ServerPool::reconnect_loop(std::shared_ptr<Server> s, std::uint6
             co_return;
         }
         s->last_error = attempt.error;
+        if (needs_login(*s)) {  // the token was revoked and cannot be refreshed
+            set_phase(*s, Phase::needs_auth, s->oauth->problem());
+            co_await await_login(s, gen);
+            co_return;
+        }
+    }
+}
+
+bool ServerPool::needs_login(const Server& s) const {
+    return s.oauth && s.oauth->status() == auth::OAuthAuthorizer::Status::needs_login;
+}
+
+awaitable<void> ServerPool::await_login(std::shared_ptr<Server> s, std::uint64_t gen) {
+    spdlog::warn("{}", s->oauth->problem());
+    for (;;) {
+        auto timer = std::make_shared<asio::steady_timer>(ex_, options_.login_poll);
+        s->backoff_timer = timer;
+        co_await timer->async_wait(as_tuple_awaitable);
+        if (s->gen != gen || stopping_) co_return;
+        if (!s->oauth->reload_from_store()) continue;
+        spdlog::info("server \"{}\": logged in; connecting", s->config.name);
+        set_phase(*s, Phase::starting);
+        auto attempt = co_await connect_attempt(s, gen);
+        if (s->gen != gen || stopping_ || attempt.result != Attempt::Result::failed) co_return;
+        if (!needs_login(*s)) {
+            set_phase(*s, Phase::error, attempt.error);
+            co_return;
+        }
+        set_phase(*s, Phase::needs_auth, s->oauth->problem());
     }
 }
 
@@ -411,6 +449,8 @@ awaitable<Outcome<std::shared_ptr<ServerPool::Server>>> ServerPool::ready(std::s
         case Phase::error:
             co_return Error::make_local(code::connection_closed,
                                         fmt::format("server \"{}\" is unavailable: {}", name, s->last_error));
+        case Phase::needs_auth:
+            co_return Error::make_local(code::connection_closed, s->last_error);
         case Phase::disconnected:
             co_return Error::make_local(code::connection_closed, fmt::format("server \"{}\" was closed", name));
         default: break;

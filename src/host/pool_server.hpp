@@ -42,6 +42,7 @@ struct ServerPool::Server {
     std::size_t leases = 0;
     int closing = 0;  // stops in progress: a new process waits for the old one to be gone
     std::shared_ptr<boost::asio::steady_timer> keep_warm_timer;
+    std::shared_ptr<auth::OAuthAuthorizer> oauth;  // remote servers: made at each launch (it reads the token store)
 
     /// Wakes whoever waits for this server to change.
     void notify() {

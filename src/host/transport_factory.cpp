@@ -3,6 +3,8 @@
 #include <switchboard/transport/stdio_process.hpp>
 #include <switchboard/transport/websocket.hpp>
 
+#include <switchboard/core/text.hpp>
+
 #include <fmt/format.h>
 
 namespace switchboard::host {
@@ -14,17 +16,31 @@ using ChannelPtr = std::shared_ptr<jsonrpc::Channel>;
 
 namespace {
 
-transport::HttpClientOptions http_options(const ServerConfig& config, std::size_t max_message_size) {
+transport::HttpClientOptions http_options(const ServerConfig& config, std::size_t max_message_size,
+                                          const ChannelHooks& hooks) {
     transport::HttpClientOptions o;
     o.server_name = config.name;
     o.headers = config.headers;
     o.max_message_size = max_message_size;
     o.ca_file = config.ca_file;
     o.connect_timeout = std::min<std::chrono::milliseconds>(o.connect_timeout, config.startup_timeout);
+    o.authorizer = hooks.authorizer;
     return o;
 }
 
 }  // namespace
+
+std::shared_ptr<auth::OAuthAuthorizer> make_authorizer(asio::any_io_executor ex, const ServerConfig& config,
+                                                       std::shared_ptr<auth::TokenStore> store) {
+    if (config.type == TransportKind::stdio || !config.oauth_enabled || !config.invalid.empty()) return nullptr;
+    for (const auto& [k, v] : config.headers)
+        if (core::iequals(k, "Authorization")) return nullptr;  // the user authorizes this server themselves
+    http::ClientOptions o;
+    o.ca_file = config.ca_file;
+    o.connect_timeout = std::min<std::chrono::milliseconds>(o.connect_timeout, config.startup_timeout);
+    o.read_timeout = config.startup_timeout;
+    return std::make_shared<auth::OAuthAuthorizer>(ex, config.name, config.url, config.oauth, std::move(store), o);
+}
 
 awaitable<Outcome<ChannelPtr>> open_channel(asio::any_io_executor ex, const ServerConfig& config,
                                             std::size_t max_message_size, const ChannelHooks& hooks) {
@@ -44,9 +60,9 @@ awaitable<Outcome<ChannelPtr>> open_channel(asio::any_io_executor ex, const Serv
         co_return ChannelPtr(*channel);
     }
     case TransportKind::http:
-        co_return transport::make_streamable_http_channel(ex, config.url, http_options(config, max_message_size));
+        co_return transport::make_streamable_http_channel(ex, config.url, http_options(config, max_message_size, hooks));
     case TransportKind::sse: {
-        auto channel = co_await transport::connect_sse_channel(ex, config.url, http_options(config, max_message_size));
+        auto channel = co_await transport::connect_sse_channel(ex, config.url, http_options(config, max_message_size, hooks));
         co_return channel;
     }
     case TransportKind::ws: {
@@ -56,6 +72,7 @@ awaitable<Outcome<ChannelPtr>> open_channel(asio::any_io_executor ex, const Serv
         wo.max_message_size = max_message_size;
         wo.ca_file = config.ca_file;
         wo.connect_timeout = std::min<std::chrono::milliseconds>(wo.connect_timeout, config.startup_timeout);
+        wo.authorizer = hooks.authorizer;
         auto channel = co_await transport::connect_websocket_channel(ex, config.url, std::move(wo));
         co_return channel;
     }

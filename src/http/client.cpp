@@ -192,6 +192,7 @@ std::string Client::scrub(std::string text) const {
     for (const auto& s : secrets_)
         for (auto pos = text.find(s); pos != std::string::npos; pos = text.find(s, pos))
             text.replace(pos, s.size(), "[redacted]");
+    if (options_.authorizer) text = options_.authorizer->scrub(std::move(text));
     return text;
 }
 
@@ -217,7 +218,8 @@ awaitable<Result<std::unique_ptr<Exchange>>> Client::send_once(const Url& url, b
         req.set(bhttp::field::user_agent, "switchboard/" SWITCHBOARD_VERSION);
         for (const auto& [k, v] : options_.headers)
             if (with_secrets || !is_secret_header(k)) req.set(k, v);
-        for (const auto& [k, v] : extra) req.set(k, v);
+        for (const auto& [k, v] : extra)
+            if (with_secrets || !core::iequals(k, "Authorization")) req.set(k, v);
         req.body() = body;
         req.keep_alive(true);
         req.prepare_payload();
@@ -301,6 +303,29 @@ awaitable<Result<std::unique_ptr<Exchange>>> Client::send_once(const Url& url, b
 
 awaitable<Result<std::unique_ptr<Exchange>>> Client::send(Url url, bhttp::verb method, std::string body, Fields extra,
                                                           std::shared_ptr<Abort> abort) {
+    auto authorizer = options_.authorizer;
+    if (!authorizer) co_return co_await send_following(std::move(url), method, body, extra, std::move(abort));
+    for (int attempt = 1;; ++attempt) {
+        std::string credential = co_await authorizer->authorization(url);
+        Fields fields = extra;
+        if (!credential.empty()) fields.emplace_back("Authorization", credential);
+        auto r = co_await send_following(url, method, body, fields, abort);
+        if (!r || attempt >= 3) co_return r;
+        const unsigned status = (*r)->status();
+        if (status != 401 && status != 403) co_return r;
+        if (status == 403 && (*r)->header("WWW-Authenticate").find("insufficient_scope") == std::string_view::npos)
+            co_return r;
+        if (closed_ || (abort && abort->requested)) co_return r;
+        // The challenge is judged with the response still open: on "give up" it goes to the caller as it is.
+        const bool again = co_await authorizer->challenged(url, status, (*r)->headers(), credential);
+        if (!again) co_return r;
+        if (closed_ || (abort && abort->requested)) co_return fail(Failure::Kind::aborted, "the request was abandoned");
+    }
+}
+
+awaitable<Result<std::unique_ptr<Exchange>>> Client::send_following(Url url, bhttp::verb method,
+                                                                    const std::string& body, const Fields& extra,
+                                                                    std::shared_ptr<Abort> abort) {
     const std::string first_origin = url.origin();    // secrets go to the origin they were configured for only
     std::optional<asio::ip::address> origin_address;  // set once redirected: where the chain started
     for (int redirects = 0;;) {
@@ -308,7 +333,7 @@ awaitable<Result<std::unique_ptr<Exchange>>> Client::send(Url url, bhttp::verb m
         auto r = co_await send_once(url, method, body, extra, with_secrets, abort, origin_address);
         if (!r) co_return r;
         auto& ex = *r;
-        if (!is_redirect(ex->status())) co_return r;
+        if (!is_redirect(ex->status()) || !options_.follow_redirects) co_return r;
         if (!origin_address && ex->conn_) origin_address = ex->conn_->peer;
         const auto location = std::string(ex->header("Location"));
         if (location.empty()) co_return r;

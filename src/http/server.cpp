@@ -262,7 +262,20 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
         }
         // An unknown method on a path gets the token check of the path (405 only for who may know the path).
         const bool needs_token = route ? route->options.requires_token : routes.requires_token(path);
-        if (!opt.bearer_token.empty() && needs_token) {
+        const auto given = header_value(req, "Authorization");
+        const bool static_token_ok = !opt.bearer_token.empty() && given.size() > 7 &&
+                                     core::iequals(std::string_view(given).substr(0, 7), "Bearer ") &&
+                                     same_secret(std::string_view(given).substr(7), opt.bearer_token);
+        if (opt.token_verifier && needs_token && !static_token_ok) {
+            auto verifier = opt.token_verifier;
+            const auto verdict = co_await verifier->verify(req);
+            if (!verdict.allowed) {
+                Fields challenge;
+                if (!verdict.challenge.empty()) challenge.emplace_back("WWW-Authenticate", verdict.challenge);
+                co_await res.send_error(verdict.status, verdict.message, std::move(challenge));
+                co_return;
+            }
+        } else if (!opt.bearer_token.empty() && needs_token) {
             const auto auth = header_value(req, "Authorization");
             const std::string_view scheme = "Bearer ";
             const bool has_scheme = auth.size() >= scheme.size() && core::iequals(auth.substr(0, scheme.size()), scheme);

@@ -15,6 +15,7 @@ inline http::ClientOptions client_options(const HttpClientOptions& o) {
     out.read_timeout = o.read_timeout;
     out.ca_file = o.ca_file;
     out.max_redirects = o.max_redirects;
+    out.authorizer = o.authorizer;
     return out;
 }
 

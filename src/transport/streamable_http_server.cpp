@@ -105,6 +105,7 @@ void HttpServer::Impl::start() {
     so.allowed_origins = opt.allowed_origins;
     so.allowed_hosts = opt.allowed_hosts;
     so.bearer_token = opt.bearer_token;
+    so.token_verifier = opt.token_verifier;
     so.cors = opt.cors;
     so.cors_allow_headers =
         "Content-Type, Accept, Authorization, Mcp-Session-Id, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID";

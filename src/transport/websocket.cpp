@@ -145,22 +145,23 @@ std::string tls_failure(ssl::stream<beast::tcp_stream>& s, const boost::system::
 }
 
 template <class Ws>
-void set_client_options(Ws& ws, const WebSocketClientOptions& options, std::chrono::milliseconds handshake) {
+void set_client_options(Ws& ws, const WebSocketClientOptions& options, std::chrono::milliseconds handshake,
+                        std::string credential) {
     websocket::stream_base::timeout t = websocket::stream_base::timeout::suggested(beast::role_type::client);
     t.handshake_timeout = std::max<std::chrono::milliseconds>(handshake, std::chrono::milliseconds(1));
     ws.set_option(t);
     auto headers = options.headers;
-    ws.set_option(websocket::stream_base::decorator([headers](websocket::request_type& req) {
+    ws.set_option(websocket::stream_base::decorator([headers, credential](websocket::request_type& req) {
         req.set(http::field::user_agent, std::string("switchboard/") + SWITCHBOARD_VERSION);
         req.set(http::field::sec_websocket_protocol, "mcp");
         for (const auto& [k, v] : headers) req.set(k, v);
+        if (!credential.empty()) req.set(http::field::authorization, credential);
     }));
 }
 
 // After TCP (and TLS): the WebSocket upgrade. Returns an error message, empty on success.
 template <class Ws>
-awaitable<std::string> ws_handshake(Ws& ws, std::string host, std::string target) {
-    websocket::response_type res;
+awaitable<std::string> ws_handshake(Ws& ws, std::string host, std::string target, websocket::response_type& res) {
     auto [ec] = co_await ws.async_handshake(res, host, target, as_tuple_awaitable);
     if (ec == websocket::error::upgrade_declined || (ec && res.result_int() != 0 && res.result_int() != 101))
         co_return fmt::format("WebSocket handshake rejected: HTTP {} {}", res.result_int(), std::string(res.reason()));
@@ -174,8 +175,10 @@ awaitable<std::string> ws_handshake(Ws& ws, std::string host, std::string target
 
 }  // namespace
 
-awaitable<jsonrpc::Outcome<std::shared_ptr<jsonrpc::Channel>>> connect_websocket_channel(
-    asio::any_io_executor ex, std::string url, WebSocketClientOptions options) {
+/// One connect attempt. `rejected` receives the upgrade's response when the server declined it.
+static awaitable<jsonrpc::Outcome<std::shared_ptr<jsonrpc::Channel>>> connect_websocket_once(
+    asio::any_io_executor ex, std::string url, WebSocketClientOptions options, std::string credential,
+    websocket::response_type& rejected) {
     using Result = jsonrpc::Outcome<std::shared_ptr<jsonrpc::Channel>>;
     auto u = boost::urls::parse_uri(url);
     if (!u) co_return Result(transport_error("invalid URL: " + url));
@@ -214,8 +217,8 @@ awaitable<jsonrpc::Outcome<std::shared_ptr<jsonrpc::Channel>>> connect_websocket
         if (cec) co_return Result(transport_error(fmt::format("cannot connect to {}: {}", where, cec.message())));
         tcp_layer.socket().set_option(tcp::no_delay(true));
         tcp_layer.expires_never();
-        set_client_options(*ws, options, remaining());
-        auto failure = co_await ws_handshake(*ws, host_header, target);
+        set_client_options(*ws, options, remaining(), credential);
+        auto failure = co_await ws_handshake(*ws, host_header, target, rejected);
         if (!failure.empty()) co_return Result(transport_error(fmt::format("{}: {}", url, failure)));
         co_return Result(std::make_shared<WebSocketChannel<PlainWs>>(std::move(ws), options.max_message_size, nullptr));
     }
@@ -254,10 +257,36 @@ awaitable<jsonrpc::Outcome<std::shared_ptr<jsonrpc::Channel>>> connect_websocket
         co_return Result(
             transport_error(fmt::format("TLS handshake with {} failed: {}", where, tls_failure(tls_layer, hec))));
     tcp_layer.expires_never();
-    set_client_options(*ws, options, remaining());
-    auto failure = co_await ws_handshake(*ws, host_header, target);
+    set_client_options(*ws, options, remaining(), credential);
+    auto failure = co_await ws_handshake(*ws, host_header, target, rejected);
     if (!failure.empty()) co_return Result(transport_error(fmt::format("{}: {}", url, failure)));
     co_return Result(std::make_shared<WebSocketChannel<TlsWs>>(std::move(ws), options.max_message_size, ctx));
+}
+
+awaitable<jsonrpc::Outcome<std::shared_ptr<jsonrpc::Channel>>> connect_websocket_channel(
+    asio::any_io_executor ex, std::string url, WebSocketClientOptions options) {
+    auto authorizer = options.authorizer;
+    // The authorizer knows HTTP URLs: ws(s)://h/p is authorized as http(s)://h/p (its resource).
+    std::optional<switchboard::http::Url> http_url;
+    if (authorizer) {
+        std::string error, text = url;
+        if (text.rfind("ws", 0) == 0) text.replace(0, 2, "http");
+        http_url = switchboard::http::parse_url(text, error);
+    }
+    for (int attempt = 1;; ++attempt) {
+        std::string credential;
+        if (http_url) credential = co_await authorizer->authorization(*http_url);
+        websocket::response_type rejected;
+        auto r = co_await connect_websocket_once(ex, url, options, credential, rejected);
+        const unsigned status = rejected.result_int();
+        if (r || !http_url || attempt >= 3 || (status != 401 && status != 403)) co_return r;
+        auto challenge = rejected[http::field::www_authenticate];
+        if (status == 403 && challenge.find("insufficient_scope") == beast::string_view::npos) co_return r;
+        switchboard::http::Fields fields;
+        for (const auto& f : rejected) fields.emplace_back(std::string(f.name_string()), std::string(f.value()));
+        const bool again = co_await authorizer->challenged(*http_url, status, fields, credential);
+        if (!again) co_return r;
+    }
 }
 
 struct WebSocketServer::Impl : std::enable_shared_from_this<WebSocketServer::Impl> {

@@ -32,6 +32,10 @@ void add_chat_routes(http::Router& r, PoolRef pool, std::shared_ptr<ChatService>
 /// listener's default error body is JSON-RPC's, for /mcp).
 void add_route(http::Router& r, http::bhttp::verb method, std::string path, http::Handler handler);
 
+/// /api/servers/login (the web UI's "Log in") and /oauth/callback, where the authorization server sends the browser
+/// back.
+void add_login_routes(http::Router& r, PoolRef pool, Options options);
+
 /// /api/info, /api/settings/llm.
 void add_settings_routes(http::Router& r, PoolRef pool, std::shared_ptr<ChatService> chat, Options options);
 

@@ -3,6 +3,7 @@
 // ClientSession), not a fixture that knows the answers: it connects, then exercises what the server offers — every
 // tool with arguments made from its input schema, every resource, every prompt — and answers elicitation, sampling
 // and roots requests with generic handlers. Scenario names only pick which of those steps run.
+#include <switchboard/auth/oauth.hpp>
 #include <switchboard/mcp/client_session.hpp>
 #include <switchboard/transport/http_client.hpp>
 
@@ -81,17 +82,47 @@ mcp::ServerRequestHandlers generic_handlers() {
     return h;
 }
 
+struct Run;
+std::shared_ptr<auth::OAuthAuthorizer> make_authorizer(const asio::any_io_executor& ex, const Run& r);
+
 struct Run {
     std::string url;
     std::string scenario;
     json::array context_calls;
+    json::object context;
     int status = 1;
 };
+
+/// The OAuth client as a user would configure it, from the runner's context: a pre-registered client when it names
+/// one, client credentials or a workload assertion when it carries those, else the defaults (Dynamic Client
+/// Registration, or the Client ID Metadata Document URL the runner expects when the server supports it). The user
+/// agent is headless: the test authorization server approves at once, so the redirect is read from its Location.
+std::shared_ptr<auth::OAuthAuthorizer> make_authorizer(const asio::any_io_executor& ex, const Run& r) {
+    auto text = [&](std::string_view key) { return mcp::string_field(r.context, key); };
+    auth::OAuthSettings settings;
+    settings.client_metadata_url = "https://conformance-test.local/client-metadata.json";
+    settings.client_id = text("client_id");
+    settings.client_secret = text("client_secret");
+    settings.client_name = "switchboard-conformance-client";
+    if (!text("private_key_pem").empty()) {
+        settings.grant = auth::OAuthSettings::Grant::client_credentials;
+        settings.private_key_pem = text("private_key_pem");
+    } else if (r.scenario.find("client-credentials") != std::string::npos) {
+        settings.grant = auth::OAuthSettings::Grant::client_credentials;
+    } else if (!text("valid_jwt").empty()) {
+        settings.grant = auth::OAuthSettings::Grant::jwt_bearer;
+        settings.assertion = text("valid_jwt");
+    }
+    auto authorizer = std::make_shared<auth::OAuthAuthorizer>(ex, "conformance", r.url, std::move(settings), nullptr);
+    authorizer->set_user_agent(std::make_shared<auth::HeadlessUserAgent>(ex, "http://localhost:3000/callback"));
+    return authorizer;
+}
 
 asio::awaitable<void> run(Run& r) {
     auto ex = co_await asio::this_coro::executor;
     transport::HttpClientOptions http;
     http.server_name = "conformance";
+    http.authorizer = make_authorizer(ex, r);
     auto channel = transport::make_streamable_http_channel(ex, r.url, http);
 
     mcp::ClientOptions options;
@@ -182,6 +213,7 @@ int main(int argc, char** argv) {
     if (const char* c = std::getenv("MCP_CONFORMANCE_CONTEXT")) {
         boost::system::error_code ec;
         auto context = json::parse(c, ec);
+        if (!ec && context.is_object()) r.context = context.get_object();
         if (!ec && context.is_object())
             if (const auto* calls = context.get_object().if_contains("toolCalls"); calls && calls->is_array())
                 r.context_calls = calls->get_array();

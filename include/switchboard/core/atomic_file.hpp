@@ -17,6 +17,9 @@ struct AtomicWriteOptions {
     /// Keep the permission bits of the file being replaced (a config with secrets may be 0600); new files get
     /// 0644 less the umask.
     bool keep_mode = true;
+    /// When set, the file gets exactly these permission bits from its creation on (0600 for a file of secrets),
+    /// whatever the umask and the replaced file had.
+    int mode = -1;
 };
 
 /// Writes `text` to `target` atomically. Returns an empty string on success, else the reason, naming the file.

@@ -4,6 +4,8 @@
 // Thread-safety: plain values and free functions; no shared state.
 #pragma once
 
+#include <switchboard/auth/oauth.hpp>
+
 #include <boost/json/object.hpp>
 
 #include <chrono>
@@ -38,6 +40,10 @@ struct ServerConfig {
     std::string url;
     std::map<std::string, std::string> headers;
     std::string ca_file;  ///< `caFile`: an extra trusted CA (PEM) for https, besides the system store
+    /// `oauth`: how to authorize when the server asks (a 401 with a Bearer challenge). On by default for remote
+    /// servers without a configured Authorization header; `"oauth": false` turns it off.
+    bool oauth_enabled = true;
+    auth::OAuthSettings oauth;
 
     bool enabled = true;
     bool lazy = false;
@@ -67,6 +73,8 @@ struct Config {
     /// The top-level `toolSearch`: offer the model search_tools/call_tool over the lazy servers' catalog
     /// (agent/tool_search.hpp). nullopt when the file does not say (then the automatic rule decides).
     std::optional<bool> tool_search;
+    /// The top-level `gateway` object, as written (read by `serve`: `scopes` for --auth oauth).
+    boost::json::object gateway;
 
     const ServerConfig* find(std::string_view name) const;
 };

@@ -20,8 +20,21 @@ namespace switchboard::host {
 /// starting: spawning/dialing; initializing: MCP handshake; listing: fetching tools/resources/prompts; connected:
 /// usable; reconnecting: lost, waiting or retrying; error: gave up (start failed or reconnect attempts exhausted);
 /// disconnected: closed by the host.
-enum class Phase { idle, dormant, starting, initializing, listing, connected, reconnecting, error, disconnected };
-inline constexpr int phase_count = 9;
+/// needs_auth: the server asks for an OAuth login that only the user can give (`switchboard auth login`, the web
+/// UI); the host waits for one instead of reconnecting.
+enum class Phase {
+    idle,
+    dormant,
+    starting,
+    initializing,
+    listing,
+    connected,
+    reconnecting,
+    error,
+    disconnected,
+    needs_auth
+};
+inline constexpr int phase_count = 10;
 
 std::string_view to_string(Phase phase);
 

@@ -58,6 +58,10 @@ struct PoolOptions {
     /// then sends no log messages). The gateway sets "debug" and filters per client.
     std::string log_level;
     mcp::Implementation client_info{"switchboard", SWITCHBOARD_VERSION, "Switchboard"};
+    /// Where remote servers' OAuth tokens are kept; null: auth::TokenStore::default_path().
+    std::shared_ptr<auth::TokenStore> token_store;
+    /// How often a server in phase needs-auth looks for a login made elsewhere (the token file changed).
+    std::chrono::milliseconds login_poll{1000};
 };
 
 struct ServerStatus {
@@ -148,6 +152,9 @@ public:
 
     const boost::asio::any_io_executor& executor() const { return ex_; }
     const Config& config() const { return config_; }
+    /// Where the remote servers' OAuth tokens are kept (a login stores its token there; the servers in phase
+    /// needs-auth notice it).
+    const std::shared_ptr<auth::TokenStore>& token_store() const { return options_.token_store; }
     const PoolOptions& options() const { return options_; }
     std::vector<ServerStatus> status() const;  ///< in config order
     std::optional<ServerStatus> status(std::string_view server) const;
@@ -217,6 +224,9 @@ private:
     boost::asio::awaitable<Attempt> connect_attempt(std::shared_ptr<Server> s, std::uint64_t gen);
     boost::asio::awaitable<void> first_start(std::shared_ptr<Server> s, std::uint64_t gen);
     boost::asio::awaitable<void> reconnect_loop(std::shared_ptr<Server> s, std::uint64_t gen);
+    /// needs-auth: waits for a login (a new token in the store), then connects.
+    boost::asio::awaitable<void> await_login(std::shared_ptr<Server> s, std::uint64_t gen);
+    bool needs_login(const Server& s) const;
     void on_lost(const std::shared_ptr<Server>& s, std::uint64_t gen, const jsonrpc::Error& why);
     boost::asio::awaitable<void> stop_server(std::shared_ptr<Server> s, Phase final_phase);
     void set_phase(Server& s, Phase p, std::string error = {});

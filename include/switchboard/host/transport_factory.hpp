@@ -6,6 +6,7 @@
 #pragma once
 
 #include <switchboard/host/config.hpp>
+#include <switchboard/http/authorizer.hpp>
 #include <switchboard/jsonrpc/channel.hpp>
 #include <switchboard/jsonrpc/error.hpp>
 
@@ -22,7 +23,14 @@ namespace switchboard::host {
 struct ChannelHooks {
     /// stdio: each line the server writes to stderr (the host keeps a tail for its status).
     std::function<void(std::string_view line)> on_stderr_line;
+    /// http, sse, ws: authorizes the requests (OAuth); null: none.
+    std::shared_ptr<http::Authorizer> authorizer;
 };
+
+/// The OAuth authorizer of a remote server (null for stdio, for `"oauth": false`, and when the config sets an
+/// Authorization header itself). Non-interactive: a server that needs a login leaves it in needs_login().
+std::shared_ptr<auth::OAuthAuthorizer> make_authorizer(boost::asio::any_io_executor ex, const ServerConfig& config,
+                                                       std::shared_ptr<auth::TokenStore> store);
 
 /// Opens the transport `config` names. Fails with an error naming the server and the cause (the process cannot be
 /// started, the SSE stream cannot be opened, the WebSocket handshake fails, ...).

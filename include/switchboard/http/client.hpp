@@ -9,6 +9,7 @@
 // Thread-safety: single owner; everything runs on the client's executor.
 #pragma once
 
+#include <switchboard/http/authorizer.hpp>
 #include <switchboard/http/fields.hpp>
 #include <switchboard/http/url.hpp>
 
@@ -47,11 +48,16 @@ struct ClientOptions {
     std::chrono::milliseconds read_timeout{0};          ///< idle time between received bytes; 0: none
     std::string ca_file;                                ///< extra trusted CA (PEM); the system store is always used
     int max_redirects = 5;
+    bool follow_redirects = true;  ///< false: a redirect is returned as it is (an OAuth user agent reads Location)
     /// Which resolved addresses may be connected to: empty when allowed, else why not (AddressPolicy::check). When
     /// set, the client connects only to the allowed addresses of a name (the address checked is the address
     /// connected to: no DNS rebinding between check and connect), on every hop of a redirect; with none left the
     /// request fails with Kind::refused, naming the refused addresses.
     std::function<std::string(const boost::asio::ip::address&)> address_filter;
+    /// Authorizes every request to the first origin of a request (OAuth): its header is added, and a 401 (or a 403
+    /// `insufficient_scope` challenge) is shown to it; when it has a new authorization the request is sent again
+    /// (at most 3 times in all).
+    std::shared_ptr<Authorizer> authorizer;
 };
 
 struct Failure {
@@ -148,6 +154,10 @@ public:
 
 private:
     friend class Exchange;
+    boost::asio::awaitable<Result<std::unique_ptr<Exchange>>> send_following(Url url, bhttp::verb method,
+                                                                             const std::string& body,
+                                                                             const Fields& extra,
+                                                                             std::shared_ptr<Abort> abort);
     boost::asio::awaitable<Result<std::unique_ptr<Exchange>>> send_once(const Url& url, bhttp::verb method,
                                                                         const std::string& body, const Fields& extra,
                                                                         bool with_secrets, std::shared_ptr<Abort> abort,

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <switchboard/http/fields.hpp>
+#include <switchboard/http/token_verifier.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -194,6 +195,9 @@ struct ServerOptions {
     /// When set, every request but a CORS preflight needs `Authorization: Bearer <token>` (else 401 with
     /// WWW-Authenticate: Bearer).
     std::string bearer_token;
+    /// An OAuth resource server: every request to a route that needs the token is checked by it instead (401/403
+    /// with its challenge when refused). bearer_token, when also set, is accepted besides (the web UI's token).
+    std::shared_ptr<TokenVerifier> token_verifier;
     std::size_t max_connections = 512;
     std::chrono::seconds read_timeout{120};  ///< idle keep-alive connection, or a slow request
     std::chrono::seconds write_timeout{60};  ///< a client that stops reading is dropped

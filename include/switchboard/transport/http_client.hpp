@@ -24,6 +24,7 @@
 #include <switchboard/jsonrpc/channel.hpp>
 #include <switchboard/jsonrpc/error.hpp>
 #include <switchboard/jsonrpc/framing.hpp>
+#include <switchboard/http/authorizer.hpp>
 #include <switchboard/http/secrets.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -45,6 +46,7 @@ struct HttpClientOptions {
     std::chrono::milliseconds read_timeout{0};          ///< idle time between received bytes; 0: none
     std::string ca_file;                                ///< extra trusted CA (PEM); the system store is always used
     int max_redirects = 5;
+    std::shared_ptr<http::Authorizer> authorizer;  ///< OAuth: see http::ClientOptions::authorizer
 };
 
 std::shared_ptr<jsonrpc::Channel> make_streamable_http_channel(boost::asio::any_io_executor ex, std::string url,

@@ -47,6 +47,8 @@ struct HttpServerOptions {
     std::vector<std::string> allowed_hosts;
     /// When set, every request needs `Authorization: Bearer <token>`; 401 with WWW-Authenticate: Bearer otherwise.
     std::string bearer_token;
+    /// OAuth resource server: checks every request's bearer token (see http::ServerOptions::token_verifier).
+    std::shared_ptr<http::TokenVerifier> token_verifier;
     /// Answer CORS preflights from allowed origins, and let their pages read the responses (Mcp-Session-Id included).
     bool cors = false;
     bool legacy = true;  ///< sessions and `initialize`

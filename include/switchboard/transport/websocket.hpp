@@ -9,6 +9,8 @@
 // Thread-safety: single owner; everything on the executor given at construction.
 #pragma once
 
+#include <switchboard/http/authorizer.hpp>
+
 #include <switchboard/jsonrpc/channel.hpp>
 #include <switchboard/jsonrpc/error.hpp>
 #include <switchboard/jsonrpc/framing.hpp>
@@ -33,6 +35,9 @@ struct WebSocketClientOptions {
     std::size_t max_message_size = jsonrpc::default_max_message_size;
     std::chrono::milliseconds connect_timeout{10'000};  ///< resolve + TCP + TLS + WebSocket handshake
     std::string ca_file;                                ///< extra CA bundle (PEM) besides the system store
+    /// OAuth: its header on the upgrade request; a 401 (or 403 insufficient_scope) shown to it, the handshake tried
+    /// again when it has a new authorization.
+    std::shared_ptr<http::Authorizer> authorizer;
 };
 
 /// Connects to `url` (ws:// or wss://). Errors name the server and the cause (refused, TLS, HTTP status, ...).

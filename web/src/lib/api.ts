@@ -98,6 +98,8 @@ type Servers = { servers: ServerStatus[] };
 export const api = {
   info: () => get<Info>('api/info'),
   restart: (name: string) => post<object>('api/servers/restart', { name }),
+  /** Starts the server's OAuth login in the gateway: the authorization page to open (or loggedIn at once). */
+  login: (name: string) => post<{ authorizationUrl?: string; loggedIn?: boolean }>('api/servers/login', { name }),
   enable: (name: string, enabled: boolean) => post<Servers>('api/servers/enable', { name, enabled }),
   save: (name: string, config: ServerConfig, previousName?: string) =>
     post<Servers & { warnings?: string[] }>('api/servers/save', { name, previousName, config }),

@@ -12,6 +12,7 @@ export type Phase =
   | 'reconnecting'
   | 'error'
   | 'disconnected'
+  | 'needs-auth'
   | 'disabled';
 
 /** A server's entry as written under `mcpServers` (keys this UI does not edit are kept as they are). */
