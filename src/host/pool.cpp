@@ -379,7 +379,8 @@ bool ServerPool::needs_login(const Server& s) const {
 }
 
 awaitable<void> ServerPool::await_login(std::shared_ptr<Server> s, std::uint64_t gen) {
-    spdlog::warn("{}", s->oauth->problem());
+    // Said once, by whoever shows the server's status (the phase carries the message): not logged here too.
+    spdlog::debug("{}", s->oauth->problem());
     for (;;) {
         auto timer = std::make_shared<asio::steady_timer>(ex_, options_.login_poll);
         s->backoff_timer = timer;

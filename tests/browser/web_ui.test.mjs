@@ -9,7 +9,19 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +32,10 @@ const { chromium } = createRequire(join(here, '..', 'peers', 'package.json'))('p
 const BIN = process.env.SWITCHBOARD_BIN && resolve(process.env.SWITCHBOARD_BIN);
 const DEMO = process.env.SWITCHBOARD_DEMO && resolve(process.env.SWITCHBOARD_DEMO);
 const FAKE_LLM = process.env.FAKE_LLM && resolve(process.env.FAKE_LLM);
+// The tests' OAuth authorization server (tests/peers/test_auth_server); it is built next to the switchboard binary.
+const AUTH_SERVER =
+  (process.env.SWITCHBOARD_TEST_AUTH_SERVER && resolve(process.env.SWITCHBOARD_TEST_AUTH_SERVER)) ||
+  (BIN && join(dirname(BIN), 'switchboard-test-auth-server'));
 const CHROMIUM = '/usr/bin/chromium';
 // The README's screenshots are refreshed on request (SWITCHBOARD_SCREENSHOTS=docs/screenshots); a plain run writes
 // them to a temporary folder, so that running the tests does not change tracked files.
@@ -53,10 +69,15 @@ async function until(what, check, timeout = WAIT) {
 
 /**
  * Starts `command args` and resolves with the first match of `pattern` in its output (`stream`: stdout or stderr),
- * failing if it exits first. Returns the process too, and a function giving all of that output so far.
+ * failing if it exits first. Returns the process too, and a function giving all of that output so far. `env`: the
+ * variables to set besides ours.
  */
-function startAndWaitFor(command, args, stream, pattern, name, cwd) {
-  const proc = spawn(command, args, { cwd, stdio: ['ignore', stream === 'stdout' ? 'pipe' : 'ignore', 'pipe'] });
+function startAndWaitFor(command, args, stream, pattern, name, cwd, env) {
+  const proc = spawn(command, args, {
+    cwd,
+    env: env ? { ...process.env, ...env } : process.env,
+    stdio: ['ignore', stream === 'stdout' ? 'pipe' : 'ignore', 'pipe'],
+  });
   let out = '';
   const output = () => out;
   const match = new Promise((ok, fail) => {
@@ -95,6 +116,18 @@ async function startFakeModel(dir, script) {
   writeFileSync(path, JSON.stringify(script));
   const { proc, match } = startAndWaitFor(FAKE_LLM, [path, '--port', '0'], 'stdout', /^(\d+)\n/, 'the fake model');
   return { proc, url: `http://127.0.0.1:${(await match)[1]}` };
+}
+
+/** A port free at the moment (for a server whose URL must be known before it starts). */
+function freePort() {
+  return new Promise((ok, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => ok(port));
+    });
+  });
 }
 
 async function stopProcess(proc) {
@@ -715,6 +748,107 @@ describe('chat with an agent', { skip: chatSkip }, () => {
   });
 
   test('no uncaught errors in the agent chat', () => {
+    assert.deepEqual(pageErrors, []);
+  });
+});
+
+// A remote server behind OAuth: the tests' authorization server, a second gateway as the protected MCP server (the demo
+// server behind it, accepting only that issuer's tokens for its own URL), and the host under test with that gateway as
+// its `remote` (its token file in the test's directory, never the user's).
+const authSkip = missing.length
+  ? `needs ${missing.join(', ')}`
+  : !existsSync(AUTH_SERVER)
+    ? `needs ${AUTH_SERVER} (SWITCHBOARD_TEST_AUTH_SERVER)`
+    : false;
+
+describe('OAuth login', { skip: authSkip }, () => {
+  const pageErrors = [];
+  let dir, tokens, as, protectedGateway, host, base, browser, page;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'switchboard-oauth-'));
+    tokens = join(dir, 'tokens.json');
+    const env = { SWITCHBOARD_TOKEN_FILE: tokens };
+
+    const started = startAndWaitFor(AUTH_SERVER, [], 'stderr', /listening on (http:\/\/127\.0\.0\.1:\d+)/, 'the auth server');
+    as = started;
+    const issuer = (await started.match)[1];
+
+    const port = await freePort();
+    const audience = `http://127.0.0.1:${port}/mcp`;
+    const gwConfig = join(dir, 'gw.json');
+    writeFileSync(gwConfig, JSON.stringify({ mcpServers: { demo: { command: DEMO } } }));
+    protectedGateway = startAndWaitFor(
+      BIN,
+      ['--config', gwConfig, 'serve', '--port', String(port), '--db', join(dir, 'gw.db'), '--auth', 'oauth',
+        '--issuer', issuer, '--audience', audience, '--clock-skew', '0'],
+      'stderr',
+      /listening on http:\/\/127\.0\.0\.1:\d+\/mcp/,
+      'the protected gateway',
+      undefined,
+      env,
+    );
+    await protectedGateway.match;
+
+    const hostConfig = join(dir, 'host.json');
+    writeFileSync(hostConfig, JSON.stringify({ mcpServers: { remote: { url: audience } } }));
+    host = startAndWaitFor(
+      BIN,
+      ['--config', hostConfig, 'serve', '--port', '0', '--db', join(dir, 'host.db')],
+      'stderr',
+      /listening on (http:\/\/127\.0\.0\.1:\d+)\/mcp/,
+      'the host',
+      undefined,
+      env,
+    );
+    base = `${(await host.match)[1]}/`;
+    ({ browser, page } = await openPage(pageErrors));
+  });
+
+  after(async () => {
+    await browser?.close();
+    await stopProcess(host?.proc);
+    await stopProcess(protectedGateway?.proc);
+    await stopProcess(as?.proc);
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** The three processes' output, for a failure's message. */
+  const logs = () =>
+    [['auth server', as], ['protected gateway', protectedGateway], ['host', host]]
+      .map(([name, p]) => `--- ${name}:\n${p?.output() ?? ''}`)
+      .join('\n');
+
+  test('a server that needs a login shows needs-auth and logs in from its card', async () => {
+    const badge = page.getByTestId('phase-remote');
+    const phaseIs = (phase) =>
+      page
+        .waitForFunction(
+          (want) => document.querySelector('[data-testid="phase-remote"]')?.textContent === want,
+          phase,
+          { timeout: WAIT },
+        )
+        .catch(async (e) => assert.fail(`phase ${phase} never came (it is ${await badge.textContent()}): ${e.message}\n${logs()}`));
+
+    await page.goto(`${base}#/servers`);
+    await phaseIs('needs-auth');
+    const card = page.locator('article').filter({ has: page.getByRole('heading', { name: 'remote', exact: true }) });
+    const popupOpened = page.context().waitForEvent('page');
+    await card.getByRole('button', { name: 'Log in' }).click();
+    const popup = await popupOpened;
+    popup.on('pageerror', (e) => pageErrors.push(e.message));
+    try {
+      await popup.waitForURL(/\/oauth\/callback\?/, { timeout: WAIT });
+      await popup.getByText('Logged in to "remote"').waitFor({ timeout: WAIT });
+    } catch (e) {
+      assert.fail(`the login tab stopped at ${popup.url()}: ${e.message}\n${await popup.content().catch(() => '')}\n${logs()}`);
+    }
+    await phaseIs('connected');
+    assert.equal(await badge.textContent(), 'connected');
+    await popup.close();
+
+    assert.ok(existsSync(tokens), `no token file at ${tokens}`);
+    assert.equal((statSync(tokens).mode & 0o777).toString(8), '600');
     assert.deepEqual(pageErrors, []);
   });
 });
