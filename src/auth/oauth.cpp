@@ -218,8 +218,13 @@ std::string OAuthAuthorizer::scrub(std::string text) const {
 // --- the http::Authorizer side ----------------------------------------------------------------------------------
 
 awaitable<std::string> OAuthAuthorizer::authorization(const http::Url&) {
-    // A login made by another process (`switchboard auth login` while serve runs) shows up in the file.
-    if (store_ && !flow_running_ && store_->stamp() != store_stamp_) load_stored();
+    // A login or refresh made by another process (`switchboard auth login` while serve runs) shows up in the file;
+    // looked at once a second at most (a stat per request would cost every call a system call).
+    const auto now = std::chrono::steady_clock::now();
+    if (store_ && !flow_running_ && now - stamp_checked_ >= std::chrono::seconds(1)) {
+        stamp_checked_ = now;
+        if (store_->stamp() != store_stamp_) load_stored();
+    }
     while (flow_running_) {
         auto done = flow_done_;
         co_await done->wait();

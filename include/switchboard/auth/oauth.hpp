@@ -139,6 +139,7 @@ private:
     bool flow_running_ = false;
     std::shared_ptr<core::OneShotEvent> flow_done_;      ///< set when the running flow ends
     std::chrono::steady_clock::time_point failed_at_{};  ///< when a flow the user took part in failed
+    std::chrono::steady_clock::time_point stamp_checked_{};  ///< the token file's stamp was last looked at
     bool user_involved_ = false;
     std::int64_t refresh_margin_ = 60;  ///< seconds before expiry when a token is refreshed
     std::uint64_t flows_ = 0;           ///< challenge flows finished (a request that waited for one sees it)
