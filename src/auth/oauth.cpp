@@ -107,6 +107,7 @@ std::optional<OAuthSettings::Grant> parse_grant(std::string_view text) {
     if (text == "authorization_code") return OAuthSettings::Grant::authorization_code;
     if (text == "client_credentials") return OAuthSettings::Grant::client_credentials;
     if (text == "jwt_bearer") return OAuthSettings::Grant::jwt_bearer;
+    if (text == "enterprise") return OAuthSettings::Grant::enterprise;
     return std::nullopt;
 }
 
@@ -115,6 +116,7 @@ std::string_view to_string(OAuthSettings::Grant grant) {
     case OAuthSettings::Grant::authorization_code: return "authorization_code";
     case OAuthSettings::Grant::client_credentials: return "client_credentials";
     case OAuthSettings::Grant::jwt_bearer: return "jwt_bearer";
+    case OAuthSettings::Grant::enterprise: return "enterprise";
     }
     return "?";
 }
@@ -207,7 +209,7 @@ bool OAuthAuthorizer::fail(Status status, std::string problem) {
 
 std::string OAuthAuthorizer::scrub(std::string text) const {
     for (const auto* secret : {&creds_.tokens.access_token, &creds_.tokens.refresh_token, &creds_.client.client_secret,
-                               &settings_.client_secret, &settings_.assertion}) {
+                               &settings_.client_secret, &settings_.assertion, &settings_.id_token}) {
         if (secret->size() < 4) continue;
         for (auto pos = text.find(*secret); pos != std::string::npos; pos = text.find(*secret, pos))
             text.replace(pos, secret->size(), "[redacted]");
@@ -613,6 +615,10 @@ awaitable<bool> OAuthAuthorizer::direct_grant(Flow& flow) {
         const bool ok = co_await token_request(std::move(form), "the workload assertion");
         co_return ok;
     }
+    if (settings_.grant == OAuthSettings::Grant::enterprise) {
+        const bool ok = co_await enterprise_grant(flow);
+        co_return ok;
+    }
     // client_credentials: a confidential client, pre-registered.
     if (settings_.client_id.empty())
         co_return fail(Status::failed,
@@ -624,6 +630,47 @@ awaitable<bool> OAuthAuthorizer::direct_grant(Flow& flow) {
     form += "&resource=" + form_encode(resource_id_);
     creds_.tokens.scope = flow.scope;
     const bool ok = co_await token_request(std::move(form), "the client credentials");
+    co_return ok;
+}
+
+awaitable<bool> OAuthAuthorizer::enterprise_grant(Flow& flow) {
+    if (settings_.client_id.empty() || settings_.idp_token_endpoint.empty() || settings_.id_token.empty())
+        co_return fail(Status::failed, fmt::format("server \"{}\": oauth.grant enterprise needs clientId, "
+                                                   "idpTokenEndpoint and idToken",
+                                                   server_name_));
+    // 1. At the identity provider: the ID token for an ID-JAG meant for this authorization server and resource.
+    std::string exchange = form_body({{"grant_type", "urn:ietf:params:oauth:grant-type:token-exchange"},
+                                      {"requested_token_type", "urn:ietf:params:oauth:token-type:id-jag"},
+                                      {"subject_token", settings_.id_token},
+                                      {"subject_token_type", "urn:ietf:params:oauth:token-type:id_token"},
+                                      {"audience", server_->issuer},
+                                      {"resource", resource_id_}});
+    if (!flow.scope.empty()) exchange += "&scope=" + form_encode(flow.scope);
+    if (!settings_.idp_client_id.empty()) exchange += "&client_id=" + form_encode(settings_.idp_client_id);
+    http::Request req;
+    req.method = boost::beast::http::verb::post;
+    req.url = settings_.idp_token_endpoint;
+    req.headers.emplace_back("Content-Type", "application/x-www-form-urlencoded");
+    req.headers.emplace_back("Accept", "application/json");
+    req.body = std::move(exchange);
+    auto r = co_await http_->request(std::move(req));
+    if (!r)
+        co_return fail(Status::failed, fmt::format("server \"{}\": the token exchange at {} failed: {}", server_name_,
+                                                   settings_.idp_token_endpoint, r.error().message));
+    boost::system::error_code ec;
+    auto doc = json::parse(r->body, ec);
+    const auto jag = !ec && doc.is_object() ? str(doc.get_object(), "access_token") : std::string();
+    if (r->status != 200 || jag.empty())
+        co_return fail(Status::failed, fmt::format("server \"{}\": the identity provider refused the token exchange: "
+                                                   "{}",
+                                                   server_name_, oauth_error(r->status, r->body)));
+    // 2. At the authorization server: the ID-JAG as a JWT bearer grant, from the pre-registered client.
+    const bool have_client = co_await obtain_client(flow);
+    if (!have_client) co_return false;
+    std::string form = form_body({{"grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"}, {"assertion", jag}});
+    if (!flow.scope.empty()) form += "&scope=" + form_encode(flow.scope);
+    creds_.tokens.scope = flow.scope;
+    const bool ok = co_await token_request(std::move(form), "the identity assertion grant");
     co_return ok;
 }
 

@@ -387,7 +387,8 @@ void EntryParser::parse_oauth(const json::value& value) {
     }
     static constexpr std::string_view keys[] = {"clientId",   "clientSecret",   "scopes",    "redirectPort",
                                                 "grant",      "authMethod",     "privateKey", "privateKeyFile",
-                                                "assertion",  "assertionFile",  "clientMetadataUrl", "clientName"};
+                                                "assertion",  "assertionFile",  "clientMetadataUrl", "clientName",
+                                                "idpTokenEndpoint", "idpClientId", "idToken", "idTokenFile"};
     auto& a = server_.oauth;
     auto text = [&](std::string_view k, std::string& out) {
         if (auto s = get_string(fmt::format("oauth.{}", k), o->at(k))) out = expand(*s, "oauth");
@@ -415,6 +416,10 @@ void EntryParser::parse_oauth(const json::value& value) {
         else if (k == "privateKeyFile") file(k, a.private_key_pem);
         else if (k == "assertion") text(k, a.assertion);
         else if (k == "assertionFile") file(k, a.assertion);
+        else if (k == "idpTokenEndpoint") text(k, a.idp_token_endpoint);
+        else if (k == "idpClientId") text(k, a.idp_client_id);
+        else if (k == "idToken") text(k, a.id_token);
+        else if (k == "idTokenFile") file(k, a.id_token);
         else if (k == "scopes") {
             if (v.is_string()) {
                 std::istringstream words(expand(v.get_string(), "oauth"));
@@ -435,7 +440,7 @@ void EntryParser::parse_oauth(const json::value& value) {
             if (auto grant = auth::parse_grant(g))
                 a.grant = *grant;
             else
-                fail(fmt::format("\"oauth.grant\" \"{}\" is not authorization_code, client_credentials or jwt_bearer", g));
+                fail(fmt::format("\"oauth.grant\" \"{}\" is not authorization_code, client_credentials, jwt_bearer or enterprise", g));
         } else {
             warn(fmt::format("unknown key \"oauth.{}\"{}", std::string_view(k), suggestion(k, keys)));
         }
@@ -444,6 +449,10 @@ void EntryParser::parse_oauth(const json::value& value) {
         fail("\"oauth.grant\" client_credentials needs \"oauth.clientId\"");
     if (a.grant == auth::OAuthSettings::Grant::jwt_bearer && a.assertion.empty())
         fail("\"oauth.grant\" jwt_bearer needs \"oauth.assertion\" or \"oauth.assertionFile\"");
+    if (a.grant == auth::OAuthSettings::Grant::enterprise &&
+        (a.client_id.empty() || a.idp_token_endpoint.empty() || a.id_token.empty()))
+        fail("\"oauth.grant\" enterprise needs \"oauth.clientId\", \"oauth.idpTokenEndpoint\" and \"oauth.idToken\" (or "
+             "\"oauth.idTokenFile\")");
     if (!a.client_secret.empty() && a.client_id.empty()) fail("\"oauth.clientSecret\" needs \"oauth.clientId\"");
 }
 

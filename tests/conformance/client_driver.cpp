@@ -109,6 +109,11 @@ std::shared_ptr<auth::OAuthAuthorizer> make_authorizer(const asio::any_io_execut
         settings.private_key_pem = text("private_key_pem");
     } else if (r.scenario.find("client-credentials") != std::string::npos) {
         settings.grant = auth::OAuthSettings::Grant::client_credentials;
+    } else if (!text("idp_id_token").empty()) {
+        settings.grant = auth::OAuthSettings::Grant::enterprise;
+        settings.id_token = text("idp_id_token");
+        settings.idp_token_endpoint = text("idp_token_endpoint");
+        settings.idp_client_id = text("idp_client_id");
     } else if (!text("valid_jwt").empty()) {
         settings.grant = auth::OAuthSettings::Grant::jwt_bearer;
         settings.assertion = text("valid_jwt");

@@ -166,7 +166,8 @@ TEST(AuthConfig, OAuthEntriesAreCheckedWhenLoaded) {
           "c": {"url": "https://h/mcp", "oauth": {"redirectPort": 70000}},
           "d": {"url": "https://h/mcp", "oauth": {"grant": "password"}},
           "e": {"url": "https://h/mcp", "oauth": {"grant": "client_credentials"}},
-          "f": {"url": "https://h/mcp", "oauth": {"clientSecrett": "typo"}}
+          "f": {"url": "https://h/mcp", "oauth": {"clientSecrett": "typo"}},
+          "g": {"url": "https://h/mcp", "oauth": {"grant": "enterprise", "clientId": "id"}}
         }})",
         "test.json");
     const auto* a = config.find("a");
@@ -179,6 +180,7 @@ TEST(AuthConfig, OAuthEntriesAreCheckedWhenLoaded) {
     EXPECT_NE(config.find("c")->invalid.find("redirectPort"), std::string::npos);
     EXPECT_NE(config.find("d")->invalid.find("password"), std::string::npos);
     EXPECT_NE(config.find("e")->invalid.find("clientId"), std::string::npos);
+    EXPECT_NE(config.find("g")->invalid.find("idpTokenEndpoint"), std::string::npos);
     bool warned = false;
     for (const auto& w : config.warnings) warned = warned || w.find("oauth.clientSecrett") != std::string::npos;
     EXPECT_TRUE(warned);

@@ -44,7 +44,7 @@ namespace switchboard::auth {
 
 /// A server's `oauth` config entry.
 struct OAuthSettings {
-    enum class Grant { authorization_code, client_credentials, jwt_bearer };
+    enum class Grant { authorization_code, client_credentials, jwt_bearer, enterprise };
     Grant grant = Grant::authorization_code;
     std::string client_id;            ///< pre-registered client (else CIMD or Dynamic Client Registration)
     std::string client_secret;        ///< with client_id
@@ -54,12 +54,18 @@ struct OAuthSettings {
     int redirect_port = 0;            ///< the loopback port of `auth login`; 0: any free port
     std::string private_key_pem;      ///< client_credentials with private_key_jwt
     std::string assertion;            ///< jwt_bearer: the workload's JWT
+    /// enterprise (enterprise-managed authorization, SEP-990): the user's ID token from the enterprise identity
+    /// provider is exchanged there for an ID-JAG (RFC 8693), which the MCP server's authorization server takes as a
+    /// JWT bearer grant (RFC 7523) from the pre-registered client.
+    std::string idp_token_endpoint;
+    std::string idp_client_id;
+    std::string id_token;
     std::string client_name = "Switchboard";
 
     bool operator==(const OAuthSettings&) const = default;
 };
 
-/// "authorization_code", "client_credentials", "jwt_bearer" (nullopt otherwise).
+/// "authorization_code", "client_credentials", "jwt_bearer", "enterprise" (nullopt otherwise).
 std::optional<OAuthSettings::Grant> parse_grant(std::string_view text);
 std::string_view to_string(OAuthSettings::Grant grant);
 
@@ -109,6 +115,7 @@ private:
     boost::asio::awaitable<bool> obtain_client(Flow& flow);
     boost::asio::awaitable<bool> code_grant(Flow& flow);
     boost::asio::awaitable<bool> direct_grant(Flow& flow);
+    boost::asio::awaitable<bool> enterprise_grant(Flow& flow);
     /// POSTs a token request; on success stores the tokens. `form` lacks the client authentication.
     boost::asio::awaitable<bool> token_request(std::string form, const std::string& what);
     void add_client_auth(std::string& form, http::Fields& headers) const;
@@ -137,8 +144,8 @@ private:
     std::string problem_;
     std::function<void()> on_status_;
     bool flow_running_ = false;
-    std::shared_ptr<core::OneShotEvent> flow_done_;      ///< set when the running flow ends
-    std::chrono::steady_clock::time_point failed_at_{};  ///< when a flow the user took part in failed
+    std::shared_ptr<core::OneShotEvent> flow_done_;          ///< set when the running flow ends
+    std::chrono::steady_clock::time_point failed_at_{};      ///< when a flow the user took part in failed
     std::chrono::steady_clock::time_point stamp_checked_{};  ///< the token file's stamp was last looked at
     bool user_involved_ = false;
     std::int64_t refresh_margin_ = 60;  ///< seconds before expiry when a token is refreshed
