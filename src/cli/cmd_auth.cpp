@@ -90,7 +90,6 @@ awaitable<int> auth_login(const host::Config& config, const GlobalOptions& g, st
         co_return result.asked ? 1 : 0;
     }
     const auto tools = result.tools;
-    const bool listed = true;
     if (g.json) {
         json::object o;
         o["server"] = server;
@@ -106,7 +105,7 @@ awaitable<int> auth_login(const host::Config& config, const GlobalOptions& g, st
             server, authorizer->issuer(),
             authorizer->scope().empty() ? "" : fmt::format(", scope \"{}\"", authorizer->scope()),
             expiry_text(authorizer->expires_at()),
-            listed ? fmt::format(" It offers {} tool{}.", tools, tools == 1 ? "" : "s") : "", store->path().string());
+            fmt::format(" It offers {} tool{}.", tools, tools == 1 ? "" : "s"), store->path().string());
     }
     co_return 0;
 }

@@ -262,11 +262,14 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
         }
         // An unknown method on a path gets the token check of the path (405 only for who may know the path).
         const bool needs_token = route ? route->options.requires_token : routes.requires_token(path);
-        const auto given = header_value(req, "Authorization");
-        const bool static_token_ok = !opt.bearer_token.empty() && given.size() > 7 &&
-                                     core::iequals(std::string_view(given).substr(0, 7), "Bearer ") &&
-                                     same_secret(std::string_view(given).substr(7), opt.bearer_token);
-        if (opt.token_verifier && needs_token && !static_token_ok) {
+        // The static token (--token) and the OAuth verifier: one Authorization header read, one scheme check.
+        const bool checks_token = needs_token && (opt.token_verifier || !opt.bearer_token.empty());
+        const auto given = checks_token ? header_value(req, "Authorization") : std::string();
+        const std::string_view scheme = "Bearer ";
+        const bool has_scheme = given.size() >= scheme.size() && core::iequals(given.substr(0, scheme.size()), scheme);
+        const bool static_token_ok = !opt.bearer_token.empty() && has_scheme &&
+                                     same_secret(std::string_view(given).substr(scheme.size()), opt.bearer_token);
+        if (checks_token && !static_token_ok && opt.token_verifier) {
             auto verifier = opt.token_verifier;
             const auto verdict = co_await verifier->verify(req);
             if (!verdict.allowed) {
@@ -275,19 +278,14 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
                 co_await res.send_error(verdict.status, verdict.message, std::move(challenge));
                 co_return;
             }
-        } else if (!opt.bearer_token.empty() && needs_token) {
-            const auto auth = header_value(req, "Authorization");
-            const std::string_view scheme = "Bearer ";
-            const bool has_scheme = auth.size() >= scheme.size() && core::iequals(auth.substr(0, scheme.size()), scheme);
-            if (!has_scheme || !same_secret(std::string_view(auth).substr(scheme.size()), opt.bearer_token)) {
-                Fields challenge;
-                challenge.emplace_back("WWW-Authenticate", has_scheme ? "Bearer error=\"invalid_token\"" : "Bearer");
-                co_await res.send_error(bhttp::status::unauthorized,
-                                        has_scheme ? "Unauthorized: wrong bearer token"
-                                                   : "Unauthorized: Authorization: Bearer <token> is required",
-                                        std::move(challenge));
-                co_return;
-            }
+        } else if (checks_token && !static_token_ok) {
+            Fields challenge;
+            challenge.emplace_back("WWW-Authenticate", has_scheme ? "Bearer error=\"invalid_token\"" : "Bearer");
+            co_await res.send_error(bhttp::status::unauthorized,
+                                    has_scheme ? "Unauthorized: wrong bearer token"
+                                               : "Unauthorized: Authorization: Bearer <token> is required",
+                                    std::move(challenge));
+            co_return;
         }
         if (!handler) {
             Fields allow;
