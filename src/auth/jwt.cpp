@@ -177,6 +177,18 @@ Key Key::generate(std::string_view alg, std::string kid) {
     return k;
 }
 
+std::string Key::private_pem() const {
+    BIO* bio = BIO_new(BIO_s_mem());
+    std::string out;
+    if (PEM_write_bio_PrivateKey(bio, key_.get(), nullptr, nullptr, 0, nullptr, nullptr) == 1) {
+        char* data = nullptr;
+        const long n = BIO_get_mem_data(bio, &data);
+        if (n > 0) out.assign(data, static_cast<std::size_t>(n));
+    }
+    BIO_free(bio);
+    return out;
+}
+
 json::object Key::public_jwk() const {
     json::object jwk;
     EVP_PKEY* k = key_.get();

@@ -83,6 +83,8 @@ std::optional<ResourceMetadata> parse_resource_metadata(const std::string& url, 
     m.resource = str(*o, "resource");
     m.authorization_servers = strings(*o, "authorization_servers");
     m.scopes_supported = strings(*o, "scopes_supported");
+    m.dpop_signing_alg_values_supported = strings(*o, "dpop_signing_alg_values_supported");
+    m.dpop_bound_access_tokens_required = flag(*o, "dpop_bound_access_tokens_required");
     if (m.authorization_servers.empty()) {
         error = fmt::format("the resource metadata at {} names no authorization server", url);
         return std::nullopt;
@@ -108,6 +110,7 @@ std::optional<ServerMetadata> parse_server_metadata(const std::string& url, std:
     m.token_endpoint_auth_methods_supported = strings(*o, "token_endpoint_auth_methods_supported");
     m.client_id_metadata_document_supported = flag(*o, "client_id_metadata_document_supported");
     m.authorization_response_iss_parameter_supported = flag(*o, "authorization_response_iss_parameter_supported");
+    m.dpop_signing_alg_values_supported = strings(*o, "dpop_signing_alg_values_supported");
     if (m.token_endpoint.empty()) {
         error = fmt::format("the authorization server metadata at {} has no token_endpoint", url);
         return std::nullopt;

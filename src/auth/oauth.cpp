@@ -2,6 +2,7 @@
 
 #include <switchboard/auth/challenge.hpp>
 #include <switchboard/auth/crypto.hpp>
+#include <switchboard/auth/dpop.hpp>
 #include <switchboard/auth/jwt.hpp>
 #include <switchboard/core/scope_exit.hpp>
 #include <switchboard/core/text.hpp>
@@ -89,6 +90,13 @@ std::map<std::string, std::string> redirect_params(std::string_view url) {
     if (!u) return out;
     for (auto p : u->params()) out.emplace(std::string(p.key), p.has_value ? std::string(p.value) : std::string());
     return out;
+}
+
+/// The value of header `name` in `fields` (empty when absent).
+std::string_view field(const http::Fields& fields, std::string_view name) {
+    for (const auto& [k, v] : fields)
+        if (core::iequals(k, name)) return v;
+    return {};
 }
 
 const char* status_name(OAuthAuthorizer::Status s) {
@@ -209,7 +217,8 @@ bool OAuthAuthorizer::fail(Status status, std::string problem) {
 
 std::string OAuthAuthorizer::scrub(std::string text) const {
     for (const auto* secret : {&creds_.tokens.access_token, &creds_.tokens.refresh_token, &creds_.client.client_secret,
-                               &settings_.client_secret, &settings_.assertion, &settings_.id_token}) {
+                               &settings_.client_secret, &settings_.assertion, &settings_.id_token,
+                               &creds_.tokens.dpop_key}) {
         if (secret->size() < 4) continue;
         for (auto pos = text.find(*secret); pos != std::string::npos; pos = text.find(*secret, pos))
             text.replace(pos, secret->size(), "[redacted]");
@@ -219,7 +228,7 @@ std::string OAuthAuthorizer::scrub(std::string text) const {
 
 // --- the http::Authorizer side ----------------------------------------------------------------------------------
 
-awaitable<std::string> OAuthAuthorizer::authorization(const http::Url&) {
+awaitable<http::Fields> OAuthAuthorizer::authorization(boost::beast::http::verb method, const http::Url& url) {
     // A login or refresh made by another process (`switchboard auth login` while serve runs) shows up in the file;
     // looked at once a second at most (a stat per request would cost every call a system call).
     const auto now = std::chrono::steady_clock::now();
@@ -243,12 +252,55 @@ awaitable<std::string> OAuthAuthorizer::authorization(const http::Url&) {
         const bool ok = co_await refresh();
         if (!ok) spdlog::debug("server \"{}\": refreshing the expiring token failed", server_name_);
     }
-    if (t.access_token.empty()) co_return std::string();
-    co_return fmt::format("{} {}", t.token_type.empty() ? "Bearer" : t.token_type, t.access_token);
+    http::Fields out;
+    if (t.access_token.empty()) co_return out;
+    if (core::iequals(t.token_type, "DPoP")) {
+        // A bound token goes nowhere without a proof: with its key lost, the request goes without, and the 401
+        // that follows starts a new authorization.
+        const Key* key = dpop_key();
+        if (!key) co_return out;
+        out.emplace_back("Authorization", "DPoP " + t.access_token);
+        out.emplace_back("DPoP", make_dpop_proof(*key, boost::beast::http::to_string(method), dpop_htu(url),
+                                                 t.access_token, rs_nonce_));
+        co_return out;
+    }
+    out.emplace_back("Authorization", fmt::format("{} {}", t.token_type.empty() ? "Bearer" : t.token_type,
+                                                  t.access_token));
+    co_return out;
+}
+
+const Key* OAuthAuthorizer::dpop_key() {
+    const auto& pem = creds_.tokens.dpop_key;
+    if (pem.empty()) return nullptr;
+    if (!dpop_key_ || dpop_key_pem_ != pem) {
+        std::string error;
+        dpop_key_ = Key::from_pem(pem, error);
+        dpop_key_pem_ = pem;
+        if (!dpop_key_) spdlog::warn("server \"{}\": the stored DPoP key is unusable: {}", server_name_, error);
+    }
+    return dpop_key_ ? &*dpop_key_ : nullptr;
 }
 
 awaitable<bool> OAuthAuthorizer::challenged(const http::Url&, unsigned status, const http::Fields& headers,
-                                            const std::string& sent) {
+                                            const http::Fields& sent) {
+    // RFC 9449 §9: a DPoP server that wants a nonce in the proof says so with a 401 and the nonce. Not a refusal of
+    // the token: the same request goes again with a new proof that carries it (unless it carried it already).
+    if (status == 401 && !field(sent, "DPoP").empty()) {
+        const auto nonce = std::string(field(headers, "DPoP-Nonce"));
+        bool wants_nonce = false;
+        for (const auto& [k, v] : headers)
+            if (core::iequals(k, "WWW-Authenticate"))
+                for (const auto& c : parse_challenges(v))
+                    wants_nonce = wants_nonce || (c.scheme == "dpop" && c.param("error") == "use_dpop_nonce");
+        if (wants_nonce) {
+            std::string error;
+            auto proof = decode_jwt(field(sent, "DPoP"), error);
+            const auto sent_nonce = proof ? str(proof->claims, "nonce") : std::string();
+            if (nonce.empty() || nonce == sent_nonce) co_return false;
+            rs_nonce_ = nonce;
+            co_return true;
+        }
+    }
     const auto seen = flows_;
     while (flow_running_) {
         auto done = flow_done_;
@@ -263,7 +315,8 @@ awaitable<bool> OAuthAuthorizer::challenged(const http::Url&, unsigned status, c
         co_return false;
     // Another request's flow got a token meanwhile: try that one first.
     const auto& t = creds_.tokens;
-    if (!t.access_token.empty() && sent.find(t.access_token) == std::string::npos) co_return true;
+    if (!t.access_token.empty() && field(sent, "Authorization").find(t.access_token) == std::string_view::npos)
+        co_return true;
     std::vector<std::string> challenges;
     for (const auto& [k, v] : headers)
         if (core::iequals(k, "WWW-Authenticate")) challenges.push_back(v);
@@ -280,6 +333,14 @@ awaitable<bool> OAuthAuthorizer::challenged(const http::Url&, unsigned status, c
 
 awaitable<bool> OAuthAuthorizer::run_challenge(unsigned status, std::vector<std::string> challenges) {
     const auto ch = read_bearer_challenge(challenges);
+    if (status == 401) {
+        rs_offers_dpop_ = rs_offers_bearer_ = false;
+        for (const auto& value : challenges)
+            for (const auto& c : parse_challenges(value)) {
+                rs_offers_dpop_ = rs_offers_dpop_ || c.scheme == "dpop";
+                rs_offers_bearer_ = rs_offers_bearer_ || c.scheme == "bearer";
+            }
+    }
     if (status == 403) {
         if (ch.error != "insufficient_scope") co_return false;
         // Re-authorizing only helps when the server asks for scopes we do not hold; when it keeps asking for
@@ -419,6 +480,45 @@ std::string OAuthAuthorizer::choose_scope(const std::string& challenge_scope, bo
     return join(scopes);
 }
 
+bool OAuthAuthorizer::choose_dpop(std::string& problem) {
+    using Dpop = OAuthSettings::Dpop;
+    const auto& as_algs = server_->dpop_signing_alg_values_supported;
+    const bool rs_takes = rs_offers_dpop_ || (resource_ && (!resource_->dpop_signing_alg_values_supported.empty() ||
+                                                            resource_->dpop_bound_access_tokens_required));
+    const bool rs_requires = (resource_ && resource_->dpop_bound_access_tokens_required) ||
+                             (rs_offers_dpop_ && !rs_offers_bearer_);
+    // ES256 unless the authorization server names only algorithms without it.
+    std::string alg = as_algs.empty() || contains(as_algs, "ES256") ? "ES256"
+                      : contains(as_algs, "RS256")                  ? "RS256"
+                                                                    : "";
+    bool use = false;
+    if (settings_.dpop == Dpop::always)
+        use = true;
+    else if (settings_.dpop == Dpop::automatic)
+        use = rs_requires || (!as_algs.empty() && rs_takes);
+    if (use && alg.empty()) {
+        problem = fmt::format("server \"{}\": DPoP is {} but its authorization server {} signs proofs with {} only "
+                              "(Switchboard: ES256, RS256)",
+                              server_name_, rs_requires ? "required" : "configured", server_->issuer,
+                              fmt::join(as_algs, ", "));
+        use = false;
+        if (settings_.dpop == Dpop::always || rs_requires) return false;
+    }
+    use_dpop_ = use;
+    auto& t = creds_.tokens;
+    if (!use) {
+        t.dpop_key.clear();
+        return false;
+    }
+    // One key per authorization (a new login, a new key); kept across refreshes and step-ups, which it binds too.
+    const Key* key = dpop_key();
+    if (!key || key->alg() != alg || t.access_token.empty()) {
+        t.dpop_key = Key::generate(alg, "").private_pem();
+        spdlog::debug("server \"{}\": DPoP with a new {} key", server_name_, alg);
+    }
+    return true;
+}
+
 awaitable<bool> OAuthAuthorizer::authorize(std::string challenge_scope, std::string metadata_url, bool step_up) {
     const bool found = co_await discover(metadata_url);
     if (!found) co_return false;
@@ -430,6 +530,10 @@ awaitable<bool> OAuthAuthorizer::authorize(std::string challenge_scope, std::str
         creds_.tokens = Tokens{};
     }
     creds_.issuer = server_->issuer;
+    std::string problem;
+    if (!choose_dpop(problem)) {
+        if (!problem.empty()) co_return fail(Status::failed, std::move(problem));
+    }
     Flow flow;
     flow.scope = choose_scope(challenge_scope, step_up);
     if (settings_.grant == OAuthSettings::Grant::authorization_code) {
@@ -720,14 +824,36 @@ void OAuthAuthorizer::add_client_auth(std::string& form, http::Fields& headers) 
 }
 
 awaitable<bool> OAuthAuthorizer::token_request(std::string form, const std::string& what) {
-    http::Request req;
-    req.method = boost::beast::http::verb::post;
-    req.url = server_->token_endpoint;
-    req.headers.emplace_back("Content-Type", "application/x-www-form-urlencoded");
-    req.headers.emplace_back("Accept", "application/json");
-    add_client_auth(form, req.headers);
-    req.body = std::move(form);
-    auto r = co_await http_->request(std::move(req));
+    const Key* key = use_dpop_ ? dpop_key() : nullptr;
+    std::string htu;
+    if (key) {
+        std::string error;
+        auto u = http::parse_url(server_->token_endpoint, error);
+        if (u) htu = dpop_htu(*u);
+    }
+    http::Result<http::Response> r(boost::system::in_place_error, http::Failure{});
+    for (int attempt = 1;; ++attempt) {
+        http::Request req;
+        req.method = boost::beast::http::verb::post;
+        req.url = server_->token_endpoint;
+        req.headers.emplace_back("Content-Type", "application/x-www-form-urlencoded");
+        req.headers.emplace_back("Accept", "application/json");
+        std::string body = form;
+        add_client_auth(body, req.headers);
+        req.body = std::move(body);
+        if (key) req.headers.emplace_back("DPoP", make_dpop_proof(*key, "POST", htu, "", as_nonce_));
+        r = co_await http_->request(std::move(req));
+        if (!r || !key) break;
+        if (auto nonce = r->header("DPoP-Nonce"); !nonce.empty()) {
+            // RFC 9449 §8: a nonce the authorization server wants in proofs. A 400 use_dpop_nonce is answered by
+            // the same request with it, once; a nonce given with any answer is used from then on.
+            const bool again = r->status == 400 && nonce != as_nonce_ && attempt == 1 &&
+                               oauth_error(r->status, r->body).rfind("use_dpop_nonce", 0) == 0;
+            as_nonce_ = std::string(nonce);
+            if (again) continue;
+        }
+        break;
+    }
     if (!r)
         co_return fail(Status::failed, fmt::format("server \"{}\": the token request to {} failed: {}", server_name_,
                                                    server_->token_endpoint, r.error().message));
@@ -738,14 +864,23 @@ awaitable<bool> OAuthAuthorizer::token_request(std::string form, const std::stri
         co_return fail(Status::failed, fmt::format("server \"{}\": the authorization server refused {}: {}",
                                                    server_name_, what, oauth_error(r->status, r->body)));
     auto type = str(*o, "token_type");
+    auto& t = creds_.tokens;
     if (core::iequals(type, "bearer") || type.empty()) {
         type = "Bearer";
+        // An authorization server that ignored the proof issued a plain token: no key to keep, unless one was
+        // demanded.
+        if (key && settings_.dpop == OAuthSettings::Dpop::always)
+            co_return fail(Status::failed, fmt::format("server \"{}\": the authorization server issued a Bearer token "
+                                                       "although oauth.dpop is true (refused)",
+                                                       server_name_));
+        t.dpop_key.clear();
+    } else if (core::iequals(type, "DPoP") && key) {
+        type = "DPoP";
     } else {
-        co_return fail(Status::failed, fmt::format("server \"{}\": the authorization server issued a \"{}\" token; "
-                                                   "only Bearer tokens are supported",
-                                                   server_name_, type));
+        co_return fail(Status::failed, fmt::format("server \"{}\": the authorization server issued a \"{}\" token{}",
+                                                   server_name_, type,
+                                                   key ? "" : " without being sent a DPoP proof (refused)"));
     }
-    auto& t = creds_.tokens;
     t.access_token = str(*o, "access_token");
     t.token_type = type;
     if (auto rt = str(*o, "refresh_token"); !rt.empty()) t.refresh_token = std::move(rt);
@@ -763,6 +898,55 @@ awaitable<bool> OAuthAuthorizer::token_request(std::string form, const std::stri
     co_return true;
 }
 
+awaitable<std::string> OAuthAuthorizer::revoke() {
+    const auto tokens = creds_.tokens;
+    if (tokens.access_token.empty() && tokens.refresh_token.empty()) co_return std::string();
+    if (creds_.issuer.empty()) co_return "the authorization server is not known";
+    if (!server_ || server_->issuer != creds_.issuer) {
+        // The issuer that issued them, read from its metadata: the MCP server is not asked.
+        std::string error;
+        auto issuer = http::parse_url(creds_.issuer, error);
+        if (!issuer) co_return fmt::format("the issuer {} is not an http(s) URL", creds_.issuer);
+        for (const auto& url : server_metadata_urls(*issuer)) {
+            http::Request req;
+            req.url = url;
+            req.headers.emplace_back("Accept", "application/json");
+            auto r = co_await http_->request(std::move(req));
+            if (!r || r->status != 200) continue;
+            if (auto m = parse_server_metadata(url, r->body, creds_.issuer, error)) {
+                server_ = std::move(*m);
+                break;
+            }
+        }
+        if (!server_ || server_->issuer != creds_.issuer)
+            co_return fmt::format("no metadata for the authorization server {}", creds_.issuer);
+    }
+    const auto endpoint = str(server_->raw, "revocation_endpoint");
+    if (endpoint.empty()) co_return fmt::format("{} offers no token revocation", creds_.issuer);
+    std::vector<std::string> problems;
+    std::vector<std::pair<std::string, std::string>> todo;  // (not a braced list: GCC 12 and coroutines)
+    todo.emplace_back(tokens.refresh_token, "refresh_token");
+    todo.emplace_back(tokens.access_token, "access_token");
+    for (const auto& [token, hint] : todo) {
+        if (token.empty()) continue;
+        http::Request req;
+        req.method = boost::beast::http::verb::post;
+        req.url = endpoint;
+        req.headers.emplace_back("Content-Type", "application/x-www-form-urlencoded");
+        std::string form = form_body({{"token", token}, {"token_type_hint", hint}});
+        add_client_auth(form, req.headers);
+        req.body = std::move(form);
+        auto r = co_await http_->request(std::move(req));
+        // RFC 7009 §2.2: 200 also for a token that was invalid already.
+        if (!r)
+            problems.push_back(scrub(r.error().message));
+        else if (r->status != 200)
+            problems.push_back(fmt::format("the {} was refused: {}", hint, oauth_error(r->status, r->body)));
+    }
+    if (!problems.empty()) co_return fmt::format("revocation at {}: {}", endpoint, fmt::join(problems, "; "));
+    co_return std::string();
+}
+
 awaitable<bool> OAuthAuthorizer::refresh() {
     if (creds_.tokens.refresh_token.empty()) co_return false;
     if (!server_) {
@@ -772,6 +956,7 @@ awaitable<bool> OAuthAuthorizer::refresh() {
     if (!creds_.issuer.empty() && creds_.issuer != server_->issuer) co_return false;  // another server now
     std::string form = form_body(
         {{"grant_type", "refresh_token"}, {"refresh_token", creds_.tokens.refresh_token}, {"resource", resource_id_}});
+    use_dpop_ = !creds_.tokens.dpop_key.empty();  // a refresh token issued with a proof is bound to the same key
     const auto old = creds_.tokens.access_token;
     const bool ok = co_await token_request(std::move(form), "the refresh token");
     if (!ok && store_ && store_->stamp() != store_stamp_) {

@@ -120,6 +120,7 @@ json::object JwtVerifier::resource_metadata() const {
     for (const auto& [s, _] : settings_.scopes) scopes.emplace_back(s);
     if (!scopes.empty()) o["scopes_supported"] = std::move(scopes);
     o["bearer_methods_supported"] = json::array{"header"};
+    o["dpop_signing_alg_values_supported"] = json::array{"ES256", "RS256"};
     o["resource_name"] = "Switchboard gateway";
     return o;
 }
@@ -180,7 +181,7 @@ awaitable<std::string> JwtVerifier::fetch_keys() {
     co_return std::string();
 }
 
-awaitable<std::string> JwtVerifier::check_token(std::string token, std::vector<std::string>& scopes) {
+awaitable<std::string> JwtVerifier::check_token(std::string token, TokenFacts& facts) {
     std::string error;
     auto jwt = decode_jwt(token, error);
     if (!jwt) co_return error;
@@ -220,19 +221,55 @@ awaitable<std::string> JwtVerifier::check_token(std::string token, std::vector<s
                 audience_ok = audience_ok || (a.is_string() && same_issuer(a.get_string(), settings_.audience));
     }
     if (!audience_ok) co_return "the token is for another audience";
-    scopes = token_scopes(c);
+    facts.scopes = token_scopes(c);
+    if (const auto* cnf = c.if_contains("cnf"); cnf && cnf->is_object())
+        if (const auto* jkt = cnf->get_object().if_contains("jkt"); jkt && jkt->is_string())
+            facts.jkt = std::string(jkt->get_string());
     co_return std::string();
 }
 
 awaitable<http::TokenVerdict> JwtVerifier::verify(const bhttp::request<bhttp::string_body>& req) {
     auto it = req.find(bhttp::field::authorization);
     const std::string auth = it == req.end() ? std::string() : std::string(it->value());
-    const std::string_view scheme = "Bearer ";
-    if (auth.size() <= scheme.size() || !core::iequals(std::string_view(auth).substr(0, scheme.size()), scheme))
-        co_return refuse("", "Authorization: Bearer <token> is required");
-    std::vector<std::string> scopes;
-    const auto problem = co_await check_token(auth.substr(scheme.size()), scopes);
+    auto has_scheme = [&](std::string_view scheme) {
+        return auth.size() > scheme.size() && core::iequals(std::string_view(auth).substr(0, scheme.size()), scheme);
+    };
+    const bool dpop = has_scheme("DPoP ");
+    if (!dpop && !has_scheme("Bearer ")) co_return refuse("", "Authorization: Bearer <token> is required");
+    const auto token = auth.substr(dpop ? 5 : 7);
+    TokenFacts facts;
+    const auto problem = co_await check_token(token, facts);
     if (!problem.empty()) co_return refuse("invalid_token", problem);
+    // RFC 9449 §7: a bound token only with a proof of its key, for this request; an unbound one only as Bearer.
+    if (!facts.jkt.empty() && !dpop)
+        co_return refuse("invalid_token", "the token is DPoP-bound: send it as Authorization: DPoP with a DPoP proof");
+    if (dpop && facts.jkt.empty()) co_return refuse("invalid_token", "the token is not DPoP-bound: send it as Bearer");
+    if (dpop) {
+        const auto proofs = req.count("DPoP");
+        const auto proof_it = req.find("DPoP");
+        std::string error;
+        const auto target = std::string_view(req.target().data(), req.target().size());
+        std::string audience_error;
+        auto audience = http::parse_url(settings_.audience, audience_error);
+        const auto htu = (audience ? audience->origin() : std::string()) +
+                         std::string(target.substr(0, target.find_first_of("?#")));
+        std::optional<DpopProof> proof;
+        if (proofs != 1)
+            error = proofs == 0 ? "no DPoP proof" : "more than one DPoP proof";
+        else
+            proof = check_dpop_proof(std::string_view(proof_it->value().data(), proof_it->value().size()),
+                                     std::string_view(req.method_string().data(), req.method_string().size()), htu,
+                                     token, now_s(), 300, error);
+        if (proof && proof->jkt != facts.jkt) error = "the DPoP proof is signed by another key than the token's";
+        if (proof && error.empty() && !proofs_seen_.insert(proof->jti)) error = "the DPoP proof was used before";
+        if (!error.empty()) {
+            auto v = refuse("invalid_dpop_proof", error);
+            v.challenge = fmt::format("DPoP algs=\"ES256 RS256\", error=\"invalid_dpop_proof\", error_description={}",
+                                      quoted(error));
+            co_return v;
+        }
+    }
+    auto& scopes = facts.scopes;
 
     if (!settings_.scopes.empty() && req.method() == bhttp::verb::post) {
         // A tool call needs a scope that allows the tool.

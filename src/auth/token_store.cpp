@@ -54,6 +54,7 @@ ServerCredentials from_json(const json::object& o) {
         c.tokens.refresh_token = str(to, "refreshToken");
         c.tokens.scope = str(to, "scope");
         c.tokens.expires_at = num(to, "expiresAt");
+        c.tokens.dpop_key = str(to, "dpopKey");
     }
     return c;
 }
@@ -78,6 +79,7 @@ json::object to_json(const ServerCredentials& c) {
     put(t, "refreshToken", c.tokens.refresh_token);
     put(t, "scope", c.tokens.scope);
     if (c.tokens.expires_at) t["expiresAt"] = c.tokens.expires_at;
+    put(t, "dpopKey", c.tokens.dpop_key);
     if (!t.empty()) o["tokens"] = std::move(t);
     return o;
 }

@@ -83,7 +83,7 @@ struct AuthLoginOptions {
 boost::asio::awaitable<int> auth_login(const host::Config& config, const GlobalOptions& g, std::string server,
                                        AuthLoginOptions options);
 int auth_status(const host::Config& config, const GlobalOptions& g);
-int auth_logout(const host::Config& config, std::string server);
+boost::asio::awaitable<int> auth_logout(const host::Config& config, std::string server);
 
 /// `serve`: the gateway.
 struct ServeOptions {

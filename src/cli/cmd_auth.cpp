@@ -137,9 +137,11 @@ int auth_status(const host::Config& config, const GlobalOptions& g) {
             const auto& c = it->second;
             const bool expired = c.tokens.expires_at != 0 && c.tokens.expires_at <= now_s();
             state = expired && c.tokens.refresh_token.empty() ? "expired" : "logged-in";
-            details = fmt::format("{}; {}{}{}", c.issuer, expiry_text(c.tokens.expires_at),
-                                  c.tokens.refresh_token.empty() ? "" : "; refreshable",
+            const bool bound = core::iequals(c.tokens.token_type, "DPoP");
+            details = fmt::format("{}; {}{}{}{}", c.issuer, expiry_text(c.tokens.expires_at),
+                                  c.tokens.refresh_token.empty() ? "" : "; refreshable", bound ? "; DPoP-bound" : "",
                                   c.tokens.scope.empty() ? "" : fmt::format("; scope \"{}\"", c.tokens.scope));
+            row["tokenType"] = bound ? "DPoP" : "Bearer";
             row["issuer"] = c.issuer;
             row["scope"] = c.tokens.scope;
             row["expiresAt"] = c.tokens.expires_at;
@@ -161,18 +163,31 @@ int auth_status(const host::Config& config, const GlobalOptions& g) {
     return 0;
 }
 
-int auth_logout(const host::Config& config, std::string server) {
-    if (!remote_server(config, server)) return 2;
-    auth::TokenStore store(auth::TokenStore::default_path());
-    auto before = store.load(server);
-    if (auto error = store.remove(server); !error.empty()) {
-        fmt::print(stderr, "switchboard auth: {}\n", error);
-        return 1;
+awaitable<int> auth_logout(const host::Config& config, std::string server) {
+    const auto* sc = remote_server(config, server);
+    if (!sc) co_return 2;
+    auto store = std::make_shared<auth::TokenStore>(auth::TokenStore::default_path());
+    auto before = store->load(server);
+    // The authorization server is asked to revoke the tokens first (RFC 7009): forgetting them here does not stop a
+    // copy from working elsewhere. They are forgotten whatever it answers.
+    std::string revoked = "not asked";
+    if (before && (!before->tokens.access_token.empty() || !before->tokens.refresh_token.empty())) {
+        auto ex = co_await asio::this_coro::executor;
+        if (auto authorizer = host::make_authorizer(ex, *sc, store)) revoked = co_await authorizer->revoke();
     }
-    fmt::print("{}\n",
-               before ? fmt::format("Logged out of \"{}\" (its tokens and client registration are forgotten).", server)
-                      : fmt::format("No login was stored for \"{}\".", server));
-    return 0;
+    if (auto error = store->remove(server); !error.empty()) {
+        fmt::print(stderr, "switchboard auth: {}\n", error);
+        co_return 1;
+    }
+    if (!before) {
+        fmt::print("No login was stored for \"{}\".\n", server);
+        co_return 0;
+    }
+    fmt::print("Logged out of \"{}\" (its tokens and client registration are forgotten{}).\n", server,
+               revoked.empty() ? "; the authorization server revoked the tokens" : "");
+    if (!revoked.empty() && revoked != "not asked")
+        fmt::print(stderr, "switchboard auth: the tokens were not revoked at the authorization server: {}\n", revoked);
+    co_return 0;
 }
 
 }  // namespace switchboard::cli

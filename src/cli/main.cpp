@@ -306,7 +306,7 @@ int main(int argc, char** argv) {
     const auto& c = *config;
     if (auth_login_cmd->parsed()) return run([&] { return cli::auth_login(c, g, auth_server, auth_login); });
     if (auth_status_cmd->parsed()) return cli::auth_status(c, g);
-    if (auth_logout_cmd->parsed()) return cli::auth_logout(c, auth_server);
+    if (auth_logout_cmd->parsed()) return run([&] { return cli::auth_logout(c, auth_server); });
     if (status_cmd->parsed() && g.context) return run([&] { return cli::context_cost(c, g); });
     if (status_cmd->parsed()) return run([&] { return cli::status(c, g); });
     if (tools_cmd->parsed()) return run([&] { return cli::tools(c, g); });

@@ -388,7 +388,7 @@ void EntryParser::parse_oauth(const json::value& value) {
     static constexpr std::string_view keys[] = {"clientId",   "clientSecret",   "scopes",    "redirectPort",
                                                 "grant",      "authMethod",     "privateKey", "privateKeyFile",
                                                 "assertion",  "assertionFile",  "clientMetadataUrl", "clientName",
-                                                "idpTokenEndpoint", "idpClientId", "idToken", "idTokenFile"};
+                                                "idpTokenEndpoint", "idpClientId", "idToken", "idTokenFile", "dpop"};
     auto& a = server_.oauth;
     auto text = [&](std::string_view k, std::string& out) {
         if (auto s = get_string(fmt::format("oauth.{}", k), o->at(k))) out = expand(*s, "oauth");
@@ -434,6 +434,14 @@ void EntryParser::parse_oauth(const json::value& value) {
                 a.redirect_port = static_cast<int>(*n);
             else
                 fail("\"oauth.redirectPort\" must be a port number from 1 to 65535");
+        } else if (k == "dpop") {
+            if (v.is_bool()) {
+                a.dpop = v.get_bool() ? auth::OAuthSettings::Dpop::always : auth::OAuthSettings::Dpop::never;
+            } else if (v.is_string() && v.get_string() == "auto") {
+                a.dpop = auth::OAuthSettings::Dpop::automatic;
+            } else {
+                fail("\"oauth.dpop\" must be true, false or \"auto\"");
+            }
         } else if (k == "grant") {
             std::string g;
             text(k, g);

@@ -219,7 +219,7 @@ awaitable<Result<std::unique_ptr<Exchange>>> Client::send_once(const Url& url, b
         for (const auto& [k, v] : options_.headers)
             if (with_secrets || !is_secret_header(k)) req.set(k, v);
         for (const auto& [k, v] : extra)
-            if (with_secrets || !core::iequals(k, "Authorization")) req.set(k, v);
+            if (with_secrets || !(core::iequals(k, "Authorization") || core::iequals(k, "DPoP"))) req.set(k, v);
         req.body() = body;
         req.keep_alive(true);
         req.prepare_payload();
@@ -306,9 +306,9 @@ awaitable<Result<std::unique_ptr<Exchange>>> Client::send(Url url, bhttp::verb m
     auto authorizer = options_.authorizer;
     if (!authorizer) co_return co_await send_following(std::move(url), method, body, extra, std::move(abort));
     for (int attempt = 1;; ++attempt) {
-        std::string credential = co_await authorizer->authorization(url);
+        Fields credential = co_await authorizer->authorization(method, url);
         Fields fields = extra;
-        if (!credential.empty()) fields.emplace_back("Authorization", credential);
+        fields.insert(fields.end(), credential.begin(), credential.end());
         auto r = co_await send_following(url, method, body, fields, abort);
         if (!r || attempt >= 3) co_return r;
         const unsigned status = (*r)->status();

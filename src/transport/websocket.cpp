@@ -146,7 +146,7 @@ std::string tls_failure(ssl::stream<beast::tcp_stream>& s, const boost::system::
 
 template <class Ws>
 void set_client_options(Ws& ws, const WebSocketClientOptions& options, std::chrono::milliseconds handshake,
-                        std::string credential) {
+                        switchboard::http::Fields credential) {
     websocket::stream_base::timeout t = websocket::stream_base::timeout::suggested(beast::role_type::client);
     t.handshake_timeout = std::max<std::chrono::milliseconds>(handshake, std::chrono::milliseconds(1));
     ws.set_option(t);
@@ -155,7 +155,7 @@ void set_client_options(Ws& ws, const WebSocketClientOptions& options, std::chro
         req.set(http::field::user_agent, std::string("switchboard/") + SWITCHBOARD_VERSION);
         req.set(http::field::sec_websocket_protocol, "mcp");
         for (const auto& [k, v] : headers) req.set(k, v);
-        if (!credential.empty()) req.set(http::field::authorization, credential);
+        for (const auto& [k, v] : credential) req.set(k, v);  // Authorization (and a DPoP proof)
     }));
 }
 
@@ -177,7 +177,7 @@ awaitable<std::string> ws_handshake(Ws& ws, std::string host, std::string target
 
 /// One connect attempt. `rejected` receives the upgrade's response when the server declined it.
 static awaitable<jsonrpc::Outcome<std::shared_ptr<jsonrpc::Channel>>> connect_websocket_once(
-    asio::any_io_executor ex, std::string url, WebSocketClientOptions options, std::string credential,
+    asio::any_io_executor ex, std::string url, WebSocketClientOptions options, switchboard::http::Fields credential,
     websocket::response_type& rejected) {
     using Result = jsonrpc::Outcome<std::shared_ptr<jsonrpc::Channel>>;
     auto u = boost::urls::parse_uri(url);
@@ -274,8 +274,8 @@ awaitable<jsonrpc::Outcome<std::shared_ptr<jsonrpc::Channel>>> connect_websocket
         http_url = switchboard::http::parse_url(text, error);
     }
     for (int attempt = 1;; ++attempt) {
-        std::string credential;
-        if (http_url) credential = co_await authorizer->authorization(*http_url);
+        switchboard::http::Fields credential;
+        if (http_url) credential = co_await authorizer->authorization(http::verb::get, *http_url);
         websocket::response_type rejected;
         auto r = co_await connect_websocket_once(ex, url, options, credential, rejected);
         const unsigned status = rejected.result_int();

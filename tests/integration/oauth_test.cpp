@@ -5,6 +5,8 @@
 #include "harness.hpp"
 #include "net_harness.hpp"
 
+#include <switchboard/auth/dpop.hpp>
+
 #include <gtest/gtest.h>
 #include <boost/json.hpp>
 
@@ -279,4 +281,85 @@ TEST_F(OAuth, ServeNoticesALoginMadeElsewhere) {
     ASSERT_EQ(cli("auth login remote", out), 0) << out;
     for (int i = 0; i < 100 && phase() != "connected"; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     EXPECT_EQ(phase(), "connected") << host->log();
+}
+
+TEST_F(OAuth, DpopBindsTheTokenToAKeyAndEveryRequestProvesIt) {
+    // The authorization server binds tokens to a DPoP key and first demands a nonce; the gateway advertises DPoP in
+    // its resource metadata and checks every request's proof.
+    start_auth_server({"--dpop", "as-nonce-1", "--token-ttl", "3"});
+    start_gateway();
+    std::string out;
+    int rc = cli("auth login remote", out);
+    ASSERT_EQ(rc, 0) << out << as_->log();
+    auto stored = json::parse(read_text(tokens_)).at("servers").at("remote").at("tokens").as_object();
+    EXPECT_EQ(stored.at("tokenType").as_string(), "DPoP");
+    const std::string access(stored.at("accessToken").as_string());
+    const std::string pem(stored.at("dpopKey").as_string());
+    EXPECT_NE(pem.find("PRIVATE KEY"), std::string::npos);
+    auto s = stats();
+    EXPECT_GE(s.at("dpopNonce").as_int64(), 1) << json::serialize(s);  // asked for a nonce, and the retry had it
+    EXPECT_GE(s.at("dpop").as_int64(), 1) << json::serialize(s);
+    rc = cli("auth status --json", out);
+    EXPECT_NE(out.find("\"tokenType\":\"DPoP\""), std::string::npos) << out;
+
+    // Calls through the gateway: every request with a fresh proof of the key.
+    rc = cli("call echo '{\"message\":\"bound\"}'", out);
+    EXPECT_EQ(rc, 0) << out << gateway_->log();
+    EXPECT_NE(out.find("bound"), std::string::npos) << out;
+
+    // The token expires (3 s): the bound refresh token is used with a proof of the same key.
+    std::this_thread::sleep_for(std::chrono::seconds(4));
+    rc = cli("-v call echo '{\"message\":\"refreshed\"}'", out);
+    EXPECT_EQ(rc, 0) << out << gateway_->log();
+    EXPECT_NE(out.find("refreshed"), std::string::npos) << out;
+    s = stats();
+    EXPECT_GE(s.at("token").at("refresh_token").as_int64(), 1) << json::serialize(s);
+    EXPECT_GE(s.at("dpop").as_int64(), 2) << json::serialize(s);
+    EXPECT_EQ(out.find(access), std::string::npos) << "a debug log must not show the token";
+    EXPECT_EQ(out.find(pem.substr(40, 40)), std::string::npos) << "nor the key";
+
+    // A stolen token alone is useless: as Bearer, or as DPoP without a proof, or with a proof by another key.
+    stored = json::parse(read_text(tokens_)).at("servers").at("remote").at("tokens").as_object();
+    const std::string current(stored.at("accessToken").as_string());
+    auto as_bearer = mcp_post(current, init_body);
+    EXPECT_EQ(as_bearer.status, 401);
+    EXPECT_NE(as_bearer.body.find("DPoP-bound"), std::string::npos) << as_bearer.body;
+    auto dpop_post = [&](const std::string& proof) {
+        auto h = post_headers();
+        h.emplace_back("Authorization", "DPoP " + current);
+        if (!proof.empty()) h.emplace_back("DPoP", proof);
+        return post(gateway_->port, "/mcp", init_body, h);
+    };
+    auto no_proof = dpop_post("");
+    EXPECT_EQ(no_proof.status, 401);
+    EXPECT_NE(no_proof.body.find("no DPoP proof"), std::string::npos) << no_proof.body;
+    const auto htu = audience_;
+    auto thief = switchboard::auth::Key::generate("ES256", "");
+    auto other_key = dpop_post(switchboard::auth::make_dpop_proof(thief, "POST", htu, current, ""));
+    EXPECT_EQ(other_key.status, 401);
+    EXPECT_NE(other_key.body.find("another key"), std::string::npos) << other_key.body;
+
+    // With the key: accepted once; the same proof again is a replay.
+    std::string error;
+    auto key = switchboard::auth::Key::from_pem(pem, error);
+    ASSERT_TRUE(key) << error;
+    const auto proof = switchboard::auth::make_dpop_proof(*key, "POST", htu, current, "");
+    EXPECT_EQ(dpop_post(proof).status, 200);
+    auto replay = dpop_post(proof);
+    EXPECT_EQ(replay.status, 401);
+    EXPECT_NE(replay.body.find("used before"), std::string::npos) << replay.body;
+    EXPECT_NE(replay.headers["www-authenticate"].find("DPoP"), std::string::npos);
+    // A proof for another URL or method is refused too.
+    auto wrong_url = dpop_post(switchboard::auth::make_dpop_proof(*key, "POST", htu + "/other", current, ""));
+    EXPECT_EQ(wrong_url.status, 401);
+    EXPECT_EQ(gateway_->log().find(current), std::string::npos) << "the token must not be logged";
+
+    // Logout revokes the tokens at the authorization server (RFC 7009) before forgetting them.
+    EXPECT_EQ(stats().at("refreshTokens").to_number<std::int64_t>(), 1);
+    rc = cli("auth logout remote", out);
+    EXPECT_EQ(rc, 0) << out;
+    EXPECT_NE(out.find("revoked"), std::string::npos) << out;
+    s = stats();
+    EXPECT_EQ(s.at("revoke").as_int64(), 2) << json::serialize(s);  // the refresh token, then the access token
+    EXPECT_EQ(s.at("refreshTokens").to_number<std::int64_t>(), 0) << json::serialize(s);
 }

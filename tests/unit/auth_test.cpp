@@ -3,6 +3,7 @@
 // and the `oauth` config entry.
 #include <switchboard/auth/challenge.hpp>
 #include <switchboard/auth/crypto.hpp>
+#include <switchboard/auth/dpop.hpp>
 #include <switchboard/auth/jwt.hpp>
 #include <switchboard/auth/metadata.hpp>
 #include <switchboard/auth/token_store.hpp>
@@ -13,6 +14,7 @@
 
 #include <sys/stat.h>
 
+#include <chrono>
 #include <filesystem>
 
 using namespace switchboard;
@@ -139,6 +141,8 @@ TEST(AuthTokenStore, WritesOnlyForTheUserAndRoundTrips) {
     c.tokens.access_token = "at-secret";
     c.tokens.refresh_token = "rt-secret";
     c.tokens.expires_at = 123;
+    c.tokens.token_type = "DPoP";
+    c.tokens.dpop_key = auth::Key::generate("ES256", "").private_pem();
     ASSERT_EQ(store.save("x", c), "");
     struct stat st {};
     ASSERT_EQ(::stat(store.path().c_str(), &st), 0);
@@ -150,6 +154,10 @@ TEST(AuthTokenStore, WritesOnlyForTheUserAndRoundTrips) {
     EXPECT_EQ(back->tokens.access_token, "at-secret");
     EXPECT_EQ(back->tokens.refresh_token, "rt-secret");
     EXPECT_EQ(back->tokens.expires_at, 123);
+    EXPECT_EQ(back->tokens.token_type, "DPoP");
+    EXPECT_EQ(back->tokens.dpop_key, c.tokens.dpop_key);
+    std::string error;
+    EXPECT_TRUE(auth::Key::from_pem(back->tokens.dpop_key, error)) << error;
     EXPECT_EQ(back->client.client_id, "id");
     const auto before = store.stamp();
     ASSERT_EQ(store.remove("x"), "");
@@ -167,7 +175,9 @@ TEST(AuthConfig, OAuthEntriesAreCheckedWhenLoaded) {
           "d": {"url": "https://h/mcp", "oauth": {"grant": "password"}},
           "e": {"url": "https://h/mcp", "oauth": {"grant": "client_credentials"}},
           "f": {"url": "https://h/mcp", "oauth": {"clientSecrett": "typo"}},
-          "g": {"url": "https://h/mcp", "oauth": {"grant": "enterprise", "clientId": "id"}}
+          "g": {"url": "https://h/mcp", "oauth": {"grant": "enterprise", "clientId": "id"}},
+          "h": {"url": "https://h/mcp", "oauth": {"dpop": true}},
+          "i": {"url": "https://h/mcp", "oauth": {"dpop": "sometimes"}}
         }})",
         "test.json");
     const auto* a = config.find("a");
@@ -181,7 +191,100 @@ TEST(AuthConfig, OAuthEntriesAreCheckedWhenLoaded) {
     EXPECT_NE(config.find("d")->invalid.find("password"), std::string::npos);
     EXPECT_NE(config.find("e")->invalid.find("clientId"), std::string::npos);
     EXPECT_NE(config.find("g")->invalid.find("idpTokenEndpoint"), std::string::npos);
+    EXPECT_EQ(a->oauth.dpop, auth::OAuthSettings::Dpop::automatic);
+    EXPECT_EQ(config.find("h")->oauth.dpop, auth::OAuthSettings::Dpop::always);
+    EXPECT_NE(config.find("i")->invalid.find("oauth.dpop"), std::string::npos);
     bool warned = false;
     for (const auto& w : config.warnings) warned = warned || w.find("oauth.clientSecrett") != std::string::npos;
     EXPECT_TRUE(warned);
+}
+
+TEST(AuthDpop, ThumbprintMatchesRfc7638) {
+    // RFC 7638 §3.1's example key and thumbprint.
+    json::object jwk;
+    jwk["kty"] = "RSA";
+    jwk["e"] = "AQAB";
+    jwk["alg"] = "RS256";
+    jwk["kid"] = "2011-04-29";
+    jwk["n"] =
+        "0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjh"
+        "Mstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvR"
+        "L5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDK"
+        "gw";
+    EXPECT_EQ(auth::jwk_thumbprint(jwk), "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs");
+    json::object oct;
+    oct["kty"] = "oct";
+    EXPECT_EQ(auth::jwk_thumbprint(oct), "");
+}
+
+TEST(AuthDpop, ProofsAreMadeAndCheckedAsRfc9449Says) {
+    const auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+    std::string error;
+    auto u = http::parse_url("https://mcp.example:8443/v1/mcp?x=1", error);
+    ASSERT_TRUE(u);
+    EXPECT_EQ(auth::dpop_htu(*u), "https://mcp.example:8443/v1/mcp");
+    for (const char* alg : {"ES256", "RS256"}) {
+        SCOPED_TRACE(alg);
+        const auto key = auth::Key::generate(alg, "kid-not-in-proofs");
+        const std::string htu = "https://mcp.example:8443/v1/mcp";
+        const auto proof = auth::make_dpop_proof(key, "POST", htu, "the-token", "n-1");
+        auto jwt = auth::decode_jwt(proof, error);
+        ASSERT_TRUE(jwt);
+        EXPECT_EQ(jwt->header.at("typ").as_string(), "dpop+jwt");
+        EXPECT_FALSE(jwt->header.contains("kid"));
+        EXPECT_FALSE(jwt->header.at("jwk").as_object().contains("d"));
+        auto ok = auth::check_dpop_proof(proof, "POST", htu, "the-token", now, 300, error);
+        ASSERT_TRUE(ok) << error;
+        EXPECT_EQ(ok->jkt, auth::jwk_thumbprint(key.public_jwk()));
+        EXPECT_EQ(ok->nonce, "n-1");
+        EXPECT_FALSE(ok->jti.empty());
+        // Every proof is new.
+        auto again = auth::check_dpop_proof(auth::make_dpop_proof(key, "POST", htu, "the-token", ""), "POST", htu,
+                                            "the-token", now, 300, error);
+        ASSERT_TRUE(again);
+        EXPECT_NE(again->jti, ok->jti);
+        // One trailing slash is the same URL; another method, URL, token, time are not.
+        EXPECT_TRUE(auth::check_dpop_proof(proof, "POST", htu + "/", "the-token", now, 300, error));
+        EXPECT_FALSE(auth::check_dpop_proof(proof, "GET", htu, "the-token", now, 300, error));
+        EXPECT_NE(error.find("method"), std::string::npos);
+        EXPECT_FALSE(auth::check_dpop_proof(proof, "POST", "https://mcp.example:8443/other", "the-token", now, 300,
+                                            error));
+        EXPECT_FALSE(auth::check_dpop_proof(proof, "POST", htu, "another-token", now, 300, error));
+        EXPECT_NE(error.find("ath"), std::string::npos);
+        EXPECT_FALSE(auth::check_dpop_proof(proof, "POST", htu, "the-token", now + 600, 300, error));
+        EXPECT_FALSE(auth::check_dpop_proof(proof + "," + proof, "POST", htu, "the-token", now, 300, error));
+        // A tampered claim breaks the signature.
+        auto parts = proof;
+        const auto d1 = parts.find('.'), d2 = parts.rfind('.');
+        json::object claims = jwt->claims;
+        claims["htm"] = "GET";
+        parts = parts.substr(0, d1 + 1) + auth::base64url_encode(json::serialize(claims)) + parts.substr(d2);
+        EXPECT_FALSE(auth::check_dpop_proof(parts, "GET", htu, "the-token", now, 300, error));
+        EXPECT_NE(error.find("signature"), std::string::npos) << error;
+    }
+    // A proof whose jwk carries the private key is refused (the key is then no secret).
+    auto key = auth::Key::generate("ES256", "");
+    json::object header;
+    header["typ"] = "dpop+jwt";
+    json::object jwk = key.public_jwk();
+    jwk["d"] = "AAAA";
+    header["jwk"] = jwk;
+    json::object claims;
+    claims["jti"] = "j";
+    claims["htm"] = "POST";
+    claims["htu"] = "https://as/token";
+    claims["iat"] = now;
+    key.set_kid("");
+    EXPECT_FALSE(auth::check_dpop_proof(auth::sign_jwt(key, claims, header), "POST", "https://as/token", "", now, 300,
+                                        error));
+    EXPECT_NE(error.find("private"), std::string::npos) << error;
+
+    auth::JtiCache seen(2);
+    EXPECT_TRUE(seen.insert("a"));
+    EXPECT_FALSE(seen.insert("a"));
+    EXPECT_TRUE(seen.insert("b"));
+    EXPECT_TRUE(seen.insert("c"));  // "a" falls out of a cache of two
+    EXPECT_TRUE(seen.insert("a"));
 }

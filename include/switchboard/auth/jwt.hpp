@@ -30,6 +30,8 @@ public:
 
     /// The public half as a JWK (with kid, alg, use "sig").
     boost::json::object public_jwk() const;
+    /// The private key as PKCS#8 PEM, for keeping it in the token file (empty for a public key).
+    std::string private_pem() const;
     /// "RS256" or "ES256".
     const std::string& alg() const { return alg_; }
     const std::string& kid() const { return kid_; }

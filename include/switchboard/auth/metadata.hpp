@@ -31,6 +31,8 @@ struct ResourceMetadata {
     std::string resource;
     std::vector<std::string> authorization_servers;
     std::vector<std::string> scopes_supported;
+    std::vector<std::string> dpop_signing_alg_values_supported;  ///< the server takes DPoP-bound tokens (RFC 9728)
+    bool dpop_bound_access_tokens_required = false;              ///< ... and only those
     boost::json::object raw;
 };
 
@@ -47,6 +49,7 @@ struct ServerMetadata {
     std::vector<std::string> token_endpoint_auth_methods_supported;
     bool client_id_metadata_document_supported = false;
     bool authorization_response_iss_parameter_supported = false;
+    std::vector<std::string> dpop_signing_alg_values_supported;  ///< it binds tokens to DPoP keys (RFC 9449 §5.1)
     boost::json::object raw;
 
     bool supports_scope(std::string_view scope) const;

@@ -13,6 +13,9 @@
 //        (workload identity)
 //     -> tokens stored in the TokenStore (0600), never logged
 //   403 insufficient_scope -> authorize again for the scopes held plus the ones asked for (step-up), twice at most
+//   DPoP (RFC 9449, auth/dpop.hpp), when both servers take it: the token is bound to a key kept with it, and every
+//   request (token requests included) carries a fresh proof; a server's `use_dpop_nonce` refusal is answered by
+//   sending the same request again with its nonce, never by a new login.
 //
 // A flow that needs the user (an authorization code) runs only when a UserAgent is set (`switchboard auth login`,
 // the web UI, the conformance client). Without one the authorizer gives up and reports needs_login(): the host
@@ -23,6 +26,7 @@
 // Thread-safety: single owner, on the executor given at construction.
 #pragma once
 
+#include <switchboard/auth/jwt.hpp>
 #include <switchboard/auth/metadata.hpp>
 #include <switchboard/auth/token_store.hpp>
 #include <switchboard/auth/user_agent.hpp>
@@ -61,6 +65,11 @@ struct OAuthSettings {
     std::string idp_client_id;
     std::string id_token;
     std::string client_name = "Switchboard";
+    /// DPoP (RFC 9449) sender-constrained tokens. automatic: when the authorization server advertises it and the
+    /// MCP server takes it (a DPoP challenge, or DPoP in its resource metadata); always: refuse to go without;
+    /// never: Bearer tokens only.
+    enum class Dpop { automatic, always, never };
+    Dpop dpop = Dpop::automatic;
 
     bool operator==(const OAuthSettings&) const = default;
 };
@@ -89,6 +98,10 @@ public:
     void forget_tokens();
     /// Reads the token store again when it changed since (a login elsewhere); true when that brought a new token.
     bool reload_from_store();
+    /// Asks the authorization server to revoke the stored tokens (RFC 7009; `auth logout`), refresh token first.
+    /// Empty when they were revoked, else why not (no revocation endpoint, a refusal, no network): the caller
+    /// forgets them anyway.
+    boost::asio::awaitable<std::string> revoke();
 
     Status status() const { return status_; }
     /// Why the last flow failed or why a login is needed; names the server, never holds a secret.
@@ -101,9 +114,9 @@ public:
     void on_status(std::function<void()> f) { on_status_ = std::move(f); }
 
     // http::Authorizer
-    boost::asio::awaitable<std::string> authorization(const http::Url& url) override;
+    boost::asio::awaitable<http::Fields> authorization(boost::beast::http::verb method, const http::Url& url) override;
     boost::asio::awaitable<bool> challenged(const http::Url& url, unsigned status, const http::Fields& headers,
-                                            const std::string& sent) override;
+                                            const http::Fields& sent) override;
     std::string scrub(std::string text) const override;
 
 private:
@@ -120,6 +133,10 @@ private:
     boost::asio::awaitable<bool> token_request(std::string form, const std::string& what);
     void add_client_auth(std::string& form, http::Fields& headers) const;
     std::string choose_scope(const std::string& challenge_scope, bool step_up) const;
+    /// Whether this authorization uses DPoP (and with which key); false with a problem set when it cannot go on.
+    bool choose_dpop(std::string& problem);
+    /// The key the current tokens are bound to (nullptr for Bearer tokens).
+    const Key* dpop_key();
     bool fail(Status status, std::string problem);
     void set_status(Status s);
     void load_stored();
@@ -152,6 +169,14 @@ private:
     std::uint64_t flows_ = 0;           ///< challenge flows finished (a request that waited for one sees it)
     int step_ups_ = 0;                  ///< re-authorizations for scope since the last success
     std::string failed_refresh_for_;    ///< the access token whose refresh failed (not tried twice)
+
+    // DPoP
+    bool use_dpop_ = false;            ///< the token requests of this flow carry proofs
+    bool rs_offers_dpop_ = false;      ///< the MCP server's last 401 had a DPoP challenge
+    bool rs_offers_bearer_ = false;    ///< ... and a Bearer one
+    std::string as_nonce_, rs_nonce_;  ///< the last DPoP-Nonce of the authorization server, of the MCP server
+    std::optional<Key> dpop_key_;      ///< parsed from creds_.tokens.dpop_key
+    std::string dpop_key_pem_;         ///< what dpop_key_ was parsed from
 };
 
 }  // namespace switchboard::auth

@@ -3,6 +3,9 @@
 // - every request's bearer token must be a JWT signed by the issuer (RS256 or ES256, a key of its JWKS: the keys are
 //   cached and fetched again when a token names an unknown `kid`, at most every 2 s), unexpired (`exp`, `nbf`, 60 s
 //   leeway), from the issuer (`iss`) and for this gateway (`aud` contains the audience: its resource URL, RFC 8707);
+// - a DPoP-bound token (`cnf.jkt`, RFC 9449) must come as `Authorization: DPoP` with a valid proof of its key for
+//   this very request (method, URL, `ath`, `iat` within 5 minutes, a `jti` not seen before); the resource metadata
+//   says DPoP is taken (`dpop_signing_alg_values_supported`);
 // - refusals are 401 with `WWW-Authenticate: Bearer resource_metadata="...", error="invalid_token"` so that MCP
 //   clients find the authorization server through the Protected Resource Metadata (RFC 9728), which
 //   resource_metadata() describes;
@@ -16,6 +19,7 @@
 // Thread-safety: single owner, on the server's executor.
 #pragma once
 
+#include <switchboard/auth/dpop.hpp>
 #include <switchboard/auth/jwt.hpp>
 #include <switchboard/http/client.hpp>
 #include <switchboard/http/token_verifier.hpp>
@@ -58,10 +62,13 @@ public:
     std::string metadata_url() const;
     std::string metadata_path() const;
 
-    /// Checks a token alone (no scope check): empty when valid, else why not. For tests and the verdicts.
-    boost::asio::awaitable<std::string> check_token(std::string token, std::vector<std::string>& scopes);
-
 private:
+    struct TokenFacts {
+        std::vector<std::string> scopes;
+        std::string jkt;  ///< cnf.jkt: the DPoP key the token is bound to
+    };
+    /// Checks a token alone (no scope, no proof): empty when valid, else why not.
+    boost::asio::awaitable<std::string> check_token(std::string token, TokenFacts& facts);
     boost::asio::awaitable<std::string> fetch_keys();
     http::TokenVerdict refuse(std::string error, std::string description) const;
 
@@ -71,6 +78,7 @@ private:
     std::map<std::string, Key> keys_;  // by kid ("" for a key without one)
     std::chrono::steady_clock::time_point fetched_{};
     bool fetched_once_ = false;
+    JtiCache proofs_seen_;
 };
 
 }  // namespace switchboard::auth

@@ -35,6 +35,7 @@ struct Tokens {
     std::string refresh_token;
     std::string scope;            ///< granted (or requested, when the server did not say)
     std::int64_t expires_at = 0;  ///< unix seconds, 0: unknown
+    std::string dpop_key;         ///< token_type DPoP: the private key (PEM) the tokens are bound to
 };
 
 struct ServerCredentials {

@@ -9,6 +9,7 @@
 #include <switchboard/http/url.hpp>
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/beast/http/verb.hpp>
 
 #include <string>
 
@@ -18,15 +19,17 @@ class Authorizer {
 public:
     virtual ~Authorizer() = default;
 
-    /// The Authorization header value for a request to `url` ("Bearer ..."), or empty to send none. May refresh a
-    /// token that is about to expire first.
-    virtual boost::asio::awaitable<std::string> authorization(const Url& url) = 0;
+    /// The headers that authorize one `method` request to `url`: "Authorization: Bearer ...", or with a
+    /// sender-constrained token "Authorization: DPoP ..." and a "DPoP" proof made for this very request (so they
+    /// are asked for again for every request, retries included). Empty to send none. May refresh a token that is
+    /// about to expire first.
+    virtual boost::asio::awaitable<Fields> authorization(boost::beast::http::verb method, const Url& url) = 0;
 
     /// The server answered a request that carried `sent` (what authorization() gave) with `status` (401, or 403
     /// with an `insufficient_scope` challenge) and these headers. True when a new authorization is ready and the
     /// request should be sent again; false to give up (the response then goes to the caller as it is).
     virtual boost::asio::awaitable<bool> challenged(const Url& url, unsigned status, const Fields& headers,
-                                                    const std::string& sent) = 0;
+                                                    const Fields& sent) = 0;
 
     /// `text` with every credential this authorizer holds replaced by "[redacted]".
     virtual std::string scrub(std::string text) const = 0;

@@ -1,4 +1,5 @@
-// switchboard-test-auth-server [--token-ttl SECONDS] [--iss ok|wrong|missing]: an OAuth 2.1 authorization server
+// switchboard-test-auth-server [--token-ttl SECONDS] [--iss ok|wrong|missing] [--dpop on|NONCE]: an OAuth 2.1
+// authorization server
 // that approves every authorization request at once (a 302 to the redirect URI), for the OAuth integration tests.
 // Prints "listening on http://127.0.0.1:PORT" on stderr.
 //
@@ -9,13 +10,20 @@
 // client, redirect URI and resource; refresh tokens rotate and can be revoked. Access tokens are RS256 JWTs
 // (iss, aud = the `resource` parameter, sub, scope, exp, iat, jti) verifiable with its JWKS.
 //
+// With --dpop it advertises DPoP (ES256): a token request with a valid proof gets a DPoP-bound token (`cnf.jkt`,
+// token_type DPoP) and a refresh token bound to the same key; a bad proof is a 400 invalid_dpop_proof. With
+// --dpop NONCE (anything but "on") a proof must also carry that nonce: the first gets 400 use_dpop_nonce.
+//
 //   /.well-known/oauth-authorization-server   metadata (S256, iss parameter, registration, jwks_uri)
-//   /register  /authorize  /token  /jwks
+//   /register  /authorize  /token  /jwks  /revoke (RFC 7009: forgets a refresh token)
 //   POST /admin/revoke          revokes every refresh token
 //   POST /admin/rotate          signs with a new key (new kid) from now on
 //   POST /admin/mint            {"aud","expiresIn","scope","badSignature","issuer"}: a token for the tests
-//   GET  /admin/stats           {"authorize":N,"token":{"authorization_code":N,"refresh_token":N},"register":N}
+//   GET  /admin/stats           {"authorize":N,"token":{"authorization_code":N,"refresh_token":N},"register":N,
+//                                "dpop":N (token requests with a valid proof),"dpopNonce":N (use_dpop_nonce sent),
+//                                "revoke":N,"refreshTokens":N (usable now)}
 #include <switchboard/auth/crypto.hpp>
+#include <switchboard/auth/dpop.hpp>
 #include <switchboard/auth/jwt.hpp>
 #include <switchboard/http/client.hpp>
 #include <switchboard/http/server.hpp>
@@ -45,18 +53,20 @@ struct Code {
     std::string client_id, redirect_uri, challenge, scope, resource;
 };
 struct Refresh {
-    std::string client_id, scope, resource;
+    std::string client_id, scope, resource, jkt;
 };
 
 struct State {
     std::string issuer;
     int token_ttl = 3600;
     std::string iss_mode = "ok";
+    std::string dpop;  // "", "on" or the nonce proofs must carry
     std::vector<auth::Key> keys;  // the last one signs; all are published
     std::map<std::string, Code> codes;
     std::map<std::string, Refresh> refresh_tokens;
     int clients = 0;
-    json::object stats{{"authorize", 0}, {"register", 0}, {"token", json::object{}}};
+    json::object stats{{"authorize", 0},  {"register", 0},  {"token", json::object{}},
+                       {"dpop", 0},       {"dpopNonce", 0}, {"revoke", 0}};
 };
 
 std::int64_t now_s() {
@@ -98,7 +108,7 @@ awaitable<void> oauth_error(http::Responder& res, std::string error, std::string
 }
 
 std::string access_token(State& s, const std::string& sub, const std::string& scope, const std::string& aud,
-                         std::int64_t expires_in, const std::string& issuer) {
+                         std::int64_t expires_in, const std::string& issuer, const std::string& jkt = "") {
     json::object claims;
     const auto now = now_s();
     claims["iss"] = issuer;
@@ -108,6 +118,7 @@ std::string access_token(State& s, const std::string& sub, const std::string& sc
     claims["exp"] = now + expires_in;
     claims["jti"] = auth::random_token(12);
     if (!scope.empty()) claims["scope"] = scope;
+    if (!jkt.empty()) claims["cnf"] = json::object{{"jkt", jkt}};
     return auth::sign_jwt(s.keys.back(), claims, json::object{{"typ", "at+jwt"}});
 }
 
@@ -115,6 +126,32 @@ awaitable<void> token(State& s, http::ServerRequest& req, http::Responder& res) 
     auto f = form(req.body());
     const auto grant = f["grant_type"];
     bump(s.stats["token"].as_object(), grant);
+    // DPoP: a proof, when there is one, must be valid (and carry the nonce when one is demanded).
+    std::string jkt;
+    if (auto proof = req.find("DPoP"); proof != req.end() && !s.dpop.empty()) {
+        std::string error;
+        auto p = auth::check_dpop_proof(std::string_view(proof->value().data(), proof->value().size()), "POST",
+                                        s.issuer + "/token", "", now_s(), 300, error);
+        if (!p) {
+            co_await oauth_error(res, "invalid_dpop_proof", error);
+            co_return;
+        }
+        if (s.dpop != "on" && p->nonce != s.dpop) {
+            bump(s.stats, "dpopNonce");
+            json::object o;
+            o["error"] = "use_dpop_nonce";
+            o["error_description"] = "a DPoP nonce is required";
+            http::Reply r;
+            r.status = bhttp::status::bad_request;
+            r.body = json::serialize(o);
+            r.headers.emplace_back("DPoP-Nonce", s.dpop);
+            r.headers.emplace_back("Cache-Control", "no-store");
+            co_await res.send(std::move(r));
+            co_return;
+        }
+        jkt = p->jkt;
+        bump(s.stats, "dpop");
+    }
     std::string client_id, scope, resource;
     if (grant == "authorization_code") {
         auto it = s.codes.find(f["code"]);
@@ -150,6 +187,11 @@ awaitable<void> token(State& s, http::ServerRequest& req, http::Responder& res) 
             co_return;
         }
         Refresh r = it->second;
+        if (r.jkt != jkt) {  // a bound refresh token needs a proof of the same key (RFC 9449 §5)
+            co_await oauth_error(res, r.jkt.empty() ? "invalid_grant" : "invalid_dpop_proof",
+                                 "the refresh token is bound to another key");
+            co_return;
+        }
         s.refresh_tokens.erase(it);  // rotation
         client_id = r.client_id;
         scope = r.scope;
@@ -161,10 +203,10 @@ awaitable<void> token(State& s, http::ServerRequest& req, http::Responder& res) 
         }
     }
     const auto refresh = auth::random_token(24);
-    s.refresh_tokens[refresh] = Refresh{client_id, scope, resource};
+    s.refresh_tokens[refresh] = Refresh{client_id, scope, resource, jkt};
     json::object o;
-    o["access_token"] = access_token(s, "user-1", scope, resource, s.token_ttl, s.issuer);
-    o["token_type"] = "Bearer";
+    o["access_token"] = access_token(s, "user-1", scope, resource, s.token_ttl, s.issuer, jkt);
+    o["token_type"] = jkt.empty() ? "Bearer" : "DPoP";
     o["expires_in"] = s.token_ttl;
     o["refresh_token"] = refresh;
     if (!scope.empty()) o["scope"] = scope;
@@ -199,6 +241,7 @@ int main(int argc, char** argv) {
         std::string_view a = argv[i];
         if (a == "--token-ttl") s.token_ttl = std::stoi(argv[i + 1]);
         if (a == "--iss") s.iss_mode = argv[i + 1];
+        if (a == "--dpop") s.dpop = argv[i + 1];
     }
     s.keys.push_back(auth::Key::generate("RS256", "k1"));
 
@@ -211,12 +254,14 @@ int main(int argc, char** argv) {
                    m["token_endpoint"] = s.issuer + "/token";
                    m["registration_endpoint"] = s.issuer + "/register";
                    m["jwks_uri"] = s.issuer + "/jwks";
+                   m["revocation_endpoint"] = s.issuer + "/revoke";
                    m["response_types_supported"] = json::array{"code"};
                    m["grant_types_supported"] = json::array{"authorization_code", "refresh_token"};
                    m["code_challenge_methods_supported"] = json::array{"S256"};
                    m["token_endpoint_auth_methods_supported"] = json::array{"none"};
                    m["scopes_supported"] = json::array{"mcp:tools", "offline_access"};
                    m["authorization_response_iss_parameter_supported"] = true;
+                   if (!s.dpop.empty()) m["dpop_signing_alg_values_supported"] = json::array{"ES256"};
                    co_await send_json(res, std::move(m));
                });
     routes.add(bhttp::verb::get, "/jwks", [&s](http::ServerRequest&, http::Responder& res) -> awaitable<void> {
@@ -261,6 +306,11 @@ int main(int argc, char** argv) {
     });
     routes.add(bhttp::verb::post, "/token",
                [&s](http::ServerRequest& req, http::Responder& res) { return token(s, req, res); });
+    routes.add(bhttp::verb::post, "/revoke", [&s](http::ServerRequest& req, http::Responder& res) -> awaitable<void> {
+        bump(s.stats, "revoke");
+        s.refresh_tokens.erase(form(req.body())["token"]);  // an access token (a JWT) just runs out
+        co_await send_json(res, json::object());
+    });
     routes.add(bhttp::verb::post, "/admin/revoke", [&s](http::ServerRequest&, http::Responder& res) -> awaitable<void> {
         s.refresh_tokens.clear();
         json::object body;
@@ -297,6 +347,7 @@ int main(int argc, char** argv) {
                });
     routes.add(bhttp::verb::get, "/admin/stats", [&s](http::ServerRequest&, http::Responder& res) -> awaitable<void> {
         json::object body = s.stats;
+        body["refreshTokens"] = s.refresh_tokens.size();
         co_await send_json(res, std::move(body));
     });
 
