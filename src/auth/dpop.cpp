@@ -1,6 +1,7 @@
 #include <switchboard/auth/dpop.hpp>
 
 #include <switchboard/auth/crypto.hpp>
+#include <switchboard/core/text.hpp>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
@@ -28,12 +29,17 @@ json::object bare_public_jwk(const Key& key) {
     return out;
 }
 
-/// The htu to compare: one trailing "/" on a non-root path does not make another URL.
-std::string_view without_trailing_slash(std::string_view u) {
-    const auto scheme_end = u.find("://");
-    const auto path = scheme_end == std::string_view::npos ? std::string_view::npos : u.find('/', scheme_end + 3);
-    if (path != std::string_view::npos && u.size() > path + 1 && u.back() == '/') u.remove_suffix(1);
-    return u;
+/// The htu to compare (RFC 9449 §4.3 step 9, RFC 3986 §6.2.2-3): scheme and host in lower case, no default port,
+/// no query or fragment, and one trailing "/" on a non-root path does not make another URL.
+std::string normal_htu(std::string_view u) {
+    std::string error;
+    auto url = http::parse_url(u, error);
+    if (!url) return std::string(u);
+    url->host = core::ascii_lower(url->host);
+    std::string out = dpop_htu(*url);
+    const auto path = out.find('/', out.find("://") + 3);
+    if (path != std::string::npos && out.size() > path + 1 && out.back() == '/') out.pop_back();
+    return out;
 }
 
 }  // namespace
@@ -132,11 +138,12 @@ std::optional<DpopProof> check_dpop_proof(std::string_view proof, std::string_vi
         error = fmt::format("the DPoP proof is for method {}, not {}", str(c, "htm"), method);
         return std::nullopt;
     }
-    if (without_trailing_slash(str(c, "htu")) != without_trailing_slash(htu)) {
+    if (normal_htu(str(c, "htu")) != normal_htu(htu)) {
         error = fmt::format("the DPoP proof is for {}, not {}", str(c, "htu"), htu);
         return std::nullopt;
     }
     const auto iat = num(c, "iat");
+    out.iat = iat;
     if (iat == 0 || std::llabs(now - iat) > window_s) {
         error = "the DPoP proof's iat is missing or outside the accepted window";
         return std::nullopt;
@@ -149,14 +156,16 @@ std::optional<DpopProof> check_dpop_proof(std::string_view proof, std::string_vi
     return out;
 }
 
-bool JtiCache::insert(const std::string& jti) {
-    if (!seen_.insert(jti).second) return false;
-    order_.push_back(jti);
-    if (order_.size() > capacity_) {
-        seen_.erase(order_.front());
-        order_.pop_front();
+JtiCache::Verdict JtiCache::insert(const std::string& jti, std::int64_t expires_at, std::int64_t now) {
+    while (!by_expiry_.empty() && by_expiry_.begin()->first < now) {
+        seen_.erase(by_expiry_.begin()->second);
+        by_expiry_.erase(by_expiry_.begin());
     }
-    return true;
+    if (seen_.count(jti)) return Verdict::replay;
+    if (seen_.size() >= capacity_) return Verdict::full;
+    seen_.insert(jti);
+    by_expiry_.emplace(expires_at, jti);
+    return Verdict::fresh;
 }
 
 }  // namespace switchboard::auth

@@ -258,7 +258,11 @@ awaitable<http::Fields> OAuthAuthorizer::authorization(boost::beast::http::verb 
         // A bound token goes nowhere without a proof: with its key lost, the request goes without, and the 401
         // that follows starts a new authorization.
         const Key* key = dpop_key();
-        if (!key) co_return out;
+        if (!key) {
+            // Unusable without its key: forgotten, so that the 401 that follows starts a new authorization.
+            t.access_token.clear();
+            co_return out;
+        }
         out.emplace_back("Authorization", "DPoP " + t.access_token);
         out.emplace_back("DPoP", make_dpop_proof(*key, boost::beast::http::to_string(method), dpop_htu(url),
                                                  t.access_token, rs_nonce_));
@@ -482,38 +486,37 @@ std::string OAuthAuthorizer::choose_scope(const std::string& challenge_scope, bo
 
 bool OAuthAuthorizer::choose_dpop(std::string& problem) {
     using Dpop = OAuthSettings::Dpop;
+    flow_dpop_key_.clear();
     const auto& as_algs = server_->dpop_signing_alg_values_supported;
     const bool rs_takes = rs_offers_dpop_ || (resource_ && (!resource_->dpop_signing_alg_values_supported.empty() ||
                                                             resource_->dpop_bound_access_tokens_required));
     const bool rs_requires = (resource_ && resource_->dpop_bound_access_tokens_required) ||
                              (rs_offers_dpop_ && !rs_offers_bearer_);
     // ES256 unless the authorization server names only algorithms without it.
-    std::string alg = as_algs.empty() || contains(as_algs, "ES256") ? "ES256"
-                      : contains(as_algs, "RS256")                  ? "RS256"
-                                                                    : "";
-    bool use = false;
-    if (settings_.dpop == Dpop::always)
-        use = true;
-    else if (settings_.dpop == Dpop::automatic)
-        use = rs_requires || (!as_algs.empty() && rs_takes);
-    if (use && alg.empty()) {
-        problem = fmt::format("server \"{}\": DPoP is {} but its authorization server {} signs proofs with {} only "
-                              "(Switchboard: ES256, RS256)",
-                              server_name_, rs_requires ? "required" : "configured", server_->issuer,
-                              fmt::join(as_algs, ", "));
-        use = false;
-        if (settings_.dpop == Dpop::always || rs_requires) return false;
-    }
-    use_dpop_ = use;
-    auto& t = creds_.tokens;
-    if (!use) {
-        t.dpop_key.clear();
+    const std::string alg = as_algs.empty() || contains(as_algs, "ES256") ? "ES256"
+                            : contains(as_algs, "RS256")                  ? "RS256"
+                                                                          : "";
+    const bool required = settings_.dpop == Dpop::always || (settings_.dpop == Dpop::automatic && rs_requires);
+    const bool wanted = required || (settings_.dpop == Dpop::automatic && !as_algs.empty() && rs_takes);
+    if (!wanted) return true;
+    if (alg.empty()) {
+        const auto why = fmt::format("its authorization server {} signs DPoP proofs with {} only (Switchboard: "
+                                     "ES256, RS256)",
+                                     server_->issuer, fmt::join(as_algs, ", "));
+        if (!required) {
+            spdlog::debug("server \"{}\": no DPoP: {}", server_name_, why);  // Bearer, then
+            return true;
+        }
+        problem = fmt::format("server \"{}\": DPoP is {}, but {}", server_name_,
+                              settings_.dpop == Dpop::always ? "configured (oauth.dpop)" : "required", why);
         return false;
     }
-    // One key per authorization (a new login, a new key); kept across refreshes and step-ups, which it binds too.
+    // One key per login; a step-up keeps the key the current tokens are bound to.
     const Key* key = dpop_key();
-    if (!key || key->alg() != alg || t.access_token.empty()) {
-        t.dpop_key = Key::generate(alg, "").private_pem();
+    if (key && key->alg() == alg && !creds_.tokens.access_token.empty()) {
+        flow_dpop_key_ = creds_.tokens.dpop_key;
+    } else {
+        flow_dpop_key_ = Key::generate(alg, "").private_pem();
         spdlog::debug("server \"{}\": DPoP with a new {} key", server_name_, alg);
     }
     return true;
@@ -531,9 +534,7 @@ awaitable<bool> OAuthAuthorizer::authorize(std::string challenge_scope, std::str
     }
     creds_.issuer = server_->issuer;
     std::string problem;
-    if (!choose_dpop(problem)) {
-        if (!problem.empty()) co_return fail(Status::failed, std::move(problem));
-    }
+    if (!choose_dpop(problem)) co_return fail(Status::failed, std::move(problem));
     Flow flow;
     flow.scope = choose_scope(challenge_scope, step_up);
     if (settings_.grant == OAuthSettings::Grant::authorization_code) {
@@ -824,7 +825,15 @@ void OAuthAuthorizer::add_client_auth(std::string& form, http::Fields& headers) 
 }
 
 awaitable<bool> OAuthAuthorizer::token_request(std::string form, const std::string& what) {
-    const Key* key = use_dpop_ ? dpop_key() : nullptr;
+    std::optional<Key> flow_key;
+    if (!flow_dpop_key_.empty()) {
+        std::string error;
+        flow_key = Key::from_pem(flow_dpop_key_, error);
+        if (!flow_key)
+            co_return fail(Status::failed, fmt::format("server \"{}\": the DPoP key is unusable: {}", server_name_,
+                                                       error));
+    }
+    const Key* key = flow_key ? &*flow_key : nullptr;
     std::string htu;
     if (key) {
         std::string error;
@@ -876,6 +885,7 @@ awaitable<bool> OAuthAuthorizer::token_request(std::string form, const std::stri
         t.dpop_key.clear();
     } else if (core::iequals(type, "DPoP") && key) {
         type = "DPoP";
+        t.dpop_key = flow_dpop_key_;  // the key becomes the tokens' with the tokens
     } else {
         co_return fail(Status::failed, fmt::format("server \"{}\": the authorization server issued a \"{}\" token{}",
                                                    server_name_, type,
@@ -900,7 +910,8 @@ awaitable<bool> OAuthAuthorizer::token_request(std::string form, const std::stri
 
 awaitable<std::string> OAuthAuthorizer::revoke() {
     const auto tokens = creds_.tokens;
-    if (tokens.access_token.empty() && tokens.refresh_token.empty()) co_return std::string();
+    if (tokens.access_token.empty() && tokens.refresh_token.empty())
+        co_return "no tokens for this server's URL are stored";
     if (creds_.issuer.empty()) co_return "the authorization server is not known";
     if (!server_ || server_->issuer != creds_.issuer) {
         // The issuer that issued them, read from its metadata: the MCP server is not asked.
@@ -956,7 +967,7 @@ awaitable<bool> OAuthAuthorizer::refresh() {
     if (!creds_.issuer.empty() && creds_.issuer != server_->issuer) co_return false;  // another server now
     std::string form = form_body(
         {{"grant_type", "refresh_token"}, {"refresh_token", creds_.tokens.refresh_token}, {"resource", resource_id_}});
-    use_dpop_ = !creds_.tokens.dpop_key.empty();  // a refresh token issued with a proof is bound to the same key
+    flow_dpop_key_ = creds_.tokens.dpop_key;  // a refresh token issued with a proof is bound to the same key
     const auto old = creds_.tokens.access_token;
     const bool ok = co_await token_request(std::move(form), "the refresh token");
     if (!ok && store_ && store_->stamp() != store_stamp_) {

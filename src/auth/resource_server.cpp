@@ -20,6 +20,7 @@ using asio::awaitable;
 
 namespace {
 
+constexpr std::int64_t proof_window_s = 300;  // a DPoP proof's iat may be this far from now (RFC 9449 §11.1)
 constexpr std::chrono::seconds refetch_interval{2};  // an unknown kid fetches the JWKS again, this often at most
 
 std::int64_t now_s() {
@@ -259,13 +260,21 @@ awaitable<http::TokenVerdict> JwtVerifier::verify(const bhttp::request<bhttp::st
         else
             proof = check_dpop_proof(std::string_view(proof_it->value().data(), proof_it->value().size()),
                                      std::string_view(req.method_string().data(), req.method_string().size()), htu,
-                                     token, now_s(), 300, error);
+                                     token, now_s(), proof_window_s, error);
         if (proof && proof->jkt != facts.jkt) error = "the DPoP proof is signed by another key than the token's";
-        if (proof && error.empty() && !proofs_seen_.insert(proof->jti)) error = "the DPoP proof was used before";
+        if (proof && error.empty()) {
+            // Remembered for as long as the proof could be accepted: each proof is accepted once.
+            switch (proofs_seen_.insert(proof->jti, proof->iat + proof_window_s, now_s())) {
+            case JtiCache::Verdict::fresh: break;
+            case JtiCache::Verdict::replay: error = "the DPoP proof was used before"; break;
+            case JtiCache::Verdict::full: error = "too many DPoP proofs at once; try again shortly"; break;
+            }
+        }
         if (!error.empty()) {
             auto v = refuse("invalid_dpop_proof", error);
-            v.challenge = fmt::format("DPoP algs=\"ES256 RS256\", error=\"invalid_dpop_proof\", error_description={}",
-                                      quoted(error));
+            v.challenge = fmt::format("DPoP algs=\"ES256 RS256\", error=\"invalid_dpop_proof\", error_description={}, "
+                                      "resource_metadata={}",
+                                      quoted(error), quoted(metadata_url()));
             co_return v;
         }
     }

@@ -304,12 +304,11 @@ awaitable<Result<std::unique_ptr<Exchange>>> Client::send_once(const Url& url, b
 awaitable<Result<std::unique_ptr<Exchange>>> Client::send(Url url, bhttp::verb method, std::string body, Fields extra,
                                                           std::shared_ptr<Abort> abort) {
     auto authorizer = options_.authorizer;
-    if (!authorizer) co_return co_await send_following(std::move(url), method, body, extra, std::move(abort));
+    if (!authorizer)
+        co_return co_await send_following(std::move(url), method, body, extra, std::move(abort), nullptr);
     for (int attempt = 1;; ++attempt) {
-        Fields credential = co_await authorizer->authorization(method, url);
-        Fields fields = extra;
-        fields.insert(fields.end(), credential.begin(), credential.end());
-        auto r = co_await send_following(url, method, body, fields, abort);
+        Fields credential;
+        auto r = co_await send_following(url, method, body, extra, abort, &credential);
         if (!r || attempt >= 3) co_return r;
         const unsigned status = (*r)->status();
         if (status != 401 && status != 403) co_return r;
@@ -325,12 +324,21 @@ awaitable<Result<std::unique_ptr<Exchange>>> Client::send(Url url, bhttp::verb m
 
 awaitable<Result<std::unique_ptr<Exchange>>> Client::send_following(Url url, bhttp::verb method,
                                                                     const std::string& body, const Fields& extra,
-                                                                    std::shared_ptr<Abort> abort) {
+                                                                    std::shared_ptr<Abort> abort, Fields* credential) {
     const std::string first_origin = url.origin();    // secrets go to the origin they were configured for only
     std::optional<asio::ip::address> origin_address;  // set once redirected: where the chain started
+    auto authorizer = credential ? options_.authorizer : nullptr;
     for (int redirects = 0;;) {
         const bool with_secrets = url.origin() == first_origin;
-        auto r = co_await send_once(url, method, body, extra, with_secrets, abort, origin_address);
+        Fields authorized;
+        if (authorizer) {
+            credential->clear();
+            if (with_secrets) *credential = co_await authorizer->authorization(method, url);
+            authorized = extra;
+            authorized.insert(authorized.end(), credential->begin(), credential->end());
+        }
+        const Fields& fields = authorizer ? authorized : extra;
+        auto r = co_await send_once(url, method, body, fields, with_secrets, abort, origin_address);
         if (!r) co_return r;
         auto& ex = *r;
         if (!is_redirect(ex->status()) || !options_.follow_redirects) co_return r;

@@ -315,12 +315,15 @@ TEST_F(OAuth, DpopBindsTheTokenToAKeyAndEveryRequestProvesIt) {
     s = stats();
     EXPECT_GE(s.at("token").at("refresh_token").as_int64(), 1) << json::serialize(s);
     EXPECT_GE(s.at("dpop").as_int64(), 2) << json::serialize(s);
-    EXPECT_EQ(out.find(access), std::string::npos) << "a debug log must not show the token";
+    stored = json::parse(read_text(tokens_)).at("servers").at("remote").at("tokens").as_object();
+    const std::string current(stored.at("accessToken").as_string());
+    EXPECT_NE(current, access) << "refreshed";
+    EXPECT_EQ(stored.at("dpopKey").as_string(), pem) << "the refreshed token is bound to the same key";
+    EXPECT_EQ(out.find(current), std::string::npos) << "a debug log must not show the token";
+    EXPECT_EQ(out.find(access), std::string::npos);
     EXPECT_EQ(out.find(pem.substr(40, 40)), std::string::npos) << "nor the key";
 
     // A stolen token alone is useless: as Bearer, or as DPoP without a proof, or with a proof by another key.
-    stored = json::parse(read_text(tokens_)).at("servers").at("remote").at("tokens").as_object();
-    const std::string current(stored.at("accessToken").as_string());
     auto as_bearer = mcp_post(current, init_body);
     EXPECT_EQ(as_bearer.status, 401);
     EXPECT_NE(as_bearer.body.find("DPoP-bound"), std::string::npos) << as_bearer.body;
@@ -358,7 +361,7 @@ TEST_F(OAuth, DpopBindsTheTokenToAKeyAndEveryRequestProvesIt) {
     EXPECT_EQ(stats().at("refreshTokens").to_number<std::int64_t>(), 1);
     rc = cli("auth logout remote", out);
     EXPECT_EQ(rc, 0) << out;
-    EXPECT_NE(out.find("revoked"), std::string::npos) << out;
+    EXPECT_NE(out.find("the authorization server revoked the tokens"), std::string::npos) << out;
     s = stats();
     EXPECT_EQ(s.at("revoke").as_int64(), 2) << json::serialize(s);  // the refresh token, then the access token
     EXPECT_EQ(s.at("refreshTokens").to_number<std::int64_t>(), 0) << json::serialize(s);

@@ -281,10 +281,20 @@ TEST(AuthDpop, ProofsAreMadeAndCheckedAsRfc9449Says) {
                                         error));
     EXPECT_NE(error.find("private"), std::string::npos) << error;
 
+    // Scheme and host case and a default port do not make another htu.
+    const auto p = auth::make_dpop_proof(key, "GET", "HTTPS://MCP.Example:443/mcp", "", "");
+    EXPECT_TRUE(auth::check_dpop_proof(p, "GET", "https://mcp.example/mcp", "", now, 300, error)) << error;
+    EXPECT_FALSE(auth::check_dpop_proof(p, "GET", "https://mcp.example/MCP", "", now, 300, error));
+
+    // A proof id is held until its proof expires: a flood cannot push a live one out; a full cache refuses.
+    using V = auth::JtiCache::Verdict;
     auth::JtiCache seen(2);
-    EXPECT_TRUE(seen.insert("a"));
-    EXPECT_FALSE(seen.insert("a"));
-    EXPECT_TRUE(seen.insert("b"));
-    EXPECT_TRUE(seen.insert("c"));  // "a" falls out of a cache of two
-    EXPECT_TRUE(seen.insert("a"));
+    EXPECT_EQ(seen.insert("a", 100, 0), V::fresh);
+    EXPECT_EQ(seen.insert("a", 100, 1), V::replay);
+    EXPECT_EQ(seen.insert("b", 50, 2), V::fresh);
+    EXPECT_EQ(seen.insert("c", 100, 3), V::full);
+    EXPECT_EQ(seen.insert("a", 100, 4), V::replay);  // still live
+    EXPECT_EQ(seen.insert("c", 100, 60), V::fresh);  // "b" expired at 50
+    EXPECT_EQ(seen.insert("a", 200, 101), V::fresh);  // "a" expired at 100
+    EXPECT_EQ(seen.size(), 1u);
 }

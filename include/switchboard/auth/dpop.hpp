@@ -15,7 +15,7 @@
 #include <boost/json/object.hpp>
 
 #include <cstdint>
-#include <deque>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,27 +39,33 @@ std::string make_dpop_proof(const Key& key, std::string_view method, std::string
 struct DpopProof {
     std::string jkt;  ///< the thumbprint of the key that signed it
     std::string jti;
-    std::string nonce;  ///< empty when it carried none
+    std::string nonce;     ///< empty when it carried none
+    std::int64_t iat = 0;  ///< when it was made (unix seconds)
 };
 
 /// Checks a proof as RFC 9449 §4.3 asks: one JWT, typ dpop+jwt, an asymmetric alg, a public `jwk` (never a private
-/// one) that verifies the signature, `htm` and `htu` equal to the request's, `iat` within `window_s` of `now`, and
-/// `ath` equal to the hash of `access_token` when that is not empty. nullopt with `error` set otherwise.
+/// one) that verifies the signature, `htm` and `htu` equal to the request's (URLs compared after normalisation:
+/// scheme and host case, default ports, one trailing slash), `iat` within `window_s` of `now`, and `ath` equal to the
+/// hash of `access_token` when that is not empty. nullopt with `error` set otherwise.
 std::optional<DpopProof> check_dpop_proof(std::string_view proof, std::string_view method, std::string_view htu,
                                           std::string_view access_token, std::int64_t now, std::int64_t window_s,
                                           std::string& error);
 
-/// The proof ids seen lately, so that a proof is accepted once (RFC 9449 §11.1). Keeps `capacity` ids; a proof older
-/// than the acceptance window is refused by its `iat` anyway.
+/// The ids of the proofs accepted while they could still be accepted, so that each is accepted once (RFC 9449
+/// §11.1). An id is forgotten only when its proof has expired (`expires_at`: its iat plus the acceptance window), so
+/// a flood of new proofs cannot push a live one out to replay it; when `capacity` live ids are held, new proofs are
+/// refused instead.
 class JtiCache {
 public:
-    explicit JtiCache(std::size_t capacity = 10000) : capacity_(capacity) {}
-    /// False when `jti` was seen already (a replay); else remembers it.
-    bool insert(const std::string& jti);
+    explicit JtiCache(std::size_t capacity = 100000) : capacity_(capacity) {}
+    enum class Verdict { fresh, replay, full };
+    /// Remembers `jti` until `expires_at` (unix seconds) unless it is held already (a replay) or the cache is full.
+    Verdict insert(const std::string& jti, std::int64_t expires_at, std::int64_t now);
+    std::size_t size() const { return seen_.size(); }
 
 private:
     std::size_t capacity_;
-    std::deque<std::string> order_;
+    std::multimap<std::int64_t, std::string> by_expiry_;
     std::unordered_set<std::string> seen_;
 };
 

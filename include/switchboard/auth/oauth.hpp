@@ -133,7 +133,8 @@ private:
     boost::asio::awaitable<bool> token_request(std::string form, const std::string& what);
     void add_client_auth(std::string& form, http::Fields& headers) const;
     std::string choose_scope(const std::string& challenge_scope, bool step_up) const;
-    /// Whether this authorization uses DPoP (and with which key); false with a problem set when it cannot go on.
+    /// Decides whether this authorization uses DPoP and picks its key (flow_dpop_key_). False, with `problem` set,
+    /// when it cannot go on (DPoP required but impossible).
     bool choose_dpop(std::string& problem);
     /// The key the current tokens are bound to (nullptr for Bearer tokens).
     const Key* dpop_key();
@@ -171,7 +172,8 @@ private:
     std::string failed_refresh_for_;    ///< the access token whose refresh failed (not tried twice)
 
     // DPoP
-    bool use_dpop_ = false;            ///< the token requests of this flow carry proofs
+    std::string flow_dpop_key_;        ///< the key (PEM) this flow's token requests prove; empty: Bearer. It
+                                       ///< becomes the tokens' key only with the tokens it obtained
     bool rs_offers_dpop_ = false;      ///< the MCP server's last 401 had a DPoP challenge
     bool rs_offers_bearer_ = false;    ///< ... and a Bearer one
     std::string as_nonce_, rs_nonce_;  ///< the last DPoP-Nonce of the authorization server, of the MCP server

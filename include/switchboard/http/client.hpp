@@ -154,10 +154,13 @@ public:
 
 private:
     friend class Exchange;
+    /// Follows redirects. With `credential` (a client with an authorizer), every hop to the first origin asks the
+    /// authorizer anew (a DPoP proof names its URL) and `credential` holds what the last hop carried.
     boost::asio::awaitable<Result<std::unique_ptr<Exchange>>> send_following(Url url, bhttp::verb method,
                                                                              const std::string& body,
                                                                              const Fields& extra,
-                                                                             std::shared_ptr<Abort> abort);
+                                                                             std::shared_ptr<Abort> abort,
+                                                                             Fields* credential);
     boost::asio::awaitable<Result<std::unique_ptr<Exchange>>> send_once(const Url& url, bhttp::verb method,
                                                                         const std::string& body, const Fields& extra,
                                                                         bool with_secrets, std::shared_ptr<Abort> abort,

@@ -309,7 +309,8 @@ int main(int argc, char** argv) {
     routes.add(bhttp::verb::post, "/revoke", [&s](http::ServerRequest& req, http::Responder& res) -> awaitable<void> {
         bump(s.stats, "revoke");
         s.refresh_tokens.erase(form(req.body())["token"]);  // an access token (a JWT) just runs out
-        co_await send_json(res, json::object());
+        json::object empty;
+        co_await send_json(res, std::move(empty));
     });
     routes.add(bhttp::verb::post, "/admin/revoke", [&s](http::ServerRequest&, http::Responder& res) -> awaitable<void> {
         s.refresh_tokens.clear();
