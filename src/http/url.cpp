@@ -8,6 +8,8 @@
 #include <boost/url/url.hpp>
 #include <fmt/format.h>
 
+#include <charconv>
+
 namespace switchboard::http {
 
 std::string Url::host_header() const {
@@ -40,8 +42,19 @@ std::optional<Url> parse_url(std::string_view text, std::string& error) {
         return std::nullopt;
     }
     out.port = u.has_port() && !u.port().empty() ? std::string(u.port()) : (out.tls ? "443" : "80");
+    // A port is 1 to 65535: a bigger number would wrap to another port when connecting (99999 -> 34463).
+    unsigned port = 0;
+    const auto [end, ec] = std::from_chars(out.port.data(), out.port.data() + out.port.size(), port);
+    if (ec != std::errc() || end != out.port.data() + out.port.size() || port == 0 || port > 65535) {
+        error = fmt::format("\"{}\" has an invalid port (1 to 65535)", text);
+        return std::nullopt;
+    }
     out.target = std::string(u.encoded_path());
     if (out.target.empty()) out.target = "/";
+    if (out.target.front() != '/') {  // after an authority a path is empty or absolute (RFC 3986 §3.3)
+        error = fmt::format("\"{}\" is not a valid URL (its path does not start with /)", text);
+        return std::nullopt;
+    }
     if (u.has_query()) out.target += "?" + std::string(u.encoded_query());
     return out;
 }
