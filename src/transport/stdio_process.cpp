@@ -112,6 +112,7 @@ struct StdioProcessChannel::State : std::enable_shared_from_this<State> {
     core::OneShotEvent exit_event, stderr_event;
     int native_status = 0;
     bool close_started = false;
+    bool answered = false;  // the server has sent a message: it got as far as starting
 
     void append_stderr(std::string_view bytes) {
         stderr_ring.append(bytes);
@@ -345,6 +346,7 @@ StdioProcessChannel::~StdioProcessChannel() {
 
 awaitable<Received> StdioProcessChannel::read() {
     auto r = co_await state_->lines->read();
+    if (r.kind == Received::Kind::message) state_->answered = true;
     if (r.kind != Received::Kind::closed) co_return r;
     // stdout ended: wait briefly for the exit status and the rest of stderr so the reason is complete.
     co_await state_->exit_event.wait_for(std::chrono::milliseconds(500));
@@ -375,10 +377,14 @@ awaitable<void> StdioProcessChannel::close() {
     }
     s->close_started = true;
     s->lines->close_write();  // EOF on the server's stdin: the graceful signal
+    // A server that never sent a message never finished starting: it has no work to finish, and a hung start is
+    // the usual reason it is closed. It gets SIGTERM at once instead of the stdin grace.
     // (GCC 12 miscompiles `if (!co_await ...)`: results are stored first.)
-    const bool exited_on_eof = co_await s->exit_event.wait_for(s->opts.exit_grace);
+    bool exited_on_eof = s->exit_event.is_set();
+    if (s->answered) exited_on_eof = co_await s->exit_event.wait_for(s->opts.exit_grace);
     if (!exited_on_eof) {
-        spdlog::debug("[{}] did not exit after stdin closed; sending SIGTERM", s->opts.name);
+        spdlog::debug("[{}] {}; sending SIGTERM", s->opts.name,
+                      s->answered ? "did not exit after stdin closed" : "never finished starting");
         s->signal_group(SIGTERM);
         const bool exited_on_term = co_await s->exit_event.wait_for(s->opts.term_grace);
         if (!exited_on_term) {

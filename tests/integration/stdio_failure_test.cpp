@@ -184,6 +184,28 @@ TEST(Failure, HungServerTimesOutAtItsStartupTimeout) {
     });
 }
 
+// Closing a server that never sent a message (a hung start): SIGTERM at once. Its stdin grace is an hour here, so
+// waiting it out would fail the test by its timeout.
+TEST(Failure, CloseSendsSigtermAtOnceToAServerThatNeverStarted) {
+    run([&]() -> awaitable<void> {
+        auto ex = co_await asio::this_coro::executor;
+        auto seen = std::make_shared<std::string>();
+        transport::StdioProcessOptions po;
+        po.command = "sh";
+        // Never reads its stdin nor writes a message; says "TERM" on SIGTERM.
+        po.args = {"-c", "trap 'echo TERM >&2; exit 0' TERM; while :; do sleep 0.05; done"};
+        po.exit_grace = std::chrono::hours(1);
+        po.on_stderr_line = [seen](std::string_view line) { *seen += std::string(line) + ";"; };
+        auto ch = transport::StdioProcessChannel::spawn(ex, po);
+        CO_ASSERT_TRUE(ch);
+        asio::steady_timer settle(ex, std::chrono::milliseconds(200));  // the shell sets its trap
+        co_await settle.async_wait(asio::use_awaitable);
+        co_await (*ch)->close();
+        EXPECT_TRUE((*ch)->exited());
+        EXPECT_TRUE(contains(*seen, "TERM;")) << *seen;  // (sh may also report its `sleep` "Terminated")
+    });
+}
+
 TEST(Failure, CommandNotFoundAndBadWorkingDirectory) {
     run([&]() -> awaitable<void> {
         auto missing = co_await connect("switchboard-no-such-command", std::vector<std::string>{});

@@ -286,7 +286,10 @@ for (const c of failed) {
 }
 const at = (t) => samples.reduce((best, s) => (Math.abs(s.t - t) < Math.abs(best.t - t) ? s : best), samples[0]);
 const minute5 = at(Math.min(300, durationS / 3)), last = samples.at(-1);
-const baseline = at(faultsFrom - 1);
+// fds move by one or two with the client's connections: the baseline is the most seen before the faults, the end
+// the most seen in the last 10 s.
+const fdsBefore = Math.max(...samples.filter((s) => s.t < faultsFrom && s.fds).map((s) => s.fds));
+const fdsEnd = Math.max(...samples.filter((s) => s.t > samples.at(-1).t - 10 && s.fds).map((s) => s.fds));
 const byKind = {};
 for (const f of faults) byKind[f.kind] = (byKind[f.kind] ?? 0) + 1;
 const result = {
@@ -295,7 +298,7 @@ const result = {
   faults: { total: faults.length, byKind, from: faultsFrom, until: faultsUntil },
   host: { crashed, exit: serveExit, rssMiBAtMinute5: minute5?.rssMiB, rssMiBAtEnd: last?.rssMiB,
           rssGrowthPct: minute5 && last ? (100 * (last.rssMiB - minute5.rssMiB)) / minute5.rssMiB : null,
-          fdsBaseline: baseline?.fds, fdsAtEnd: endStats?.fds ?? last?.fds },
+          fdsBaseline: fdsBefore, fdsAtEnd: fdsEnd, fdsAtExit: endStats?.fds },
   servers: { connectedAtStart: upAtStart, connectedAtEnd: upAtEnd, reconnects: last?.reconnects,
              notBack: final.filter((s) => s.phase !== 'connected').map((s) => `${s.name}: ${s.phase} ${s.error ?? ''}`) },
   calls: { total: calls.length, completed: done.length, ok: done.length - failed.length, failed: failed.length,

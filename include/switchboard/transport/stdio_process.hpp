@@ -46,7 +46,8 @@ public:
     boost::asio::awaitable<boost::system::error_code> write(std::string message) override;
     boost::asio::awaitable<boost::system::error_code> write_batch(std::vector<std::string> messages) override;
     bool try_write(std::string& message) override;
-    /// The spec's shutdown: close stdin, wait, SIGTERM, wait, SIGKILL.
+    /// The spec's shutdown: close stdin, wait, SIGTERM, wait, SIGKILL. A server that never sent a message (it never
+    /// finished starting) gets SIGTERM right after its stdin closes.
     boost::asio::awaitable<void> close() override;
     void terminate() override;  ///< SIGKILL to the server's process group
     std::size_t max_message_size() const override;
