@@ -99,6 +99,36 @@ std::string_view field(const http::Fields& fields, std::string_view name) {
     return {};
 }
 
+/// The metadata of the authorization server `issuer` (RFC 8414 and OpenID discovery, path-insertion variants): the
+/// first of its well-known URLs that answers. nullopt with `problem` set when none does or what one serves is not
+/// usable (another issuer, no token endpoint).
+awaitable<std::optional<ServerMetadata>> fetch_server_metadata(std::shared_ptr<http::Client> http, std::string issuer,
+                                                               std::string* problem) {
+    std::string error;
+    auto issuer_url = http::parse_url(issuer, error);
+    if (!issuer_url) {
+        *problem = fmt::format("the authorization server \"{}\" is not an http(s) URL", issuer);
+        co_return std::nullopt;
+    }
+    std::vector<std::string> misses;
+    for (const auto& url : server_metadata_urls(*issuer_url)) {
+        http::Request req;
+        req.url = url;
+        req.headers.emplace_back("Accept", "application/json");
+        auto r = co_await http->request(std::move(req));
+        if (!r || r->status != 200) {
+            misses.push_back(r ? fmt::format("{}: {}", url, http::status_text(r->status, r->reason))
+                               : fmt::format("{}: {}", url, r.error().message));
+            continue;
+        }
+        auto m = parse_server_metadata(url, r->body, issuer, error);
+        if (!m) *problem = error;
+        co_return m;
+    }
+    *problem = fmt::format("no metadata for its authorization server {} ({})", issuer, fmt::join(misses, "; "));
+    co_return std::nullopt;
+}
+
 const char* status_name(OAuthAuthorizer::Status s) {
     switch (s) {
     case OAuthAuthorizer::Status::unknown: return "unknown";
@@ -412,33 +442,9 @@ awaitable<bool> OAuthAuthorizer::discover(const std::string& metadata_url) {
                                        server_name_, resource_->url, resource_->resource, server_url_));
         }
         resource_id_ = resource_->resource;
-        const auto issuer = resource_->authorization_servers.front();
-        std::string error;
-        auto issuer_url = http::parse_url(issuer, error);
-        if (!issuer_url)
-            co_return fail(Status::failed, fmt::format("server \"{}\": the authorization server \"{}\" is not an "
-                                                       "http(s) URL",
-                                                       server_name_, issuer));
-        std::vector<std::string> misses;
-        for (const auto& url : server_metadata_urls(*issuer_url)) {
-            http::Request req;
-            req.url = url;
-            req.headers.emplace_back("Accept", "application/json");
-            auto r = co_await http_->request(std::move(req));
-            if (!r || r->status != 200) {
-                misses.push_back(r ? fmt::format("{}: {}", url, http::status_text(r->status, r->reason))
-                                   : fmt::format("{}: {}", url, r.error().message));
-                continue;
-            }
-            auto m = parse_server_metadata(url, r->body, issuer, error);
-            if (!m) co_return fail(Status::failed, fmt::format("server \"{}\": {}", server_name_, error));
-            found = std::move(*m);
-            break;
-        }
-        if (!found)
-            co_return fail(Status::failed,
-                           fmt::format("server \"{}\": no metadata for its authorization server {} ({})", server_name_,
-                                       issuer, fmt::join(misses, "; ")));
+        std::string problem;
+        found = co_await fetch_server_metadata(http_, resource_->authorization_servers.front(), &problem);
+        if (!found) co_return fail(Status::failed, fmt::format("server \"{}\": {}", server_name_, problem));
     } else {
         // A 2025-03-26 server: no resource metadata; its origin is the authorization server.
         resource_id_ = canonical_resource(*url_);
@@ -915,22 +921,10 @@ awaitable<std::string> OAuthAuthorizer::revoke() {
     if (creds_.issuer.empty()) co_return "the authorization server is not known";
     if (!server_ || server_->issuer != creds_.issuer) {
         // The issuer that issued them, read from its metadata: the MCP server is not asked.
-        std::string error;
-        auto issuer = http::parse_url(creds_.issuer, error);
-        if (!issuer) co_return fmt::format("the issuer {} is not an http(s) URL", creds_.issuer);
-        for (const auto& url : server_metadata_urls(*issuer)) {
-            http::Request req;
-            req.url = url;
-            req.headers.emplace_back("Accept", "application/json");
-            auto r = co_await http_->request(std::move(req));
-            if (!r || r->status != 200) continue;
-            if (auto m = parse_server_metadata(url, r->body, creds_.issuer, error)) {
-                server_ = std::move(*m);
-                break;
-            }
-        }
-        if (!server_ || server_->issuer != creds_.issuer)
-            co_return fmt::format("no metadata for the authorization server {}", creds_.issuer);
+        std::string problem;
+        auto m = co_await fetch_server_metadata(http_, creds_.issuer, &problem);
+        if (!m) co_return problem;
+        server_ = std::move(*m);
     }
     const auto endpoint = str(server_->raw, "revocation_endpoint");
     if (endpoint.empty()) co_return fmt::format("{} offers no token revocation", creds_.issuer);
