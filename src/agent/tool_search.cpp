@@ -1,6 +1,7 @@
 #include <switchboard/agent/tool_search.hpp>
 
 #include <switchboard/agent/tool_runner.hpp>
+#include <switchboard/core/json_number.hpp>
 #include <switchboard/host/tool_index.hpp>
 
 #include <fmt/format.h>
@@ -234,8 +235,7 @@ LocalTool search_tool(std::shared_ptr<const ToolSearchEnvironment> env) {
                                         Status::bad_arguments);
         std::size_t limit = default_search_limit;
         if (const auto* l = args->if_contains("limit")) {
-            if (const auto n = l->if_int64()) limit = *n < 1 ? 1 : static_cast<std::size_t>(*n);
-            else if (const auto d = l->if_double()) limit = *d < 1 ? 1 : static_cast<std::size_t>(*d);
+            if (const auto n = core::json_integer(*l)) limit = *n < 1 ? 1 : static_cast<std::size_t>(*n);
         }
         limit = std::min(limit, max_search_limit);
         std::vector<std::string> uncatalogued;

@@ -144,7 +144,7 @@ std::optional<DpopProof> check_dpop_proof(std::string_view proof, std::string_vi
     }
     const auto iat = num(c, "iat");
     out.iat = iat;
-    if (iat == 0 || std::llabs(now - iat) > window_s) {
+    if (iat == 0 || iat < now - window_s || iat > now + window_s) {  // (no subtraction of the outside number)
         error = "the DPoP proof's iat is missing or outside the accepted window";
         return std::nullopt;
     }

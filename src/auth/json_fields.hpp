@@ -1,6 +1,8 @@
 // Reading the loosely typed JSON of OAuth documents (metadata, token responses, the token file). Private to auth.
 #pragma once
 
+#include <switchboard/core/json_number.hpp>
+
 #include <boost/json/object.hpp>
 
 #include <cstdint>
@@ -20,10 +22,8 @@ inline std::string str(const boost::json::object& o, std::string_view key) {
 inline std::int64_t num(const boost::json::object& o, std::string_view key) {
     const auto* v = o.if_contains(key);
     if (!v) return 0;
-    if (v->is_int64()) return v->get_int64();
-    if (v->is_uint64()) return static_cast<std::int64_t>(v->get_uint64());
-    if (v->is_double()) return static_cast<std::int64_t>(v->get_double());
-    if (v->is_string()) return std::atoll(v->get_string().c_str());
+    if (auto n = core::json_integer(*v)) return *n;
+    if (v->is_string()) return core::clamp_to_int64(std::strtod(v->get_string().c_str(), nullptr));
     return 0;
 }
 

@@ -901,7 +901,8 @@ awaitable<bool> OAuthAuthorizer::token_request(std::string form, const std::stri
     t.token_type = type;
     if (auto rt = str(*o, "refresh_token"); !rt.empty()) t.refresh_token = std::move(rt);
     if (auto sc = str(*o, "scope"); !sc.empty()) t.scope = std::move(sc);
-    const auto expires_in = num(*o, "expires_in");
+    // Bounded (ten years): the server's number must not overflow the sum below.
+    const auto expires_in = std::min<std::int64_t>(num(*o, "expires_in"), 10LL * 365 * 24 * 3600);
     t.expires_at = expires_in > 0 ? now_s() + expires_in : 0;
     // Refreshed a minute before expiry, or at the last quarter of a short-lived token's life.
     refresh_margin_ = expires_in > 0 ? std::min<std::int64_t>(refresh_margin_s, expires_in / 4) : refresh_margin_s;

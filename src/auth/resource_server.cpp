@@ -2,6 +2,7 @@
 
 #include <switchboard/auth/challenge.hpp>
 #include <switchboard/auth/metadata.hpp>
+#include <switchboard/core/json_number.hpp>
 #include <switchboard/core/text.hpp>
 
 #include <boost/json.hpp>
@@ -31,10 +32,7 @@ std::int64_t now_s() {
 std::optional<std::int64_t> number_claim(const json::object& o, std::string_view key) {
     const auto* v = o.if_contains(key);
     if (!v) return std::nullopt;
-    if (v->is_int64()) return v->get_int64();
-    if (v->is_uint64()) return static_cast<std::int64_t>(v->get_uint64());
-    if (v->is_double()) return static_cast<std::int64_t>(v->get_double());
-    return std::nullopt;
+    return core::json_integer(*v);
 }
 
 std::string quoted(std::string_view s) {
@@ -209,8 +207,9 @@ awaitable<std::string> JwtVerifier::check_token(std::string token, TokenFacts& f
     const auto leeway = settings_.leeway.count();
     const auto exp = number_claim(c, "exp");
     if (!exp) co_return "the token has no expiry (exp)";
-    if (*exp + leeway < now) co_return "the token has expired";
-    if (auto nbf = number_claim(c, "nbf"); nbf && *nbf - leeway > now) co_return "the token is not valid yet";
+    // Compared without arithmetic on the token's numbers, which may be anywhere in int64's range.
+    if (*exp < now - leeway) co_return "the token has expired";
+    if (auto nbf = number_claim(c, "nbf"); nbf && *nbf > now + leeway) co_return "the token is not valid yet";
     const auto* iss = c.if_contains("iss");
     if (!iss || !iss->is_string() || iss->get_string() != settings_.issuer)
         co_return "the token is from another issuer";

@@ -1,3 +1,4 @@
+#include <switchboard/core/json_number.hpp>
 #include <switchboard/core/text.hpp>
 #include <switchboard/host/config.hpp>
 #include <switchboard/transport/http_client.hpp>
@@ -220,22 +221,8 @@ TransportKind infer_remote_type(std::string_view url) {
     return TransportKind::http;
 }
 
-std::optional<std::int64_t> as_integer(const json::value& value) {
-    if (value.is_int64()) return value.get_int64();
-    if (value.is_uint64()) {
-        const auto u = value.get_uint64();
-        if (u <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-            return static_cast<std::int64_t>(u);
-        return std::nullopt;
-    }
-    if (value.is_double()) {
-        // 5000.0 is what some editors write for an integer; accept it, reject 1.5.
-        const double d = value.get_double();
-        if (d >= -9.0e15 && d <= 9.0e15 && d == static_cast<double>(static_cast<std::int64_t>(d)))
-            return static_cast<std::int64_t>(d);
-    }
-    return std::nullopt;
-}
+// 5000.0 is what some editors write for an integer; accept it, reject 1.5.
+std::optional<std::int64_t> as_integer(const json::value& value) { return core::json_exact_integer(value); }
 
 // Text for a scalar written where a string was expected (`"PORT": 8080`); nullopt for objects, arrays, null.
 std::optional<std::string> scalar_text(const json::value& value) {
@@ -356,9 +343,11 @@ std::optional<std::map<std::string, std::string>> EntryParser::get_string_map(st
 }
 
 void EntryParser::get_millis(std::string_view key, const json::value& value, std::chrono::milliseconds& out) {
+    // At most 30 days: a deadline is now + this, which must not overflow the clock.
+    constexpr std::int64_t max_ms = 30LL * 24 * 3600 * 1000;
     const auto number = as_integer(value);
-    if (!number || *number <= 0) {
-        fail(fmt::format("\"{}\" must be a positive integer (milliseconds)", key));
+    if (!number || *number <= 0 || *number > max_ms) {
+        fail(fmt::format("\"{}\" must be a positive integer (milliseconds) up to {} (30 days)", key, max_ms));
         return;
     }
     out = std::chrono::milliseconds(*number);

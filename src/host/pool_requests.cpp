@@ -2,10 +2,13 @@
 // Each waits for a server that is starting and leases a lazy server for its own duration.
 #include "pool_server.hpp"
 
+#include <switchboard/core/json_number.hpp>
 #include <switchboard/core/scope_exit.hpp>
 
 #include <fmt/format.h>
 #include <boost/asio/experimental/awaitable_operators.hpp>
+
+#include <algorithm>
 
 namespace switchboard::host {
 
@@ -167,7 +170,9 @@ awaitable<Outcome<mcp::ReadResourceResult>> ServerPool::read_resource(std::strin
     if (!r) co_return r.error();
     std::optional<std::chrono::milliseconds> ttl;
     if (const auto* t = r->raw.if_contains("ttlMs"); t && t->is_number())
-        ttl = std::chrono::milliseconds(static_cast<std::int64_t>(t->to_number<double>()));
+        // The server's number, bounded: 1e300 must not become undefined behaviour nor overflow the clock.
+        ttl = std::chrono::milliseconds(std::clamp<std::int64_t>(core::clamp_to_int64(t->to_number<double>()), 0,
+                                                                 24 * 3600 * 1000));
     else if (!s->subscriptions.count(uri))
         ttl = options_.content_ttl;  // no notifications will tell us it changed
     cache_.put(server, uri, *r, ttl);

@@ -1,5 +1,5 @@
 #include <switchboard/http/listener.hpp>
-#include <switchboard/http/origin.hpp>
+#include <switchboard/http/request_gate.hpp>
 #include <switchboard/http/server.hpp>
 
 #include <switchboard/core/as_tuple.hpp>
@@ -42,44 +42,7 @@ std::string default_error_body(bhttp::status status, const std::string& message)
     return json::serialize(body);
 }
 
-std::string_view path_of(std::string_view target) { return target.substr(0, target.find('?')); }
-
-// The host part of a Host header value ("127.0.0.1:3333" -> "127.0.0.1", "[::1]:80" -> "[::1]"), lower-cased.
-std::string host_name(std::string_view host) {
-    std::string out;
-    if (!host.empty() && host.front() == '[') {
-        auto close = host.find(']');
-        out = std::string(host.substr(0, close == std::string_view::npos ? host.size() : close + 1));
-    } else {
-        out = std::string(host.substr(0, host.find(':')));
-    }
-    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
-
-bool host_allowed(std::string_view host, const std::vector<std::string>& allowed) {
-    if (allowed.empty()) return true;
-    const auto name = host_name(host);
-    for (const auto& a : allowed)
-        if (core::iequals(a, name)) return true;
-    return false;
-}
-
-// Compares without an early exit, so that the time taken says nothing about how much of the token matched.
-// `expected` is never empty.
-bool same_secret(std::string_view given, std::string_view expected) {
-    unsigned diff = given.size() != expected.size() ? 1u : 0u;
-    for (std::size_t i = 0; i < given.size(); ++i)
-        diff |= static_cast<unsigned char>(given[i]) ^ static_cast<unsigned char>(expected[i % expected.size()]);
-    return diff == 0;
-}
-
 }  // namespace
-
-std::string header_value(const ServerRequest& req, std::string_view name) {
-    auto it = req.find(name);
-    return it == req.end() ? std::string() : std::string(it->value());
-}
 
 // --- Responder ---------------------------------------------------------------------------------------------------
 
@@ -169,42 +132,6 @@ awaitable<bool> Responder::end_stream() {
     co_return ok_;
 }
 
-// --- Router ------------------------------------------------------------------------------------------------------
-
-void Router::add(bhttp::verb method, std::string path, Handler handler) {
-    add(method, std::move(path), std::move(handler), RouteOptions{});
-}
-
-void Router::add(bhttp::verb method, std::string path, Handler handler, RouteOptions options) {
-    routes_.push_back(Route{method, std::move(path), std::move(handler), options});
-}
-
-void Router::add_all(const Router& other) { routes_.insert(routes_.end(), other.routes_.begin(), other.routes_.end()); }
-
-const Router::Route* Router::find(bhttp::verb method, std::string_view path, bool& path_known) const {
-    path_known = false;
-    for (const auto& r : routes_) {
-        if (r.path != path) continue;
-        path_known = true;
-        if (r.method == method) return &r;
-    }
-    return nullptr;
-}
-
-bool Router::requires_token(std::string_view path) const {
-    for (const auto& r : routes_)
-        if (r.path == path && r.options.requires_token) return true;
-    return false;
-}
-
-std::string Router::allowed_methods(std::string_view path) const {
-    std::string out;
-    for (const auto& r : routes_)
-        if (r.path == path)
-            out += fmt::format("{}{}", out.empty() ? "" : ", ", std::string_view(bhttp::to_string(r.method)));
-    return out;
-}
-
 // --- Server ------------------------------------------------------------------------------------------------------
 
 struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
@@ -222,77 +149,34 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     std::size_t count = 0;
     bool stopped = false;
 
-    // The one place where a request meets its handler: routing, the shared checks, and the exception boundary.
+    // The one place where a request meets its handler: the shared checks (request_gate.hpp), the OAuth verifier,
+    // and the exception boundary.
     awaitable<void> dispatch(ServerRequest& req, Responder& res) {
-        const auto path = path_of(req.target());
-        bool path_known = false;
-        const Router::Route* route = routes.find(req.method(), path, path_known);
-        const Handler* handler = route ? &route->handler : nullptr;
-        if (!path_known) {
-            co_await res.send_error(bhttp::status::not_found, fmt::format("Not Found: no route for {}", path), {});
+        RequestVerdict verdict = gate_request(req, routes, opt);
+        const std::string_view path = verdict.path;
+        for (auto& [name, value] : verdict.response_headers) res.add_header(name, value);
+        if (verdict.verify_token) {
+            auto verifier = opt.token_verifier;
+            const auto allowed = co_await verifier->verify(req);
+            if (!allowed.allowed) {
+                Fields challenge;
+                if (!allowed.challenge.empty()) challenge.emplace_back("WWW-Authenticate", allowed.challenge);
+                co_await res.send_error(allowed.status, allowed.message, std::move(challenge));
+                co_return;
+            }
+        }
+        if (verdict.action == RequestVerdict::Action::refuse) {
+            co_await res.send_error(verdict.status, verdict.message, std::move(verdict.headers));
             co_return;
         }
-        if (const auto host = header_value(req, "Host"); !host_allowed(host, opt.allowed_hosts)) {
-            co_await res.send_error(bhttp::status::forbidden,
-                                    fmt::format("Forbidden: Host \"{}\" is not allowed (this server answers only "
-                                                "requests addressed to {})",
-                                                host, fmt::join(opt.allowed_hosts, ", ")),
-                                    {});
-            co_return;
-        }
-        const auto origin = header_value(req, "Origin");
-        if (!origin.empty() && !origin_allowed(origin, opt.allowed_origins)) {
-            co_await res.send_error(bhttp::status::forbidden,
-                                    fmt::format("Forbidden: origin {} is not allowed", origin), {});
-            co_return;
-        }
-        if (opt.cors && req.method() == bhttp::verb::options && !origin.empty() &&
-            req.find("Access-Control-Request-Method") != req.end()) {
+        if (verdict.action == RequestVerdict::Action::preflight) {
             Reply r;
             r.status = bhttp::status::no_content;
-            r.headers = cors_preflight_headers(origin, routes.allowed_methods(path), opt.cors_allow_headers);
+            r.headers = std::move(verdict.headers);
             co_await res.send(std::move(r));
             co_return;
         }
-        if (opt.cors && !origin.empty()) {
-            res.add_header("Access-Control-Allow-Origin", origin);
-            res.add_header("Vary", "Origin");
-            if (!opt.cors_expose_headers.empty())
-                res.add_header("Access-Control-Expose-Headers", opt.cors_expose_headers);
-        }
-        // An unknown method on a path gets the token check of the path (405 only for who may know the path).
-        const bool needs_token = route ? route->options.requires_token : routes.requires_token(path);
-        // The static token (--token) and the OAuth verifier: one Authorization header read, one scheme check.
-        const bool checks_token = needs_token && (opt.token_verifier || !opt.bearer_token.empty());
-        const auto given = checks_token ? header_value(req, "Authorization") : std::string();
-        const std::string_view scheme = "Bearer ";
-        const bool has_scheme = given.size() >= scheme.size() && core::iequals(given.substr(0, scheme.size()), scheme);
-        const bool static_token_ok = !opt.bearer_token.empty() && has_scheme &&
-                                     same_secret(std::string_view(given).substr(scheme.size()), opt.bearer_token);
-        if (checks_token && !static_token_ok && opt.token_verifier) {
-            auto verifier = opt.token_verifier;
-            const auto verdict = co_await verifier->verify(req);
-            if (!verdict.allowed) {
-                Fields challenge;
-                if (!verdict.challenge.empty()) challenge.emplace_back("WWW-Authenticate", verdict.challenge);
-                co_await res.send_error(verdict.status, verdict.message, std::move(challenge));
-                co_return;
-            }
-        } else if (checks_token && !static_token_ok) {
-            Fields challenge;
-            challenge.emplace_back("WWW-Authenticate", has_scheme ? "Bearer error=\"invalid_token\"" : "Bearer");
-            co_await res.send_error(bhttp::status::unauthorized,
-                                    has_scheme ? "Unauthorized: wrong bearer token"
-                                               : "Unauthorized: Authorization: Bearer <token> is required",
-                                    std::move(challenge));
-            co_return;
-        }
-        if (!handler) {
-            Fields allow;
-            allow.emplace_back("Allow", routes.allowed_methods(path));
-            co_await res.send_error(bhttp::status::method_not_allowed, "Method Not Allowed", std::move(allow));
-            co_return;
-        }
+        const Handler* handler = &verdict.route->handler;
         bhttp::status status = bhttp::status::internal_server_error;
         std::string message;
         Fields headers;
@@ -326,26 +210,14 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
         core::ScopeExit count_down([this, self = shared_from_this()] { --count; });
         for (;;) {
             bhttp::request_parser<bhttp::string_body> parser;
-            parser.header_limit(static_cast<std::uint32_t>(opt.max_header_size));
-            parser.body_limit(opt.max_body_size);
+            limit_request_parser(parser, opt);
             stream.expires_after(opt.read_timeout);
             auto [ec, n] = co_await bhttp::async_read(stream, buffer, parser, as_tuple_awaitable);
             stream.expires_never();
             if (ec) {
                 Responder res(conn, parser.get().version() ? parser.get().version() : 11, false, opt.write_timeout,
                               opt.error_body);
-                if (ec == bhttp::error::body_limit)
-                    co_await res.send_error(bhttp::status::payload_too_large,
-                                            fmt::format("Payload Too Large: the message size limit is {}",
-                                                        core::size_text(opt.max_body_size)),
-                                            {});
-                else if (ec == bhttp::error::header_limit)
-                    co_await res.send_error(bhttp::status::request_header_fields_too_large,
-                                            "Request Header Fields Too Large", {});
-                else if (ec.category() == bhttp::make_error_code(bhttp::error::bad_target).category() &&
-                         ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message)
-                    co_await res.send_error(bhttp::status::bad_request,
-                                            "Bad Request: malformed HTTP (" + ec.message() + ")", {});
+                if (auto refusal = read_refusal(ec, opt)) co_await res.send_error(refusal->status, refusal->message, {});
                 break;
             }
             ServerRequest req = parser.release();

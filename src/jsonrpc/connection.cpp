@@ -1,6 +1,7 @@
 #include <switchboard/jsonrpc/connection.hpp>
 
 #include <switchboard/core/as_tuple.hpp>
+#include <switchboard/core/json_number.hpp>
 #include <switchboard/core/spawn.hpp>
 #include <switchboard/core/text.hpp>
 
@@ -63,6 +64,7 @@ struct Connection::Pending {
     clock::duration timeout{};
     clock::time_point deadline, max_deadline;
     bool reset_on_progress = true;
+    bool cancellable = true;
     std::function<void(const Progress&)> on_progress;
 };
 
@@ -77,7 +79,11 @@ std::shared_ptr<Connection> Connection::create(asio::any_io_executor ex, std::sh
 }
 
 Connection::Connection(asio::any_io_executor ex, std::shared_ptr<Channel> channel, Options options)
-    : executor_(ex), channel_(std::move(channel)), options_(std::move(options)), outbox_signal_(ex) {}
+    : executor_(ex),
+      channel_(std::move(channel)),
+      options_(std::move(options)),
+      outbox_signal_(ex),
+      stall_timer_(ex) {}
 
 Connection::~Connection() = default;
 
@@ -104,6 +110,7 @@ std::string Connection::with_context(std::string message) const {
 awaitable<void> Connection::read_loop() {
     for (;;) {
         Received r = co_await channel_->read();
+        ++received_;
         switch (r.kind) {
         case Received::Kind::message: dispatch(std::move(r.text)); break;
         case Received::Kind::oversize: handle_oversize(r); break;
@@ -352,6 +359,7 @@ void Connection::fail_all(Error why) {
     }
     outbox_.clear();
     outbox_signal_.cancel();
+    stall_timer_.cancel();
     drained_.fire();
     if (close_handler_) {
         auto h = std::move(close_handler_);
@@ -380,9 +388,11 @@ awaitable<Outcome<json::value>> Connection::request(std::string method, json::va
     p->max_deadline =
         options.max_total_timeout.count() > 0 ? now + options.max_total_timeout : clock::time_point::max();
     p->reset_on_progress = options.reset_timeout_on_progress;
+    p->cancellable = options.cancellable;
     pending_.emplace(id, p);
     if (options.on_sent) options.on_sent(id);
     enqueue(serialize_request(id, method, params));
+    watch_stalls();
 
     bool cancelled = false;
     while (!p->outcome) {
@@ -410,6 +420,54 @@ awaitable<Outcome<json::value>> Connection::request(std::string method, json::va
     std::string msg = fmt::format("no reply to {} ({})", method, reason);
     if (!last_protocol_error_.empty()) msg += "; last problem: it " + last_protocol_error_;
     co_return Error::make_local(code::timeout, with_context(msg));
+}
+
+void Connection::watch_stalls() {
+    if (stall_watch_ || closed_error_ || options_.stall_check_interval.count() <= 0 || !channel_->can_stall()) return;
+    stall_watch_ = true;
+    auto self = shared_from_this();
+    asio::co_spawn(executor_, stall_watch(), [self](std::exception_ptr e) {
+        if (!e) return;  // the coroutine cleared the flag itself (a later watch may have set it again since)
+        core::log_exception(e, self->with_context("stall watch"));
+        self->stall_watch_ = false;
+    });
+}
+
+// A stopped process looks like a slow one from the pipe: without this its callers would wait out their timeouts.
+// One timer per connection, armed only while requests wait. A peer that sent anything since the last tick is not
+// asked (no /proc reads for a busy server), and requests fail only after two stalled ticks in a row with nothing
+// read between them, so that a reply already in the pipe when the peer stopped is read, not thrown away.
+awaitable<void> Connection::stall_watch() {
+    auto seen = received_;
+    int stalled_ticks = 0;
+    while (!closed_error_ && !pending_.empty()) {
+        stall_timer_.expires_after(options_.stall_check_interval);
+        co_await stall_timer_.async_wait(as_tuple_awaitable);
+        if (closed_error_ || pending_.empty()) break;
+        if (received_ != seen) {
+            seen = received_;
+            stalled_ticks = 0;
+            continue;
+        }
+        auto why = channel_->stalled();
+        stalled_ticks = why ? stalled_ticks + 1 : 0;
+        if (stalled_ticks < 2) continue;
+        stalled_ticks = 0;
+        // The connection stays: the peer answers again once it resumes. The requests it would answer late are
+        // cancelled, so that it can skip them.
+        auto pending = std::move(pending_);
+        pending_.clear();
+        for (auto& [id, p] : pending) {
+            p->outcome = Error::make_local(
+                code::unavailable, with_context(fmt::format("{}: no reply to {} can come until it resumes (SIGCONT)",
+                                                            *why, p->method)));
+            p->timer.cancel();
+            if (p->cancellable) notify("notifications/cancelled", json::object{{"requestId", id}, {"reason", *why}});
+        }
+        spdlog::warn("{}", with_context(fmt::format("{}: {} waiting request{} failed", *why, pending.size(),
+                                                    pending.size() == 1 ? "" : "s")));
+    }
+    stall_watch_ = false;
 }
 
 awaitable<void> Connection::wait_drained(clock::time_point until) {
@@ -442,7 +500,7 @@ void IncomingRequest::progress(double progress, std::optional<double> total, std
     if (progress_token_.is_null()) return;
     // Whole numbers go out as integers ("3", not "3E0").
     auto number = [](double v) -> json::value {
-        if (v == static_cast<double>(static_cast<std::int64_t>(v))) return static_cast<std::int64_t>(v);
+        if (auto whole = core::json_exact_integer(json::value(v))) return *whole;
         return v;
     };
     json::object p{{"progressToken", progress_token_}, {"progress", number(progress)}};

@@ -26,6 +26,7 @@ public:
         case Code::connection_closed: return "connection closed";
         case Code::protocol_violation: return "protocol violation";
         case Code::transport_error: return "transport error";
+        case Code::unavailable: return "peer unavailable";
         }
         return fmt::format("JSON-RPC error {}", c);
     }

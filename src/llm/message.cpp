@@ -1,5 +1,7 @@
 #include <switchboard/llm/message.hpp>
 
+#include <switchboard/core/json_number.hpp>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -71,10 +73,7 @@ std::optional<MessagePart> part_from_openai(const json::value& v) {
 std::int64_t int_field(const json::object& o, std::string_view key) {
     const auto* v = o.if_contains(key);
     if (!v) return 0;
-    if (v->is_int64()) return v->get_int64();
-    if (v->is_uint64()) return static_cast<std::int64_t>(v->get_uint64());
-    if (v->is_double()) return static_cast<std::int64_t>(v->get_double());
-    return 0;
+    return core::json_integer(*v).value_or(0);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include <switchboard/llm/settings.hpp>
 
+#include <switchboard/core/json_number.hpp>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -60,12 +62,7 @@ const char* kind_name(const json::value& v) {
 }
 
 std::optional<std::int64_t> as_integer(const json::value& v) {
-    if (v.is_int64()) return v.get_int64();
-    if (v.is_uint64() && v.get_uint64() <= static_cast<std::uint64_t>(INT64_MAX))
-        return static_cast<std::int64_t>(v.get_uint64());
-    if (v.is_double() && v.get_double() == static_cast<double>(static_cast<std::int64_t>(v.get_double())))
-        return static_cast<std::int64_t>(v.get_double());
-    return std::nullopt;
+    return core::json_exact_integer(v);
 }
 
 }  // namespace

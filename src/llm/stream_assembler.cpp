@@ -1,11 +1,13 @@
 #include <switchboard/llm/stream_assembler.hpp>
 
+#include <switchboard/core/json_number.hpp>
 #include <switchboard/core/text.hpp>
 
 #include <boost/json/serialize.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
 
 namespace switchboard::llm {
 
@@ -15,11 +17,11 @@ namespace {
 
 std::optional<std::int64_t> integer(const json::value* v) {
     if (!v) return std::nullopt;
-    if (v->is_int64()) return v->get_int64();
-    if (v->is_uint64()) return static_cast<std::int64_t>(v->get_uint64());
-    if (v->is_double()) return static_cast<std::int64_t>(v->get_double());
-    return std::nullopt;
+    return core::json_integer(*v);
 }
+
+// A token count: never negative.
+std::int64_t count(const json::value* v) { return std::max<std::int64_t>(integer(v).value_or(0), 0); }
 
 std::string_view string_at(const json::object& o, std::string_view key) {
     const auto* v = o.if_contains(key);
@@ -60,7 +62,9 @@ void StreamAssembler::add_delta_tool_calls(const json::array& calls) {
         const auto id = string_at(*o, "id");
 
         PartialCall* p = nullptr;
-        if (auto index = integer(o->if_contains("index"))) {
+        auto index = integer(o->if_contains("index"));
+        if (index && (*index < 0 || *index > INT_MAX)) index.reset();  // nonsense: as if it had none
+        if (index) {
             p = &call_at(static_cast<int>(*index));
         } else if (name.empty() && id.empty() && !calls_.empty()) {
             p = &calls_.back();  // a fragment without index or name continues the last call
@@ -98,15 +102,14 @@ std::optional<std::string> StreamAssembler::add_chunk(const json::object& chunk)
     if (auto e = error_of(chunk)) return e;
     if (const auto* u = chunk.if_contains("usage"); u && u->is_object()) {
         const auto& uo = u->get_object();
-        usage_ = Usage{integer(uo.if_contains("prompt_tokens")).value_or(0),
-                       integer(uo.if_contains("completion_tokens")).value_or(0)};
+        usage_ = Usage{count(uo.if_contains("prompt_tokens")), count(uo.if_contains("completion_tokens"))};
         usage_from_timings_ = false;
     } else if (const auto* t = chunk.if_contains("timings"); t && t->is_object() && (!usage_ || usage_from_timings_)) {
         // llama-server's own counters, when it sent no usage; with timings_per_token they come on every chunk and
         // the last ones count.
         const auto& to = t->get_object();
         if (auto n = integer(to.if_contains("predicted_n"))) {
-            usage_ = Usage{integer(to.if_contains("prompt_n")).value_or(0), *n};
+            usage_ = Usage{count(to.if_contains("prompt_n")), std::max<std::int64_t>(*n, 0)};
             usage_from_timings_ = true;
         }
     }

@@ -1,3 +1,4 @@
+#include <switchboard/core/json_number.hpp>
 #include <switchboard/core/one_shot_event.hpp>
 #include <switchboard/core/spawn.hpp>
 #include <switchboard/mcp/client_session.hpp>
@@ -424,10 +425,11 @@ awaitable<Outcome<std::vector<json::value>>> ClientSession::list_all(std::string
         auto& o = r->get_object();
         if (page == 0) {
             const auto* ttl = o.if_contains("ttlMs");
-            list_ttl_[method] =
-                ttl && ttl->is_number() && ttl->to_number<double>() >= 0
-                    ? std::optional(std::chrono::milliseconds(static_cast<std::int64_t>(ttl->to_number<double>())))
-                    : std::nullopt;
+            // The server's number, bounded: 1e300 must not become undefined behaviour nor overflow the clock.
+            list_ttl_[method] = ttl && ttl->is_number() && ttl->to_number<double>() >= 0
+                                    ? std::optional(std::chrono::milliseconds(std::min<std::int64_t>(
+                                          core::clamp_to_int64(ttl->to_number<double>()), 24 * 3600 * 1000)))
+                                    : std::nullopt;
         }
         if (auto* list = o.if_contains(key); list && list->is_array())
             for (auto& item : list->get_array()) items.push_back(std::move(item));

@@ -4,6 +4,7 @@
 #include <switchboard/transport/stdio_process.hpp>
 
 #include "../process_v2_prelude.hpp"
+#include "stopped_process.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/readable_pipe.hpp>
@@ -121,7 +122,10 @@ struct StdioProcessChannel::State : std::enable_shared_from_this<State> {
     }
 
     void signal_group(int sig) {
-        if (pid > 0 && !exit_event.is_set()) ::kill(-pid, sig);
+        if (pid <= 0 || exit_event.is_set()) return;
+        ::kill(-pid, sig);
+        // A stopped process would act on SIGTERM only once resumed.
+        if (sig == SIGTERM) ::kill(-pid, SIGCONT);
     }
 
     // Whether anything is left in the server's process group (its children, once the server itself exited).
@@ -133,6 +137,7 @@ struct StdioProcessChannel::State : std::enable_shared_from_this<State> {
         if (!group_alive()) co_return;
         spdlog::debug("[{}] ending what process {} left in its process group", opts.name, pid);
         ::kill(-pid, SIGTERM);
+        ::kill(-pid, SIGCONT);  // a stopped one acts on SIGTERM only once resumed
         asio::steady_timer t(ex);
         for (int i = 0; i < 20 && group_alive(); ++i) {
             t.expires_after(std::chrono::milliseconds(25));
@@ -380,11 +385,15 @@ awaitable<void> StdioProcessChannel::close() {
     // A server that never sent a message never finished starting: it has no work to finish, and a hung start is
     // the usual reason it is closed. It gets SIGTERM at once instead of the stdin grace.
     // (GCC 12 miscompiles `if (!co_await ...)`: results are stored first.)
+    // A stopped server cannot read the end of its stdin either: it gets SIGTERM (and SIGCONT) at once too.
     bool exited_on_eof = s->exit_event.is_set();
-    if (s->answered) exited_on_eof = co_await s->exit_event.wait_for(s->opts.exit_grace);
+    const bool stopped = !exited_on_eof && stopped_process_in_tree(s->pid).has_value();
+    if (s->answered && !stopped) exited_on_eof = co_await s->exit_event.wait_for(s->opts.exit_grace);
     if (!exited_on_eof) {
         spdlog::debug("[{}] {}; sending SIGTERM", s->opts.name,
-                      s->answered ? "did not exit after stdin closed" : "never finished starting");
+                      stopped           ? "is stopped"
+                      : s->answered     ? "did not exit after stdin closed"
+                                        : "never finished starting");
         s->signal_group(SIGTERM);
         const bool exited_on_term = co_await s->exit_event.wait_for(s->opts.term_grace);
         if (!exited_on_term) {
@@ -405,6 +414,11 @@ void StdioProcessChannel::terminate() {
 
 std::size_t StdioProcessChannel::max_message_size() const { return state_->lines->max_message_size(); }
 int StdioProcessChannel::pid() const { return state_->pid; }
+
+std::optional<std::string> StdioProcessChannel::stalled() const {
+    if (state_->exit_event.is_set()) return std::nullopt;
+    return stopped_process_in_tree(state_->pid);
+}
 bool StdioProcessChannel::exited() const { return state_->exit_event.is_set(); }
 std::string StdioProcessChannel::exit_description() const { return state_->describe_exit(); }
 std::string StdioProcessChannel::stderr_tail(std::size_t max_bytes) const { return state_->tail(max_bytes); }

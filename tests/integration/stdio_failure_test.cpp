@@ -5,7 +5,10 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <fmt/format.h>
+
 #include <csignal>
+#include <cstdlib>
 
 namespace switchboard::test {
 namespace {
@@ -203,6 +206,94 @@ TEST(Failure, CloseSendsSigtermAtOnceToAServerThatNeverStarted) {
         co_await (*ch)->close();
         EXPECT_TRUE((*ch)->exited());
         EXPECT_TRUE(contains(*seen, "TERM;")) << *seen;  // (sh may also report its `sleep` "Terminated")
+    });
+}
+
+// The first child of `pid`: the real server under a wrapper (npx runs it so; here `sh`).
+int child_of(int pid) {
+    std::string out;
+    return run_command(fmt::format("cat /proc/{0}/task/{0}/children", pid), out) == 0 ? std::atoi(out.c_str()) : 0;
+}
+
+// A stopped server (SIGSTOP) looks like a slow one from its pipes. Its waiting calls fail with `unavailable`, naming
+// the stop, instead of waiting out their timeout (an hour here); once resumed (SIGCONT) it answers again on the
+// same connection. The stopped process is the wrapper's child, as with npx.
+TEST(Failure, StoppedServerFailsItsCallsAtOnceAndAnswersAgainOnceResumed) {
+    run([&]() -> awaitable<void> {
+        mcp::ClientOptions o;
+        o.server_name = "frozen";
+        o.request_timeout = std::chrono::hours(1);
+        std::vector<std::string> c_args{"-c", demo_server() + "; true"};  // sh stays as the parent
+        auto c = co_await connect("sh", c_args, o);
+        CO_ASSERT_TRUE(c.session);
+        const int server = child_of(c.process->pid());
+        CO_ASSERT_TRUE(server > 0);
+
+        ::kill(server, SIGSTOP);
+        json::object args;
+        args["message"] = "hello";
+        auto r = co_await c.session->call_tool("echo", args);
+        CO_ASSERT_TRUE(!r);
+        EXPECT_EQ(r.error().code, jsonrpc::code::unavailable) << r.error().message;
+        const auto& msg = r.error().message;
+        EXPECT_TRUE(contains(msg, "server \"frozen\"")) << msg;
+        EXPECT_TRUE(contains(msg, fmt::format("process {}, started by its process {}, is stopped (SIGSTOP or SIGTSTP)", server,
+                                              c.process->pid())))
+            << msg;
+        EXPECT_TRUE(contains(msg, "tools/call")) << msg;
+        EXPECT_TRUE(c.session->connection().is_open());
+
+        ::kill(server, SIGCONT);
+        auto again = co_await c.session->call_tool("echo", args);
+        CO_ASSERT_TRUE(again) << again.error().message;
+        co_await c.session->close();
+    });
+}
+
+// A stopped process the server started that does not write to its stdout (a shell server's stopped job) does not
+// keep the server from answering: its calls go on.
+TEST(Failure, AStoppedChildNotWritingToTheServersStdoutIsNotAStoppedServer) {
+    run([&]() -> awaitable<void> {
+        std::vector<std::string> c_args{"-c", "sleep 300 >/dev/null 2>&1 & exec " + demo_server()};
+        auto c = co_await connect("sh", c_args);
+        CO_ASSERT_TRUE(c.session);
+        const int job = child_of(c.process->pid());
+        CO_ASSERT_TRUE(job > 0);
+        ::kill(job, SIGSTOP);
+        auto ex = co_await asio::this_coro::executor;
+        asio::steady_timer settle(ex, std::chrono::milliseconds(100));
+        co_await settle.async_wait(asio::use_awaitable);
+        EXPECT_FALSE(c.process->stalled()) << *c.process->stalled();
+        json::object args;
+        args["seconds"] = 1;  // long enough for several checks, with no message (progress) before the end
+        args["steps"] = 1;
+        auto r = co_await c.session->call_tool("slow", args);
+        EXPECT_TRUE(r) << r.error().message;
+        ::kill(job, SIGKILL);
+        co_await c.session->close();
+    });
+}
+
+// Closing a stopped server: it could not read the end of its stdin, so it gets SIGTERM (with SIGCONT) at once
+// instead of after the stdin grace, an hour here.
+TEST(Failure, CloseEndsAStoppedServerAtOnce) {
+    run([&]() -> awaitable<void> {
+        transport::StdioProcessOptions po;
+        po.exit_grace = std::chrono::hours(1);
+        po.term_grace = std::chrono::hours(1);
+        auto c = co_await connect(demo_server(), std::vector<std::string>{}, po);
+        CO_ASSERT_TRUE(c.session);
+        ::kill(c.process->pid(), SIGSTOP);
+        auto ex = co_await asio::this_coro::executor;
+        asio::steady_timer tick(ex);
+        for (int i = 0; i < 200 && !c.process->stalled(); ++i) {  // the stop takes effect asynchronously
+            tick.expires_after(std::chrono::milliseconds(10));
+            co_await tick.async_wait(asio::use_awaitable);
+        }
+        EXPECT_TRUE(c.process->stalled().has_value());
+        co_await c.session->close();
+        EXPECT_TRUE(c.process->exited());
+        EXPECT_TRUE(contains(c.process->exit_description(), "SIGTERM")) << c.process->exit_description();
     });
 }
 

@@ -284,6 +284,22 @@ for (const c of failed) {
   const f = faults.filter((x) => x.server === c.server && x.t <= c.end).at(-1);
   if (f) afterFault.push({ delay: c.end - Math.max(f.t, c.start), kind: f.kind });
 }
+// Every call in flight when a fault hit its server must end (fail, or succeed) within 1 s of the fault: a frozen
+// server's calls fail at once instead of waiting until it resumes.
+const inFlightAtFault = [];
+for (const c of done) {
+  for (const f of faults) {
+    if (f.server === c.server && f.t >= c.start && f.t <= c.end) inFlightAtFault.push({ delay: c.end - f.t, kind: f.kind, ok: c.ok });
+  }
+}
+// Calls that took over 1 s, by the last fault on their server before they ended (a call to a server that is being
+// restarted waits for it).
+const slowByKind = {};
+for (const c of done.filter((x) => x.end - x.start > 1)) {
+  const f = faults.filter((x) => x.server === c.server && x.t <= c.end).at(-1);
+  const k = f ? f.kind : 'none';
+  slowByKind[k] = (slowByKind[k] ?? 0) + 1;
+}
 const at = (t) => samples.reduce((best, s) => (Math.abs(s.t - t) < Math.abs(best.t - t) ? s : best), samples[0]);
 const minute5 = at(Math.min(300, durationS / 3)), last = samples.at(-1);
 // fds move by one or two with the client's connections: the baseline is the most seen before the faults, the end
@@ -308,6 +324,12 @@ const result = {
                             max: q(afterFault.map((x) => x.delay), 1),
                             over1s: afterFault.filter((x) => x.delay > 1).length,
                             over1sByKind: afterFault.filter((x) => x.delay > 1).reduce((a, x) => ((a[x.kind] = (a[x.kind] ?? 0) + 1), a), {}) },
+           over1sByLastFault: slowByKind,
+           inFlightAtFault: { total: inFlightAtFault.length, failed: inFlightAtFault.filter((x) => !x.ok).length,
+                              endedWithinS: { p50: q(inFlightAtFault.map((x) => x.delay), 0.5), p99: q(inFlightAtFault.map((x) => x.delay), 0.99),
+                                              max: q(inFlightAtFault.map((x) => x.delay), 1) },
+                              over1s: inFlightAtFault.filter((x) => x.delay > 1).length,
+                              over1sByKind: inFlightAtFault.filter((x) => x.delay > 1).reduce((a, x) => ((a[x.kind] = (a[x.kind] ?? 0) + 1), a), {}) },
            errors: Object.entries(failed.reduce((a, c) => ((a[c.error.slice(0, 90)] = (a[c.error.slice(0, 90)] ?? 0) + 1), a), {}))
              .sort((a, b) => b[1] - a[1]).slice(0, 12) },
   samples,
@@ -346,11 +368,13 @@ console.log(`\nsoak: ${minutes} min, ${calls.length} calls, ${faults.length} fau
 row('host crashes', crashed ? JSON.stringify(crashed) : 0, '0', !crashed);
 row('hung calls (no answer within 10 s)', result.calls.hung, '0', result.calls.hung === 0);
 row('failed calls answered > 1 s after their fault', `${result.calls.failedWithinS.over1s} of ${failed.length}`, '0', result.calls.failedWithinS.over1s === 0);
+row('calls in flight at a fault, ended > 1 s after it', `${result.calls.inFlightAtFault.over1s} of ${inFlightAtFault.length}`, '0', result.calls.inFlightAtFault.over1s === 0);
 row('servers back after the faults', `${upAtEnd}/20`, '20/20', upAtEnd === 20);
 row('RSS growth from minute 5 to the end', `${result.host.rssGrowthPct?.toFixed(1)} %`, '< 5 %', result.host.rssGrowthPct !== null && result.host.rssGrowthPct < 5);
 row('open fds: baseline -> end', `${result.host.fdsBaseline} -> ${result.host.fdsAtEnd}`, 'back to baseline', result.host.fdsAtEnd <= result.host.fdsBaseline);
 row('serve exit after SIGTERM', JSON.stringify(serveExit), 'code 0', serveExit.code === 0);
-console.log(`latency ms p50 ${result.calls.latencyMs.p50?.toFixed(1)} p99 ${result.calls.latencyMs.p99?.toFixed(1)}; ok ${result.calls.ok}, failed ${failed.length}`);
+console.log(`latency ms p50 ${result.calls.latencyMs.p50?.toFixed(1)} p99 ${result.calls.latencyMs.p99?.toFixed(1)} max ${result.calls.latencyMs.max?.toFixed(0)}; ok ${result.calls.ok}, failed ${failed.length}`);
+console.log(`calls over 1 s, by the last fault on their server: ${JSON.stringify(slowByKind)}`);
 console.log(`results: ${jsonFile}\nplot:    ${pngFile}`);
 fs.rmSync(work, { recursive: true, force: true });
 process.exit(crashed || upAtEnd !== 20 ? 1 : 0);

@@ -1,5 +1,6 @@
 // The base library: task group (cancel, join, exceptions), one-shot event, text helpers.
 #include <switchboard/core/as_tuple.hpp>
+#include <switchboard/core/json_number.hpp>
 #include <switchboard/core/one_shot_event.hpp>
 #include <switchboard/core/scope_exit.hpp>
 #include <switchboard/core/spawn.hpp>
@@ -10,6 +11,8 @@
 
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
+
+#include <cmath>
 
 namespace switchboard::core {
 namespace {
@@ -156,6 +159,24 @@ TEST(Text, Helpers) {
               "b\uFFFD\uFFFD"
               "c");
     EXPECT_EQ(to_valid_utf8("ok é"), "ok é");
+}
+
+TEST(JsonNumber, OutsideIntegersAreClampedOrRefusedNeverCastOutOfRange) {
+    namespace json = boost::json;
+    EXPECT_EQ(json_integer(json::value(42)), 42);
+    EXPECT_EQ(json_integer(json::value(2.9)), 2);
+    EXPECT_EQ(json_integer(json::value(1e300)), INT64_MAX);
+    EXPECT_EQ(json_integer(json::value(-1e300)), INT64_MIN);
+    EXPECT_EQ(json_integer(json::value(18446744073709551615ull)), INT64_MAX);
+    EXPECT_EQ(json_integer(json::value(std::nan(""))), std::nullopt);
+    EXPECT_EQ(json_integer(json::value("7")), std::nullopt);
+    EXPECT_EQ(json_exact_integer(json::value(5000.0)), 5000);
+    EXPECT_EQ(json_exact_integer(json::value(1.5)), std::nullopt);
+    EXPECT_EQ(json_exact_integer(json::value(9223372036854775808.0)), std::nullopt);
+    EXPECT_EQ(json_exact_integer(json::value(-9223372036854775808.0)), INT64_MIN);
+    EXPECT_EQ(json_exact_integer(json::value(18446744073709551615ull)), std::nullopt);
+    EXPECT_EQ(clamp_to_int64(1e19), INT64_MAX);
+    EXPECT_EQ(clamp_to_int64(std::nan("")), 0);
 }
 
 }  // namespace

@@ -229,5 +229,26 @@ TEST(StreamAssembler, VllmReasoningUnderBothNamesOnceAndLastFragmentOnTheFinishC
     EXPECT_EQ(*m.usage, (Usage{5, 4}));
 }
 
+// Found by fuzz_llm_stream: a number out of int64's range was cast to an integer (undefined behaviour, which the
+// sanitizer build of this test turns into a failure). It is clamped now.
+TEST(StreamAssembler, NumbersOutOfRangeAreClampedNotCast) {
+    StreamAssembler a;
+    auto m = assemble(
+        a, {
+               R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":1e300,"function":{"name":"a"}}]}}]})",
+               R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":4294967296,"function":{"name":"b"}}]}}]})",
+               R"({"choices":[{"index":-1e300,"delta":{"content":"skipped"}}],"usage":{"prompt_tokens":1e300,"completion_tokens":-1e300}})",
+           });
+    // Indices out of range count as missing: two calls, not one merged into call 0 by a wrapped index.
+    ASSERT_EQ(m.tool_calls.size(), 2u);
+    EXPECT_EQ(m.tool_calls[0].name, "a");
+    EXPECT_EQ(m.tool_calls[1].name, "b");
+    EXPECT_TRUE(m.content.empty());
+    EXPECT_EQ(*m.usage, (Usage{INT64_MAX, 0}));  // a negative count is 0
+    auto total = *m.usage;  // the loop sums turns: saturating, not overflowing
+    total += *m.usage;
+    EXPECT_EQ(total, (Usage{INT64_MAX, 0}));
+}
+
 }  // namespace
 }  // namespace switchboard::llm

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <switchboard/http/fields.hpp>
+#include <switchboard/http/router.hpp>
 #include <switchboard/http/token_verifier.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -41,12 +42,6 @@
 #include <vector>
 
 namespace switchboard::http {
-
-namespace bhttp = boost::beast::http;
-using ServerRequest = bhttp::request<bhttp::string_body>;
-
-/// The value of header `name` in `req`, empty when absent.
-std::string header_value(const ServerRequest& req, std::string_view name);
 
 /// A complete response.
 struct Reply {
@@ -132,39 +127,6 @@ private:
     std::size_t bytes_sent_ = 0;
     Fields extra_;
     Fields sent_;
-};
-
-using Handler = std::function<boost::asio::awaitable<void>(ServerRequest& req, Responder& res)>;
-
-struct RouteOptions {
-    /// false: served without the bearer token even when the server has one (health checks for load balancers).
-    /// Host and Origin checks apply to every route.
-    bool requires_token = true;
-};
-
-/// The route table: exact paths (the query is ignored), one handler per method.
-class Router {
-public:
-    struct Route {
-        bhttp::verb method;
-        std::string path;
-        Handler handler;
-        RouteOptions options;
-    };
-    void add(bhttp::verb method, std::string path, Handler handler);
-    void add(bhttp::verb method, std::string path, Handler handler, RouteOptions options);
-    /// Adds every route of `other` (a component's routes served beside this table's).
-    void add_all(const Router& other);
-    /// The route, or null; `path_known` tells a 405 from a 404.
-    const Route* find(bhttp::verb method, std::string_view path, bool& path_known) const;
-    /// Whether some route of `path` needs the token (a path whose routes all skip it: false).
-    bool requires_token(std::string_view path) const;
-    /// "GET, POST" for the Allow header.
-    std::string allowed_methods(std::string_view path) const;
-    bool empty() const { return routes_.empty(); }
-
-private:
-    std::vector<Route> routes_;
 };
 
 /// One answered request, for ServerOptions::access_log.

@@ -9,6 +9,7 @@
 #include <boost/system/error_code.hpp>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,12 @@ public:
     virtual void terminate() {}
     /// The message size limit this channel enforces.
     virtual std::size_t max_message_size() const = 0;
+    /// Whether stalled() can ever say something: the connection then asks it a few times a second while requests
+    /// wait for replies.
+    virtual bool can_stall() const { return false; }
+    /// Why the peer, still connected, cannot answer now, or nullopt: a stdio server stopped by SIGSTOP says so here.
+    /// A stopped process looks like a slow one from the pipe, and its callers would wait out their timeouts.
+    virtual std::optional<std::string> stalled() const { return std::nullopt; }
 };
 
 }  // namespace switchboard::jsonrpc

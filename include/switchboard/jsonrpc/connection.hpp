@@ -18,6 +18,7 @@
 #include <boost/json/value.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -79,6 +80,9 @@ public:
         /// Server role: when the peer's stream ends, still answer the requests in progress (bounded), so that
         /// `printf '...' | server` gets every reply.
         std::chrono::milliseconds finish_incoming_on_eof{0};
+        /// While requests wait, how often to ask a channel that can stall (Channel::stalled) whether its peer can
+        /// answer; when it cannot at two checks in a row, the waiting requests fail with `unavailable`. 0: never ask.
+        std::chrono::milliseconds stall_check_interval{200};
     };
 
     static std::shared_ptr<Connection> create(boost::asio::any_io_executor ex, std::shared_ptr<Channel> channel,
@@ -133,6 +137,8 @@ private:
     void cancel_incoming(const boost::json::value& params);
     void protocol_error(std::string what);
     void fail_all(Error why);
+    void watch_stalls();
+    boost::asio::awaitable<void> stall_watch();
     boost::asio::awaitable<void> wait_drained(clock::time_point until);
     struct Incoming;
     void forget_incoming(std::unordered_map<std::string, std::shared_ptr<Incoming>>::iterator it);
@@ -152,6 +158,9 @@ private:
 
     std::deque<std::string> outbox_;
     boost::asio::steady_timer outbox_signal_;
+    boost::asio::steady_timer stall_timer_;  // armed only while requests wait on a channel that can stall
+    bool stall_watch_ = false;
+    std::uint64_t received_ = 0;  // reads from the channel, for the stall watch
     Signal loops_done_;  // fired when both loops have ended
     int running_loops_ = 0;
     bool started_ = false;

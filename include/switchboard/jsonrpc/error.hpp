@@ -34,6 +34,7 @@ enum class Code : int {
     connection_closed = -3,
     protocol_violation = -4,  ///< the peer sent something we cannot use
     transport_error = -5,
+    unavailable = -6,  ///< the peer is there but cannot answer now (a stopped server process)
 };
 
 /// The category of Code ("jsonrpc"); message() names the code.
@@ -57,6 +58,7 @@ inline constexpr int cancelled = static_cast<int>(Code::cancelled);
 inline constexpr int connection_closed = static_cast<int>(Code::connection_closed);
 inline constexpr int protocol_violation = static_cast<int>(Code::protocol_violation);
 inline constexpr int transport_error = static_cast<int>(Code::transport_error);
+inline constexpr int unavailable = static_cast<int>(Code::unavailable);
 }  // namespace code
 
 /// A JSON-RPC error, from the peer (`local == false`) or raised by this process.

@@ -26,12 +26,18 @@ std::optional<Role> role_from_string(std::string_view s);
 struct Usage {
     std::int64_t prompt_tokens = 0;
     std::int64_t completion_tokens = 0;
+    /// Saturating: the counts come from the endpoint, and a sum that overflows would be undefined behaviour.
     Usage& operator+=(const Usage& o) {
-        prompt_tokens += o.prompt_tokens;
-        completion_tokens += o.completion_tokens;
+        add(prompt_tokens, o.prompt_tokens);
+        add(completion_tokens, o.completion_tokens);
         return *this;
     }
     bool operator==(const Usage&) const = default;
+
+private:
+    static void add(std::int64_t& to, std::int64_t n) {
+        if (__builtin_add_overflow(to, n, &to)) to = n > 0 ? INT64_MAX : INT64_MIN;
+    }
 };
 
 /// How long one model turn took, measured by the client.

@@ -51,6 +51,9 @@ public:
     boost::asio::awaitable<void> close() override;
     void terminate() override;  ///< SIGKILL to the server's process group
     std::size_t max_message_size() const override;
+    bool can_stall() const override { return true; }
+    /// The server's process, or one it started, is stopped (SIGSTOP): its callers need not wait out their timeouts.
+    std::optional<std::string> stalled() const override;
 
     int pid() const;
     bool exited() const;

@@ -1,0 +1,46 @@
+#include <switchboard/http/router.hpp>
+
+#include <fmt/format.h>
+
+namespace switchboard::http {
+
+std::string header_value(const ServerRequest& req, std::string_view name) {
+    auto it = req.find(name);
+    return it == req.end() ? std::string() : std::string(it->value());
+}
+
+void Router::add(bhttp::verb method, std::string path, Handler handler) {
+    add(method, std::move(path), std::move(handler), RouteOptions{});
+}
+
+void Router::add(bhttp::verb method, std::string path, Handler handler, RouteOptions options) {
+    routes_.push_back(Route{method, std::move(path), std::move(handler), options});
+}
+
+void Router::add_all(const Router& other) { routes_.insert(routes_.end(), other.routes_.begin(), other.routes_.end()); }
+
+const Router::Route* Router::find(bhttp::verb method, std::string_view path, bool& path_known) const {
+    path_known = false;
+    for (const auto& r : routes_) {
+        if (r.path != path) continue;
+        path_known = true;
+        if (r.method == method) return &r;
+    }
+    return nullptr;
+}
+
+bool Router::requires_token(std::string_view path) const {
+    for (const auto& r : routes_)
+        if (r.path == path && r.options.requires_token) return true;
+    return false;
+}
+
+std::string Router::allowed_methods(std::string_view path) const {
+    std::string out;
+    for (const auto& r : routes_)
+        if (r.path == path)
+            out += fmt::format("{}{}", out.empty() ? "" : ", ", std::string_view(bhttp::to_string(r.method)));
+    return out;
+}
+
+}  // namespace switchboard::http
