@@ -1,5 +1,6 @@
 #include <switchboard/agent/server_requests.hpp>
 
+#include <switchboard/core/json_number.hpp>
 #include <switchboard/core/text.hpp>
 #include <switchboard/llm/tool_result.hpp>
 #include <switchboard/mcp/types.hpp>
@@ -158,7 +159,7 @@ struct Sampler {
         request.messages = sampling_messages(*p);
         request.model = co_await pick_model(*p);
         if (const auto* m = p->if_contains("maxTokens"); m && m->is_number())
-            request.extra["max_tokens"] = m->to_number<std::int64_t>();
+            request.extra["max_tokens"] = std::max<std::int64_t>(core::json_integer(*m).value_or(1), 1);
         if (const auto* t = p->if_contains("temperature"); t && t->is_number())
             request.extra["temperature"] = t->to_number<double>();
         if (const auto* s = p->if_contains("stopSequences"); s && s->is_array() && !s->get_array().empty())

@@ -400,7 +400,7 @@ void ClientSession::handle_notification(const std::string& method, const json::v
         const auto* p = params.if_object();
         const auto* m = p ? p->if_contains("_meta") : nullptr;
         const auto* id = m && m->is_object() ? m->get_object().if_contains(meta::subscription_id) : nullptr;
-        if (id && id->is_number() && id->to_number<std::int64_t>() == listen_->id) {
+        if (id && core::json_exact_integer(*id) == listen_->id) {
             listen_->acknowledged = true;
             listen_->settled.set();
         }

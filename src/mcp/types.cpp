@@ -1,5 +1,7 @@
 #include <switchboard/mcp/types.hpp>
 
+#include <switchboard/core/json_number.hpp>
+
 #include <algorithm>
 #include <initializer_list>
 
@@ -110,8 +112,9 @@ Resource Resource::from_json(const json::value& v) {
     r.title = string_field(o, "title");
     r.description = string_field(o, "description");
     r.mime_type = string_field(o, "mimeType");
-    if (const auto* s = o.if_contains("size"); s && (s->is_uint64() || s->is_int64()))
-        r.size = s->to_number<std::uint64_t>();
+    // A size that is no size (-1, 1.5e300, "big") is left out rather than failing the whole listing.
+    if (const auto* s = o.if_contains("size"); s && s->is_number())
+        if (auto n = core::json_exact_integer(*s); n && *n >= 0) r.size = static_cast<std::uint64_t>(*n);
     r.raw = o;
     return r;
 }
@@ -249,7 +252,7 @@ CompleteResult CompleteResult::from_json(const json::value& v) {
     if (const auto* vals = o.if_contains("values"); vals && vals->is_array())
         for (const auto& s : vals->get_array())
             if (s.is_string()) r.values.emplace_back(s.get_string());
-    if (const auto* t = o.if_contains("total"); t && t->is_number()) r.total = t->to_number<std::int64_t>();
+    if (const auto* t = o.if_contains("total"); t && t->is_number()) r.total = core::json_integer(*t);
     if (const auto* h = o.if_contains("hasMore"); h && h->is_bool()) r.has_more = h->get_bool();
     return r;
 }

@@ -126,3 +126,15 @@ TEST(Types, FromMovedNonObjectIsEmpty) {
     auto c = mcp::CallToolResult::from_json(json::value("x"));
     EXPECT_TRUE(c.content.empty());
 }
+
+// One resource with a nonsense size must not fail a whole listing (a conversion that threw did), and a completion's
+// `total` may come as any number.
+TEST(Types, OutsideNumbersThatAreNoSizeAreLeftOut) {
+    for (const char* size : {"-1", "1.5", "1e300", "\"big\""}) {
+        auto r = mcp::Resource::from_json(json::parse(std::string(R"({"uri":"a://b","name":"b","size":)") + size + "}"));
+        EXPECT_EQ(r.uri, "a://b") << size;
+        EXPECT_FALSE(r.size) << size;
+    }
+    EXPECT_EQ(mcp::Resource::from_json(json::parse(R"({"uri":"a://b","size":4096.0})")).size, 4096u);
+    EXPECT_EQ(mcp::CompleteResult::from_json(json::parse(R"({"values":[],"total":1e300})")).total, INT64_MAX);
+}
