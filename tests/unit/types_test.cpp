@@ -131,7 +131,8 @@ TEST(Types, FromMovedNonObjectIsEmpty) {
 // `total` may come as any number.
 TEST(Types, OutsideNumbersThatAreNoSizeAreLeftOut) {
     for (const char* size : {"-1", "1.5", "1e300", "\"big\""}) {
-        auto r = mcp::Resource::from_json(json::parse(std::string(R"({"uri":"a://b","name":"b","size":)") + size + "}"));
+        const auto text = std::string(R"({"uri":"a://b","name":"b","size":)") + size + "}";
+        auto r = mcp::Resource::from_json(json::parse(text));
         EXPECT_EQ(r.uri, "a://b") << size;
         EXPECT_FALSE(r.size) << size;
     }
