@@ -233,17 +233,24 @@ awaitable<ServerPool::Attempt> ServerPool::connect_attempt(std::shared_ptr<Serve
         }
         pending->result.reset();
     });
+    const auto began = pool_clock::now();
     const auto limit = s->config.startup_timeout + std::chrono::milliseconds(200);
     const bool finished = co_await pending->done.wait_for(limit);
+    auto out_of_time = [&] {
+        return fmt::format("server \"{}\" did not finish starting within {} ms (startupTimeoutMs; it was {})",
+                           s->config.name, s->config.startup_timeout.count(), to_string(s->phase));
+    };
     if (!finished) {
         *live = false;
-        co_return Attempt::failed(
-            fmt::format("server \"{}\" did not finish starting within {} ms (startupTimeoutMs; it was {})",
-                        s->config.name, s->config.startup_timeout.count(), to_string(s->phase)));
+        co_return Attempt::failed(out_of_time());
     }
     auto sc = std::move(*pending->result);
     pending->result.reset();
     abandon.release();
+    // The handshake's own deadline (the same startupTimeoutMs) and ours end together: whichever is seen first, a
+    // start that failed for time says so the same way, with the step that timed out.
+    if (!sc.session && !sc.error.empty() && pool_clock::now() - began >= s->config.startup_timeout)
+        sc.error = out_of_time() + ": " + sc.error;
     if (s->gen != gen || stopping_) {
         if (sc.session) co_await sc.session->close();
         co_return Attempt::stopped();
