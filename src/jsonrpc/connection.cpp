@@ -57,7 +57,9 @@ std::optional<std::int64_t> id_of_dropped(const std::string& head, const std::st
 }  // namespace
 
 struct Connection::Pending {
-    explicit Pending(const asio::any_io_executor& ex) : timer(ex) {}
+    // The waiter sleeps on a timer that never expires (no entry in the timer heap, no timerfd update): a reply, the
+    // connection's deadline timer or a stall wakes it by cancelling the wait.
+    explicit Pending(const asio::any_io_executor& ex) : timer(ex, clock::time_point::max()) {}
     asio::steady_timer timer;
     std::optional<Outcome<json::value>> outcome;
     std::string method;
@@ -83,7 +85,8 @@ Connection::Connection(asio::any_io_executor ex, std::shared_ptr<Channel> channe
       channel_(std::move(channel)),
       options_(std::move(options)),
       outbox_signal_(ex),
-      stall_timer_(ex) {}
+      stall_timer_(ex),
+      deadline_timer_(ex) {}
 
 Connection::~Connection() = default;
 
@@ -230,7 +233,7 @@ void Connection::dispatch(std::string text) {
         auto self = shared_from_this();
         asio::co_spawn(executor_, handle_incoming(std::move(m), key),
                        asio::bind_cancellation_slot(inc->signal.slot(), [self, key, inc](std::exception_ptr e) {
-                           core::log_exception(e, self->with_context("request handler"));
+                           if (e) core::log_exception(e, self->with_context("request handler"));
                            // The id may already be reused by a newer request: erase only our own entry.
                            if (auto it = self->incoming_.find(key); it != self->incoming_.end() && it->second == inc)
                                self->forget_incoming(it);
@@ -335,10 +338,8 @@ void Connection::route_progress(const json::value& params) {
     if (const auto* v = p->if_contains("total"); v && v->is_number()) prog.total = v->to_number<double>();
     if (const auto* v = p->if_contains("message"); v && v->is_string()) prog.message = v->as_string().c_str();
     if (pending.on_progress) pending.on_progress(prog);
-    if (pending.reset_on_progress) {
-        pending.deadline = clock::now() + pending.timeout;
-        pending.timer.cancel();  // the waiter re-arms with the new deadline
-    }
+    // A later deadline needs no wake-up: the deadline timer finds it when it fires for the earlier one.
+    if (pending.reset_on_progress) pending.deadline = clock::now() + pending.timeout;
 }
 
 void Connection::fail_all(Error why) {
@@ -360,6 +361,8 @@ void Connection::fail_all(Error why) {
     outbox_.clear();
     outbox_signal_.cancel();
     stall_timer_.cancel();
+    deadline_timer_.cancel();
+    deadline_armed_ = clock::time_point::max();
     drained_.fire();
     if (close_handler_) {
         auto h = std::move(close_handler_);
@@ -393,10 +396,10 @@ awaitable<Outcome<json::value>> Connection::request(std::string method, json::va
     if (options.on_sent) options.on_sent(id);
     enqueue(serialize_request(id, method, params));
     watch_stalls();
+    arm_deadline(std::min(p->deadline, p->max_deadline));
 
     bool cancelled = false;
     while (!p->outcome) {
-        p->timer.expires_at(std::min(p->deadline, p->max_deadline));
         try {
             co_await p->timer.async_wait(as_tuple_awaitable);
             if (p->outcome) break;
@@ -420,6 +423,34 @@ awaitable<Outcome<json::value>> Connection::request(std::string method, json::va
     std::string msg = fmt::format("no reply to {} ({})", method, reason);
     if (!last_protocol_error_.empty()) msg += "; last problem: it " + last_protocol_error_;
     co_return Error::make_local(code::timeout, with_context(msg));
+}
+
+// One timer for every waiting request, armed at the earliest deadline. A request with a later deadline than the
+// armed one (the usual case: the same timeout, sent later) costs no timer operation at all, where a timer of its own
+// was a heap insertion and a timerfd_settime system call per request.
+void Connection::arm_deadline(clock::time_point at) {
+    if (at >= deadline_armed_ || closed_error_) return;
+    deadline_armed_ = at;
+    deadline_timer_.expires_at(at);  // cancels the wait for a later deadline; its handler sees operation_aborted
+    // A plain handler holding a weak reference: a connection dropped while requests wait is not kept alive by it.
+    deadline_timer_.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
+        if (ec) return;
+        if (auto self = weak.lock()) self->on_deadline();
+    });
+}
+
+void Connection::on_deadline() {
+    deadline_armed_ = clock::time_point::max();
+    const auto now = clock::now();
+    auto next = clock::time_point::max();
+    for (auto& [id, p] : pending_) {
+        const auto due = std::min(p->deadline, p->max_deadline);
+        if (due <= now)
+            p->timer.cancel();  // the waiter sees its deadline passed and gives up
+        else
+            next = std::min(next, due);
+    }
+    if (next != clock::time_point::max()) arm_deadline(next);
 }
 
 void Connection::watch_stalls() {

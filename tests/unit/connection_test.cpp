@@ -178,6 +178,41 @@ TEST_F(ConnectionTest, TimeoutGivesLocalErrorAndSendsCancelled) {
     });
 }
 
+// One deadline timer serves every waiting request: a request sent later with an earlier deadline must re-arm it,
+// and one whose deadline is later must not be failed when the timer fires for an earlier one.
+TEST_F(ConnectionTest, EachWaitingRequestTimesOutAtItsOwnDeadline) {
+    auto client = make_client();
+    client->start();
+    run(ctx, [&]() -> awaitable<void> {
+        auto ex = co_await asio::this_coro::executor;
+        std::vector<std::string> order;  // which requests ended, in order
+        auto call = [&](std::string name, std::chrono::milliseconds timeout) {
+            return spawn(ex, [&, name, timeout]() -> awaitable<void> {
+                rpc::RequestOptions ro;
+                ro.timeout = timeout;
+                json::value params = json::object{};
+                auto r = co_await client->request(name, std::move(params), ro);
+                EXPECT_FALSE(r.has_value());
+                const auto expected = name == "long" ? rpc::code::connection_closed : rpc::code::timeout;
+                if (!r) EXPECT_EQ(r.error().code, expected) << name << ": " << r.error().message;
+                order.push_back(name);
+            });
+        };
+        auto long_one = call("long", 60s);
+        auto late = call("late", 400ms);
+        auto early = call("early", 100ms);  // sent last, due first
+        co_await join(early);
+        EXPECT_EQ(order, (std::vector<std::string>{"early"}));
+        EXPECT_EQ(client->pending_requests(), 2u);
+        co_await join(late);
+        EXPECT_EQ(order, (std::vector<std::string>{"early", "late"}));
+        EXPECT_EQ(client->pending_requests(), 1u);  // the 60 s request still waits
+        co_await client->close();
+        co_await join(long_one);
+        EXPECT_EQ(client->pending_requests(), 0u);
+    });
+}
+
 namespace {
 
 // "progressive": sends progress every 50 ms for 400 ms, then answers.

@@ -137,6 +137,8 @@ private:
     void cancel_incoming(const boost::json::value& params);
     void protocol_error(std::string what);
     void fail_all(Error why);
+    void arm_deadline(clock::time_point at);
+    void on_deadline();
     void watch_stalls();
     boost::asio::awaitable<void> stall_watch();
     boost::asio::awaitable<void> wait_drained(clock::time_point until);
@@ -160,6 +162,9 @@ private:
     boost::asio::steady_timer outbox_signal_;
     boost::asio::steady_timer stall_timer_;  // armed only while requests wait on a channel that can stall
     bool stall_watch_ = false;
+    // Armed at the earliest deadline of the waiting requests (max: not armed); see arm_deadline().
+    boost::asio::steady_timer deadline_timer_;
+    clock::time_point deadline_armed_ = clock::time_point::max();
     std::uint64_t received_ = 0;  // reads from the channel, for the stall watch
     Signal loops_done_;  // fired when both loops have ended
     int running_loops_ = 0;
