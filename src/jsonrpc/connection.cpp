@@ -57,8 +57,8 @@ std::optional<std::int64_t> id_of_dropped(const std::string& head, const std::st
 }  // namespace
 
 struct Connection::Pending {
-    // The waiter sleeps on a timer that never expires (no entry in the timer heap, no timerfd update): a reply, the
-    // connection's deadline timer or a stall wakes it by cancelling the wait.
+    // The waiter sleeps on a timer that never expires: it is never the earliest timer, so waiting on it costs no
+    // timerfd update. A reply, the connection's deadline timer or a stall wakes it by cancelling the wait.
     explicit Pending(const asio::any_io_executor& ex) : timer(ex, clock::time_point::max()) {}
     asio::steady_timer timer;
     std::optional<Outcome<json::value>> outcome;
@@ -396,10 +396,12 @@ awaitable<Outcome<json::value>> Connection::request(std::string method, json::va
     if (options.on_sent) options.on_sent(id);
     enqueue(serialize_request(id, method, params));
     watch_stalls();
-    arm_deadline(std::min(p->deadline, p->max_deadline));
 
     bool cancelled = false;
     while (!p->outcome) {
+        // Every wait arms its own deadline (nothing when an earlier one is armed): progress may have moved it after
+        // the deadline timer woke this waiter and left it out of its next arming.
+        arm_deadline(std::min(p->deadline, p->max_deadline));
         try {
             co_await p->timer.async_wait(as_tuple_awaitable);
             if (p->outcome) break;
@@ -426,8 +428,8 @@ awaitable<Outcome<json::value>> Connection::request(std::string method, json::va
 }
 
 // One timer for every waiting request, armed at the earliest deadline. A request with a later deadline than the
-// armed one (the usual case: the same timeout, sent later) costs no timer operation at all, where a timer of its own
-// was a heap insertion and a timerfd_settime system call per request.
+// armed one (the usual case: the same timeout, sent later) re-arms nothing, where a timer of its own at its deadline
+// became the earliest timer and cost a timerfd_settime system call per request.
 void Connection::arm_deadline(clock::time_point at) {
     if (at >= deadline_armed_ || closed_error_) return;
     deadline_armed_ = at;

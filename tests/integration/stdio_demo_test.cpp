@@ -215,5 +215,46 @@ TEST(DemoServerDualEra, DefaultServerIsModernAndKnownLegacySkipsTheProbe) {
     });
 }
 
+// demo://blob/{bytes} encodes one period of its repeating bytes and copies it: every size around a period's end
+// (753 bytes) and its padding must still decode to exactly (i * 7) mod 251.
+std::string decode_base64(std::string_view text) {
+    static const std::string alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    unsigned acc = 0;
+    int bits = 0;
+    for (char c : text) {
+        if (c == '=') break;
+        const auto v = alphabet.find(c);
+        if (v == std::string::npos) return "not base64";
+        acc = (acc << 6) | static_cast<unsigned>(v);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out.push_back(static_cast<char>((acc >> bits) & 0xFF));
+        }
+    }
+    return out;
+}
+
+TEST(DemoServerBlob, EverySizeAroundTheRepeatDecodesExactly) {
+    run([&]() -> awaitable<void> {
+        std::vector<std::string> args{"--blob-template"};  // GCC 12: no init-list in co_await or a range-for
+        const std::vector<std::size_t> sizes{0, 1, 2, 3, 4, 752, 753, 754, 755, 1505, 1506, 1507, 1508, 2259, 100003};
+        auto c = co_await connect(demo_server(), args);
+        CO_ASSERT_TRUE(c.session);
+        for (std::size_t bytes : sizes) {
+            auto r = co_await c.session->read_resource("demo://blob/" + std::to_string(bytes));
+            CO_ASSERT_TRUE(r) << bytes << ": " << r.error().message;
+            CO_ASSERT_TRUE(r->contents.at(0).blob.has_value());
+            const auto& text = *r->contents.at(0).blob;
+            EXPECT_EQ(text.size(), (bytes + 2) / 3 * 4) << bytes;
+            std::string expected;
+            for (std::size_t i = 0; i < bytes; ++i) expected.push_back(static_cast<char>((i * 7) % 251));
+            EXPECT_TRUE(decode_base64(text) == expected) << bytes << " bytes decode to something else";
+        }
+        co_await c.session->close();
+    });
+}
+
 }  // namespace
 }  // namespace switchboard::test
