@@ -134,6 +134,54 @@ std::string serialize_request(const Id& id, std::string_view method, const json:
     return out;
 }
 
+MetaMembers::MetaMembers(const json::object& members) {
+    for (const auto& kv : members) {
+        if (!json.empty()) json.push_back(',');
+        append_json(json, std::string_view(kv.key()));
+        json.push_back(':');
+        append_json(json, kv.value());
+        keys.emplace_back(kv.key());
+    }
+}
+
+std::string serialize_request(const Id& id, std::string_view method, const json::value& params,
+                              const MetaMembers& meta) {
+    const auto* o = params.if_object();
+    if (meta.json.empty() || (!o && !params.is_null())) return serialize_request(id, method, params);
+    std::string out = start(&id);
+    out.append(R"(,"method":)");
+    append_json(out, method);
+    out.append(R"(,"params":{)");
+    bool first = true;
+    auto member = [&](std::string_view key, const json::value& value) {
+        if (!first) out.push_back(',');
+        first = false;
+        append_json(out, key);
+        out.push_back(':');
+        append_json(out, value);
+    };
+    const json::object* own_meta = nullptr;
+    if (o)
+        for (const auto& kv : *o) {
+            if (kv.key() == "_meta" && kv.value().is_object())
+                own_meta = &kv.value().get_object();
+            else if (kv.key() != "_meta")  // a _meta that is no object is replaced, as assigning ours would
+                member(std::string_view(kv.key()), kv.value());
+        }
+    if (!first) out.push_back(',');
+    out.append(R"("_meta":{)");
+    first = true;
+    if (own_meta)
+        for (const auto& kv : *own_meta)
+            if (std::find(meta.keys.begin(), meta.keys.end(), kv.key()) == meta.keys.end())
+                member(std::string_view(kv.key()), kv.value());
+    if (!first) out.push_back(',');
+    out.append(meta.json);
+    out.append("}}");
+    finish(out);
+    return out;
+}
+
 std::string serialize_notification(std::string_view method, const json::value& params) {
     std::string out = start(nullptr);
     out.append(R"(,"method":)");

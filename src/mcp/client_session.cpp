@@ -128,6 +128,7 @@ const json::object& ClientSession::modern_meta() const {
     meta[meta::client_capabilities] = client_capabilities();
     if (!log_level_.empty()) meta[meta::log_level] = log_level_;
     meta_cache_ = std::move(meta);
+    meta_members_ = std::make_shared<const jsonrpc::MetaMembers>(meta_cache_);
     meta_cache_version_ = protocol_version_;
     meta_cache_level_ = log_level_;
     return meta_cache_;
@@ -255,14 +256,12 @@ awaitable<Outcome<json::value>> ClientSession::request(std::string method, json:
         // allocation instead of one per key and value (and freeing them free).
         json::monotonic_resource arena;
         json::object p(params, json::storage_ptr(&arena));
-        if (era_ == Era::modern) {
-            auto& m = p["_meta"];
-            if (!m.is_object())
-                m = modern_meta();
-            else
-                for (auto& [k, v] : modern_meta()) m.get_object()[k] = v;
+        auto ro = request_options(options);
+        if (era_ == Era::modern) {  // the 2026-07-28 _meta goes in as it is written, serialized once per session
+            modern_meta();
+            ro.meta = meta_members_;
         }
-        auto r = co_await connection_->request(method, std::move(p), request_options(options));
+        auto r = co_await connection_->request(method, std::move(p), std::move(ro));
         if (!r) {
             const Error& e = r.error();
             if (era_ == Era::modern && !e.local && e.code == code::unsupported_protocol_version && !version_retried) {

@@ -172,8 +172,9 @@ TEST_F(WebApi, ServerEditsAreCheckedWrittenInPlaceAndAppliedLive) {
     wait_for_phase("demo", "connected");
     const auto tools = parse(get("/api/tools"));  // (kept: a loop over a temporary's member would dangle)
     for (const auto& t : tools.at("tools").as_array())
-        if (t.at("name").as_string() == "add" && t.at("server").as_string() == "demo")
+        if (t.at("name").as_string() == "add" && t.at("server").as_string() == "demo") {
             EXPECT_FALSE(t.at("enabled").as_bool());
+        }
     auto refused = post("/api/tools/call", {{"server", "demo"}, {"name", "add"}, {"arguments", {{"a", 1}, {"b", 1}}}});
     EXPECT_EQ(refused.status, 403) << refused.body;
 

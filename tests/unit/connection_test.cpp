@@ -194,7 +194,9 @@ TEST_F(ConnectionTest, EachWaitingRequestTimesOutAtItsOwnDeadline) {
                 auto r = co_await client->request(name, std::move(params), ro);
                 EXPECT_FALSE(r.has_value());
                 const auto expected = name == "long" ? rpc::code::connection_closed : rpc::code::timeout;
-                if (!r) EXPECT_EQ(r.error().code, expected) << name << ": " << r.error().message;
+                if (!r) {
+                    EXPECT_EQ(r.error().code, expected) << name << ": " << r.error().message;
+                }
                 order.push_back(name);
             });
         };

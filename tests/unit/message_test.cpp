@@ -5,6 +5,7 @@
 #include <boost/json/serialize.hpp>
 
 #include <string>
+#include <vector>
 
 namespace json = boost::json;
 namespace rpc = switchboard::jsonrpc;
@@ -258,3 +259,37 @@ TEST(ParseMessage, RealisticDepthIsAcceptedAndHostileDepthIsAClearError) {
 
 }  // namespace
 }  // namespace switchboard::jsonrpc
+
+// The 2026-07-28 _meta spliced in as a request is written must give the JSON that merging it into the params would:
+// ours wins over a same-named key, other _meta keys (progressToken) stay, a _meta that is no object is replaced.
+TEST(Serialize, RequestWithMetaMembersIsTheMergedParams) {
+    const auto ours = json::parse(R"({"io.mcp/protocolVersion":"2026-07-28","io.mcp/clientInfo":{"name":"sb"}})");
+    const rpc::MetaMembers meta(ours.as_object());
+    auto merged = [&](json::value params) {
+        auto& m = params.as_object()["_meta"];
+        if (!m.is_object()) m = json::object{};
+        for (const auto& kv : ours.as_object()) m.as_object()[kv.key()] = kv.value();
+        return params;
+    };
+    const std::vector<std::string> cases{
+        R"({})",
+        R"({"name":"echo","arguments":{"text":"a \"quoted\" \u00e9"}})",
+        R"({"name":"echo","_meta":{"progressToken":7,"io.mcp/protocolVersion":"1999-01-01"},"arguments":{}})",
+        R"({"_meta":"not an object","cursor":"c"})",
+        R"({"_meta":{}})",
+    };
+    for (const auto& text : cases) {
+        const auto params = json::parse(text);
+        const auto wire = rpc::serialize_request(json::value(3), "tools/call", params, meta);
+        auto parsed = rpc::parse_message(wire);
+        ASSERT_TRUE(parsed.has_value()) << wire;
+        EXPECT_EQ(parsed->id, json::value(3));
+        EXPECT_EQ(parsed->method, "tools/call");
+        EXPECT_EQ(parsed->params, merged(params)) << text << "\n -> " << wire;
+        // No key twice (a parser keeping the first of two would see the peer's version, not ours).
+        EXPECT_EQ(wire.find("1999-01-01"), std::string::npos) << wire;
+    }
+    // Null params: only our _meta.
+    const auto wire = rpc::serialize_request(json::value(4), "tools/list", json::value(), meta);
+    EXPECT_EQ(json::parse(wire).at("params"), json::value(json::object{{"_meta", ours}})) << wire;
+}

@@ -38,9 +38,9 @@ struct ForkEnvironment {
     std::shared_ptr<LoadedSkills> loaded_skills = std::make_shared<LoadedSkills>();
     /// The model the main conversation asks for now (the web UI's model picker; empty or null: the client's). A
     /// definition's own `model` wins over it.
-    std::shared_ptr<const std::string> model;
+    std::shared_ptr<const std::string> model{};
     /// Where running forks are recorded (and published for `switchboard status`); null: nowhere.
-    std::shared_ptr<ForkRegistry> registry;
+    std::shared_ptr<ForkRegistry> registry{};
     /// Set (shared by every copy) once the main conversation offers tool search: forks offer it too, over the same
     /// catalog, so an agent reaches lazy servers it did not declare through search_tools / call_tool.
     std::shared_ptr<std::optional<host::ToolCatalog>> tool_search =

@@ -43,6 +43,8 @@ struct RequestOptions {
     std::function<void(const Progress&)> on_progress;
     /// Called with the request's id just before it is sent (a modern subscription is keyed by it).
     std::function<void(std::int64_t id)> on_sent;
+    /// Added to params._meta as the request is written (see MetaMembers); null: nothing.
+    std::shared_ptr<const MetaMembers> meta;
 };
 
 /// What a handler of an incoming request can do besides returning its result.

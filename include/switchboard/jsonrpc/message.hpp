@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace switchboard::jsonrpc {
 
@@ -35,6 +36,19 @@ inline constexpr std::size_t max_message_depth = 1000;
 Outcome<Message> parse_message(std::string_view text);
 
 std::string serialize_request(const Id& id, std::string_view method, const boost::json::value& params);
+
+/// Members a request's params._meta gets when it is written, serialized once and reused: the 2026-07-28 `_meta` a
+/// client sends with every request would otherwise be copied into each request's params and serialized again.
+struct MetaMembers {
+    explicit MetaMembers(const boost::json::object& members);
+    std::string json;               ///< `"k":v,"k2":v2`, no braces
+    std::vector<std::string> keys;  ///< where params._meta has one of these keys, ours wins
+};
+
+/// serialize_request with `meta` added to params._meta (params must be an object or null). The same JSON as merging
+/// `meta` into a copy of params and serializing that; `_meta` comes last among the params.
+std::string serialize_request(const Id& id, std::string_view method, const boost::json::value& params,
+                              const MetaMembers& meta);
 std::string serialize_notification(std::string_view method, const boost::json::value& params);
 std::string serialize_result(const Id& id, const boost::json::value& result);
 std::string serialize_error(const Id& id, const Error& error);

@@ -174,6 +174,7 @@ private:
     std::map<std::string, std::optional<std::chrono::milliseconds>> list_ttl_;
     // modern_meta() for the version and log level it was built with: every modern request carries it.
     mutable boost::json::object meta_cache_;
+    mutable std::shared_ptr<const jsonrpc::MetaMembers> meta_members_;  // meta_cache_ serialized, for requests
     mutable std::string meta_cache_version_, meta_cache_level_;
 
     // Modern subscriptions: one listen stream carrying the whole filter.
