@@ -147,7 +147,7 @@ MetaMembers::MetaMembers(const json::object& members) {
 std::string serialize_request(const Id& id, std::string_view method, const json::value& params,
                               const MetaMembers& meta) {
     const auto* o = params.if_object();
-    if (meta.json.empty() || (!o && !params.is_null())) return serialize_request(id, method, params);
+    if (!o && !params.is_null()) return serialize_request(id, method, params);  // MCP params are objects
     std::string out = start(&id);
     out.append(R"(,"method":)");
     append_json(out, method);

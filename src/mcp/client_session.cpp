@@ -252,13 +252,14 @@ jsonrpc::RequestOptions ClientSession::request_options(const CallOptions& o) con
 awaitable<Outcome<json::value>> ClientSession::request(std::string method, json::object params, CallOptions options) {
     bool version_retried = false;
     for (int round = 0;; ++round) {
-        // The params of one attempt live until they are serialized: a monotonic arena makes building them one
-        // allocation instead of one per key and value (and freeing them free).
+        // The params of one attempt (a copy: a retry needs the originals) live until they are serialized: a monotonic
+        // arena makes the copy one allocation instead of one per key and value (and freeing it free). The _meta is
+        // not copied in: the cached, serialized one is spliced in as the request is written.
         json::monotonic_resource arena;
         json::object p(params, json::storage_ptr(&arena));
         auto ro = request_options(options);
         if (era_ == Era::modern) {  // the 2026-07-28 _meta goes in as it is written, serialized once per session
-            modern_meta();
+            modern_meta();  // refreshes meta_members_ with meta_cache_ when the version or log level changed
             ro.meta = meta_members_;
         }
         auto r = co_await connection_->request(method, std::move(p), std::move(ro));

@@ -262,7 +262,7 @@ TEST(ParseMessage, RealisticDepthIsAcceptedAndHostileDepthIsAClearError) {
 
 // The 2026-07-28 _meta spliced in as a request is written must give the JSON that merging it into the params would:
 // ours wins over a same-named key, other _meta keys (progressToken) stay, a _meta that is no object is replaced.
-TEST(Serialize, RequestWithMetaMembersIsTheMergedParams) {
+TEST(SerializeMessage, RequestWithMetaMembersIsTheMergedParams) {
     const auto ours = json::parse(R"({"io.mcp/protocolVersion":"2026-07-28","io.mcp/clientInfo":{"name":"sb"}})");
     const rpc::MetaMembers meta(ours.as_object());
     auto merged = [&](json::value params) {
@@ -277,6 +277,8 @@ TEST(Serialize, RequestWithMetaMembersIsTheMergedParams) {
         R"({"name":"echo","_meta":{"progressToken":7,"io.mcp/protocolVersion":"1999-01-01"},"arguments":{}})",
         R"({"_meta":"not an object","cursor":"c"})",
         R"({"_meta":{}})",
+        R"({"_meta":{"io.mcp/protocolVersion":"1999-01-01","io.mcp/clientInfo":{"name":"peer"}}})",
+        R"({"we\"ird\nkey":1,"_meta":{"a\u0001b":true}})",
     };
     for (const auto& text : cases) {
         const auto params = json::parse(text);
@@ -289,6 +291,10 @@ TEST(Serialize, RequestWithMetaMembersIsTheMergedParams) {
         // No key twice (a parser keeping the first of two would see the peer's version, not ours).
         EXPECT_EQ(wire.find("1999-01-01"), std::string::npos) << wire;
     }
+    // Empty members still give params a _meta object (a non-object one replaced), as the merge would.
+    const rpc::MetaMembers none(json::object{});
+    const auto bare = rpc::serialize_request(json::value(5), "ping", json::parse(R"({"_meta":7})"), none);
+    EXPECT_EQ(json::parse(bare).at("params"), json::parse(R"({"_meta":{}})")) << bare;
     // Null params: only our _meta.
     const auto wire = rpc::serialize_request(json::value(4), "tools/list", json::value(), meta);
     EXPECT_EQ(json::parse(wire).at("params"), json::value(json::object{{"_meta", ours}})) << wire;
