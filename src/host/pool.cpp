@@ -53,7 +53,8 @@ ServerPool::ServerPool(asio::any_io_executor ex, Config config, PoolOptions opti
       options_(std::move(options)),
       cache_(options_.content_cache_bytes),
       shared_(std::make_shared<Shared>(ex_)) {
-    if (!options_.token_store) options_.token_store = std::make_shared<auth::TokenStore>(auth::TokenStore::default_path());
+    if (!options_.token_store)
+        options_.token_store = std::make_shared<auth::TokenStore>(auth::TokenStore::default_path());
 }
 
 ServerPool::~ServerPool() = default;

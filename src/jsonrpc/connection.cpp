@@ -394,7 +394,8 @@ awaitable<Outcome<json::value>> Connection::request(std::string method, json::va
     p->cancellable = options.cancellable;
     pending_.emplace(id, p);
     if (options.on_sent) options.on_sent(id);
-    enqueue(options.meta ? serialize_request(id, method, params, *options.meta) : serialize_request(id, method, params));
+    enqueue(options.meta ? serialize_request(id, method, params, *options.meta)
+                         : serialize_request(id, method, params));
     watch_stalls();
 
     bool cancelled = false;
