@@ -71,10 +71,10 @@ public:
             signal_.expires_at(asio::steady_timer::time_point::max());
             co_await signal_.async_wait(asio::as_tuple(asio::use_awaitable));
         }
-        if (closed_) co_return jsonrpc::Received{jsonrpc::Received::Kind::closed, {}, 0, {}, {}, "closed"};
+        if (closed_) co_return jsonrpc::Received{jsonrpc::Received::Kind::closed, {}, 0, {}, {}, "closed", nullptr};
         std::string text = std::move(in_.front());
         in_.pop_front();
-        co_return jsonrpc::Received{jsonrpc::Received::Kind::message, std::move(text), 0, {}, {}, {}};
+        co_return jsonrpc::Received{jsonrpc::Received::Kind::message, std::move(text), 0, {}, {}, {}, nullptr};
     }
     awaitable<boost::system::error_code> write(std::string message) override {
         ++written;
@@ -148,10 +148,10 @@ public:
             signal_.expires_at(asio::steady_timer::time_point::max());
             co_await signal_.async_wait(asio::as_tuple(asio::use_awaitable));
         }
-        if (in_.empty()) co_return jsonrpc::Received{jsonrpc::Received::Kind::closed, {}, 0, {}, {}, "closed"};
+        if (in_.empty()) co_return jsonrpc::Received{jsonrpc::Received::Kind::closed, {}, 0, {}, {}, "closed", nullptr};
         std::string text = std::move(in_.front());
         in_.pop_front();
-        co_return jsonrpc::Received{jsonrpc::Received::Kind::message, std::move(text), 0, {}, {}, {}};
+        co_return jsonrpc::Received{jsonrpc::Received::Kind::message, std::move(text), 0, {}, {}, {}, nullptr};
     }
     awaitable<boost::system::error_code> write(std::string message) override {
         if (auto p = peer.lock()) p->deliver(std::move(message));

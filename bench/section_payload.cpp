@@ -19,6 +19,13 @@ namespace {
 
 constexpr std::size_t payload_bytes = 64u << 20;
 
+// Checks the demo server's pattern (byte i is i * 7 mod 251) every 4,099 bytes; returns the size.
+std::size_t check(std::string_view bytes) {
+    for (std::size_t i = 0; i < bytes.size(); i += 4099)
+        if (static_cast<unsigned char>(bytes[i]) != (i * 7) % 251) throw std::runtime_error("payload mismatch");
+    return bytes.size();
+}
+
 // Decodes base64 and checks the demo server's pattern (byte i is i * 7 mod 251); returns the decoded size.
 std::size_t decode_and_check(std::string_view b64) {
     static const auto table = [] {
@@ -43,9 +50,7 @@ std::size_t decode_and_check(std::string_view b64) {
             out.push_back(static_cast<unsigned char>((acc >> bits) & 0xFF));
         }
     }
-    for (std::size_t i = 0; i < out.size(); i += 4099)
-        if (out[i] != static_cast<unsigned char>((i * 7) % 251)) throw std::runtime_error("payload mismatch");
-    return out.size();
+    return check(std::string_view(reinterpret_cast<const char*>(out.data()), out.size()));
 }
 
 asio::awaitable<json::object> read_blob(asio::any_io_executor ex, std::string demo, std::size_t bytes, bool typed) {
@@ -66,12 +71,13 @@ asio::awaitable<json::object> read_blob(asio::any_io_executor ex, std::string de
     const auto t0 = clock::now();
     std::size_t decoded = 0;
     const auto uri = fmt::format("demo://blob/{}", bytes);
-    if (typed) {  // ReadResourceResult: the blob as std::string, plus `raw` objects
+    if (typed) {  // ReadResourceResult: a big blob arrives decoded (blob_bytes), a small one as base64
         auto r = co_await (*session)->read_resource(uri);
         if (!r) throw std::runtime_error("read: " + r.error().message);
-        if (r->contents.empty() || !r->contents[0].blob) throw std::runtime_error("no blob in the result");
+        if (r->contents.empty() || !r->contents[0].has_blob()) throw std::runtime_error("no blob in the result");
         out["read_ms"] = seconds_since(t0) * 1000;
-        decoded = decode_and_check(*r->contents[0].blob);
+        const auto& c = r->contents[0];
+        decoded = c.blob_bytes ? check(*c.blob_bytes) : decode_and_check(*c.blob);
     } else {  // the result as JSON, as a gateway forwards it
         json::object params;
         params["uri"] = uri;
@@ -102,6 +108,11 @@ json::object blob_child(const std::vector<std::string>& args) {
 
 std::vector<Row> run(const Context& ctx) {
     std::vector<Row> rows;
+    // The TS SDK client on the same read, in the same run.
+    auto ts = run_json({ctx.node, ctx.peers_dir + "/stdio_blob_read.mjs", "--command", ctx.demo(), "--args",
+                        "--page-size 0 --blob-template", "--uri", fmt::format("demo://blob/{}", payload_bytes)});
+    if (ts && number(*ts, "decoded_bytes") != static_cast<double>(payload_bytes)) ts.reset();
+    if (!ts) rows.push_back(failed("TS SDK client: 64 MiB read", "the peer did not run (node and tests/peers?)"));
     for (std::string mode : {"raw", "typed"}) {
         const std::string how = mode == "raw" ? "ClientSession::request, JSON result" : "ClientSession::read_resource";
         auto out = run_child(ctx, "blob", {std::to_string(payload_bytes), mode});
@@ -115,6 +126,10 @@ std::vector<Row> run(const Context& ctx) {
         t.ours = number(*out, "total_ms");
         const double mib_per_s = 64.0 / (*number(*out, "read_ms") / 1000);
         t.note = fmt::format("read alone {:.0f} ms", *number(*out, "read_ms"));
+        if (ts) {
+            t.peer = number(*ts, "total_ms");
+            t.peer_name = "TS SDK client";
+        }
         rows.push_back(std::move(t));
         Row speed;
         speed.metric = "64 MiB read throughput via " + how;
@@ -122,6 +137,10 @@ std::vector<Row> run(const Context& ctx) {
         speed.ours = mib_per_s;
         speed.higher_is_better = true;
         speed.target = ">= 400 MiB/s";
+        if (ts && number(*ts, "read_ms")) {
+            speed.peer = 64.0 / (*number(*ts, "read_ms") / 1000);
+            speed.peer_name = "TS SDK client";
+        }
         judge(speed, mib_per_s, 400, false, "400 MiB/s");
         rows.push_back(std::move(speed));
         Row m;
@@ -129,6 +148,10 @@ std::vector<Row> run(const Context& ctx) {
         m.unit = "MiB";
         m.ours = *number(*out, "peak_kib") / 1024.0;
         m.target = "<= 2x payload (128 MiB)";
+        if (ts) {
+            m.peer = number(*ts, "peak_kib").value_or(0) / 1024.0;
+            m.peer_name = "TS SDK client (node)";
+        }
         judge(m, *m.ours, 128, true, "2x");
         m.note += fmt::format("; {:.2f}x the payload", *m.ours / 64.0);
         rows.push_back(std::move(m));

@@ -74,9 +74,9 @@ std::string render_contents(const std::vector<mcp::ResourceContents>& contents) 
     for (const auto& c : contents) {
         if (c.text)
             parts.push_back(*c.text);
-        else if (c.blob)
+        else if (c.has_blob())
             parts.push_back(fmt::format("[{}, {} bytes] {}", c.mime_type.empty() ? "binary" : c.mime_type,
-                                        mcp::base64_decoded_size(*c.blob), c.uri));
+                                        c.blob_size(), c.uri));
         else
             parts.push_back(fmt::format("[empty] {}", c.uri));
     }

@@ -8,6 +8,7 @@ std::size_t ResourceContentCache::cost(const mcp::ReadResourceResult& value) {
         n += 64 + c.uri.size() + c.mime_type.size();
         if (c.text) n += c.text->size();
         if (c.blob) n += c.blob->size();
+        if (c.blob_bytes) n += c.blob_bytes->size();
     }
     return n;
 }

@@ -27,6 +27,7 @@ namespace {
 using core::as_tuple_awaitable;
 using core::size_text;
 constexpr std::size_t max_batch = 256;  // messages per channel write
+constexpr std::size_t stream_results_above = 1u << 20;
 
 std::string format_duration(std::chrono::milliseconds d) {
     if (d.count() % 1000 == 0) return fmt::format("{} s", d.count() / 1000);
@@ -68,6 +69,7 @@ struct Connection::Pending {
     bool reset_on_progress = true;
     bool cancellable = true;
     std::function<void(const Progress&)> on_progress;
+    DecodedBlobs blobs;  // taken out of the result as it was read
 };
 
 struct Connection::Incoming {
@@ -115,7 +117,12 @@ awaitable<void> Connection::read_loop() {
         Received r = co_await channel_->read();
         ++received_;
         switch (r.kind) {
-        case Received::Kind::message: dispatch(std::move(r.text)); break;
+        case Received::Kind::message:
+            if (r.streamed)
+                dispatch(std::move(*r.streamed));
+            else
+                dispatch(std::move(r.text));
+            break;
         case Received::Kind::oversize: handle_oversize(r); break;
         case Received::Kind::closed:
             if (!closing_ && options_.finish_incoming_on_eof.count() > 0) {
@@ -147,15 +154,19 @@ awaitable<void> Connection::write_loop() {
         // cost one system call instead of one each.
         boost::system::error_code ec;
         writing_ = true;
-        if (outbox_.size() == 1) {
-            std::string text = std::move(outbox_.front());
+        if (outbox_.front().stream) {
+            auto stream = std::move(outbox_.front().stream);
+            outbox_.pop_front();
+            ec = co_await channel_->write_stream(std::move(stream));
+        } else if (outbox_.size() == 1 || outbox_[1].stream) {
+            std::string text = std::move(outbox_.front().text);
             outbox_.pop_front();
             ec = co_await channel_->write(std::move(text));
         } else {
             std::vector<std::string> batch;
             batch.reserve(std::min<std::size_t>(outbox_.size(), max_batch));
-            while (!outbox_.empty() && batch.size() < max_batch) {
-                batch.push_back(std::move(outbox_.front()));
+            while (!outbox_.empty() && !outbox_.front().stream && batch.size() < max_batch) {
+                batch.push_back(std::move(outbox_.front().text));
                 outbox_.pop_front();
             }
             ec = co_await channel_->write_batch(std::move(batch));
@@ -176,7 +187,7 @@ void Connection::enqueue(std::string text) {
     // Nothing queued and no write in flight: write now, without waking the write loop (one event-loop round trip
     // and its completion less per message). A partial write leaves the rest to the loop.
     if (started_ && !closing_ && !writing_ && outbox_.empty() && channel_->try_write(text)) return;
-    outbox_.push_back(std::move(text));
+    outbox_.push_back(Outgoing{std::move(text), nullptr});
     outbox_signal_.cancel();
 }
 
@@ -195,6 +206,19 @@ void Connection::protocol_error(std::string what) {
 
 void Connection::dispatch(std::string text) {
     auto parsed = parse_message(text);
+    dispatch(std::move(parsed), text);
+}
+
+void Connection::dispatch(StreamedMessage streamed) {
+    if (streamed.error) {
+        dispatch(std::move(*streamed.error), streamed.head + "…");
+        return;
+    }
+    dispatch(parse_message(std::move(streamed.value), std::move(streamed.blobs)), streamed.head + "…");
+}
+
+// `text` is the message's text, or its first bytes, for a report of what was wrong with it.
+void Connection::dispatch(Outcome<Message> parsed, std::string_view text) {
     if (!parsed) {
         const bool is_json = parsed.error().code != code::parse_error;
         protocol_error(fmt::format("{}: {}", is_json ? "sent an invalid JSON-RPC message" : "wrote non-JSON output",
@@ -260,7 +284,12 @@ awaitable<void> Connection::handle_incoming(Message m, std::string key) {
     }
     if (inc->cancelled || closed_error_) co_return;  // a cancelled request gets no response
     forget_incoming(incoming_.find(key));            // answered: the peer may reuse the id from now on
-    if (out) {
+    if (out && larger_than(*out, stream_results_above)) {
+        // A big result goes out as it is serialized: its text is never held whole beside it.
+        if (closed_error_) co_return;
+        outbox_.push_back(Outgoing{{}, std::make_shared<ResultStream>(m.id, std::move(*out))});
+        outbox_signal_.cancel();
+    } else if (out) {
         enqueue(serialize_result(m.id, *out));
     } else {
         Error e = out.error();
@@ -300,10 +329,12 @@ void Connection::handle_response(Message m) {
     }
     auto p = it->second;
     pending_.erase(it);
-    if (m.error)
+    if (m.error) {
         p->outcome = std::move(*m.error);
-    else
+    } else {
         p->outcome = std::move(m.result);
+        p->blobs = std::move(m.blobs);
+    }
     p->timer.cancel();
 }
 
@@ -414,7 +445,13 @@ awaitable<Outcome<json::value>> Connection::request(std::string method, json::va
         if (p->outcome) break;
         if (cancelled || clock::now() >= std::min(p->deadline, p->max_deadline)) break;
     }
-    if (p->outcome) co_return std::move(*p->outcome);
+    if (p->outcome) {
+        if (options.blobs)
+            *options.blobs = std::move(p->blobs);  // this reply's, none from an earlier round of the same call
+        else if (!p->blobs.empty() && *p->outcome)
+            restore_blobs(p->outcome->value(), std::move(p->blobs));
+        co_return std::move(*p->outcome);
+    }
 
     pending_.erase(id);
     const bool total_expired = clock::now() >= p->max_deadline;

@@ -15,6 +15,17 @@ void LineFramer::feed(std::string_view bytes) {
         if (discarding_) {
             note_discarded(piece);
             if (nl != std::string_view::npos) finish_discard();
+        } else if (streaming_ && streamed_ + piece.size() > max_) {
+            // Over the limit while streaming: the head and tail kept so far describe it.
+            streaming_.reset();
+            discarding_ = true;
+            discarded_ = streamed_;
+            streamed_ = 0;
+            note_discarded(piece);
+            if (nl != std::string_view::npos) finish_discard();
+        } else if (streaming_) {
+            stream(piece);
+            if (nl != std::string_view::npos) finish_streaming();
         } else if (partial_.size() + piece.size() > max_) {
             // Over the limit: keep only a head and a tail of it from now on.
             std::string first = std::move(partial_);
@@ -24,7 +35,12 @@ void LineFramer::feed(std::string_view bytes) {
             if (piece.size() > snippet_size) note_discarded(piece.substr(snippet_size));
             if (nl != std::string_view::npos) finish_discard();
         } else if (nl == std::string_view::npos) {
-            partial_.append(piece);
+            if (partial_.size() + piece.size() > stream_above_) {
+                start_streaming();
+                stream(piece);
+            } else {
+                partial_.append(piece);
+            }
         } else {
             complete_line(piece);
         }
@@ -44,7 +60,34 @@ void LineFramer::complete_line(std::string_view piece) {
     }
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.find_first_not_of(" \t") == std::string::npos) return;
-    ready_.push_back(Frame{Frame::Kind::message, std::move(line), 0, {}, {}});
+    ready_.push_back(Frame{Frame::Kind::message, std::move(line), 0, {}, {}, nullptr});
+}
+
+// A long line is not held: its pieces go to a parser as they come (a 64 MiB blob's text is never in memory whole).
+void LineFramer::start_streaming() {
+    streaming_ = std::make_unique<StreamParser>(max_);
+    streamed_ = 0;
+    head_.clear();
+    tail_.clear();
+    const std::string first = std::move(partial_);
+    partial_ = std::string();
+    stream(first);
+}
+
+void LineFramer::stream(std::string_view piece) {
+    streaming_->feed(piece);
+    if (head_.size() < snippet_size) head_.append(piece.substr(0, snippet_size - head_.size()));
+    keep_tail(piece);
+    streamed_ += piece.size();
+}
+
+void LineFramer::finish_streaming() {
+    auto message = std::make_shared<StreamedMessage>(streaming_->finish());
+    streaming_.reset();
+    streamed_ = 0;
+    head_.clear();
+    tail_.clear();
+    ready_.push_back(Frame{Frame::Kind::message, {}, 0, {}, {}, std::move(message)});
 }
 
 void LineFramer::start_discard(std::string_view first_bytes) {
@@ -57,6 +100,10 @@ void LineFramer::start_discard(std::string_view first_bytes) {
 
 void LineFramer::note_discarded(std::string_view bytes) {
     discarded_ += bytes.size();
+    keep_tail(bytes);
+}
+
+void LineFramer::keep_tail(std::string_view bytes) {
     if (bytes.size() >= snippet_size) {
         tail_.assign(bytes.substr(bytes.size() - snippet_size));
     } else {
@@ -67,7 +114,7 @@ void LineFramer::note_discarded(std::string_view bytes) {
 
 void LineFramer::finish_discard() {
     if (!tail_.empty() && tail_.back() == '\r') tail_.pop_back();
-    ready_.push_back(Frame{Frame::Kind::oversize, {}, discarded_, std::move(head_), std::move(tail_)});
+    ready_.push_back(Frame{Frame::Kind::oversize, {}, discarded_, std::move(head_), std::move(tail_), nullptr});
     discarding_ = false;
     discarded_ = 0;
     head_.clear();

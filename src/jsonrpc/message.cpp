@@ -1,3 +1,4 @@
+#include <switchboard/core/base64.hpp>
 #include <switchboard/jsonrpc/message.hpp>
 
 #include <fmt/format.h>
@@ -31,10 +32,18 @@ Outcome<Message> parse_message(std::string_view text) {
     json::parse_options options;
     options.max_depth = max_message_depth;
     json::value v = json::parse(text, ec, json::make_shared_resource<json::monotonic_resource>(), options);
+    if (ec) return parse_error(ec);
+    return parse_message(std::move(v), {});
+}
+
+Error parse_error(const boost::system::error_code& ec) {
     if (ec == json::error::too_deep)
         return Error{
             code::parse_error, fmt::format("Parse error: nested deeper than {} levels", max_message_depth), {}, false};
-    if (ec) return Error{code::parse_error, "Parse error: " + ec.message(), {}, false};
+    return Error{code::parse_error, "Parse error: " + ec.message(), {}, false};
+}
+
+Outcome<Message> parse_message(json::value v, DecodedBlobs blobs) {
     auto* o = v.if_object();
     if (!o) {
         if (v.is_array()) return invalid("batches are not supported");
@@ -43,6 +52,21 @@ Outcome<Message> parse_message(std::string_view text) {
     const auto* version = o->if_contains("jsonrpc");
     if (!version || !version->is_string() || version->as_string() != "2.0")
         return invalid("\"jsonrpc\" must be \"2.0\"");
+    // A response's blobs stay apart (pointers from its result); anywhere else they go back in as base64.
+    const bool response = !o->contains("method") && o->contains("result");
+    if (!blobs.empty() && !response) restore_blobs(v, std::move(blobs));
+    if (response)
+        for (auto& b : blobs) {
+            if (b.pointer.rfind("/result/", 0) != 0) {  // not inside the result: put it back where it was
+                DecodedBlobs one;
+                one.push_back(std::move(b));
+                restore_blobs(v, std::move(one));
+                b.pointer.clear();
+            } else {
+                b.pointer.erase(0, 7);
+            }
+        }
+    std::erase_if(blobs, [](const DecodedBlob& b) { return b.pointer.empty(); });
 
     // Members are initialized from the parsed parts (not assigned), so that they keep the arena.
     const auto* id = o->if_contains("id");
@@ -56,13 +80,14 @@ Outcome<Message> parse_message(std::string_view text) {
                        std::string(method->get_string()),
                        p ? json::value(std::move(*p)) : json::value(),
                        json::value(),
-                       std::nullopt};
+                       std::nullopt,
+                       {}};
     }
     json::value response_id = id ? json::value(*id, json::storage_ptr()) : json::value();
     if (auto* r = o->if_contains("result")) {
         if (!id || !valid_id(*id)) return invalid("response without a valid \"id\"");
-        return Message{Message::Kind::response, std::move(response_id),     {},
-                       json::value(),           json::value(std::move(*r)), std::nullopt};
+        return Message{Message::Kind::response,    std::move(response_id), {}, json::value(),
+                       json::value(std::move(*r)), std::nullopt,           std::move(blobs)};
     }
     if (const auto* e = o->if_contains("error")) {
         Message m;
@@ -80,28 +105,52 @@ namespace {
 // same bytes as serializing a json::object built that way, without copying params or result into such an object
 // first (a 64 MiB result used to be copied whole before being serialized). One spare byte is reserved for the
 // newline the stdio framing appends.
-void append_json(std::string& out, const json::value& v) {
+// Bytes `v` serializes to, near enough (numbers counted at their longest, escapes not at all): a big message is
+// reserved once instead of doubled into (a 64 MiB blob was copied and zero-filled twice on its way out).
+std::size_t size_hint(const json::value& v) {
+    switch (v.kind()) {
+    case json::kind::string: return v.get_string().size() + 2;
+    case json::kind::object: {
+        std::size_t n = 2;
+        for (const auto& kv : v.get_object()) n += kv.key().size() + 4 + size_hint(kv.value());
+        return n;
+    }
+    case json::kind::array: {
+        std::size_t n = 2;
+        for (const auto& e : v.get_array()) n += 1 + size_hint(e);
+        return n;
+    }
+    default: return 24;
+    }
+}
+
+// Serializes into `out` straight from the serializer. Small messages fit the first reservation; a bigger one is
+// measured once (size_hint) and reserved whole. The string is resized a piece at a time so that the zero-fill
+// resize() does stays in cache just before the serializer overwrites it.
+template <class Source>
+void append_serialized(std::string& out, const Source& source, const json::value* measurable) {
     json::serializer sr;
-    sr.reset(&v);
+    sr.reset(source);
     std::size_t len = out.size();
+    bool measured = false;
     while (!sr.done()) {
-        if (out.capacity() - len < 64) out.reserve(std::max<std::size_t>(out.capacity() * 2, len + 256));
-        out.resize(out.capacity());
+        if (out.capacity() - len < 64) {
+            std::size_t want = std::max<std::size_t>(out.capacity() * 2, len + 256);
+            if (!measured && measurable) want = std::max(want, len + size_hint(*measurable) + 64);
+            measured = true;
+            out.reserve(want);
+        }
+        out.resize(std::min(out.capacity(), len + 64 * 1024));
         len += sr.read(out.data() + len, out.size() - len).size();
     }
     out.resize(len);
 }
 
+void append_json(std::string& out, const json::value& v) { append_serialized(out, &v, &v); }
+
 void append_json(std::string& out, std::string_view s) {
-    json::serializer sr;
-    sr.reset(s);
-    std::size_t len = out.size();
-    while (!sr.done()) {
-        if (out.capacity() - len < 64) out.reserve(std::max<std::size_t>(out.capacity() * 2, len + 256));
-        out.resize(out.capacity());
-        len += sr.read(out.data() + len, out.size() - len).size();
-    }
-    out.resize(len);
+    if (s.size() > 4096) out.reserve(out.size() + s.size() + 64);
+    append_serialized(out, s, nullptr);
 }
 
 std::string start(const Id* id) {
@@ -211,6 +260,90 @@ std::string serialize_error(const Id& id, const Error& error) {
     append_json(out, error.to_json());
     finish(out);
     return out;
+}
+
+namespace {
+// Counts down what `v` serializes to, about; false once it is over the budget.
+bool fits(const json::value& v, std::size_t& budget) {
+    auto take = [&](std::size_t n) {
+        if (n > budget) return false;
+        budget -= n;
+        return true;
+    };
+    switch (v.kind()) {
+    case json::kind::string: return take(v.get_string().size() + 2);
+    case json::kind::object:
+        for (const auto& kv : v.get_object())
+            if (!take(kv.key().size() + 4) || !fits(kv.value(), budget)) return false;
+        return take(2);
+    case json::kind::array:
+        for (const auto& e : v.get_array())
+            if (!take(1) || !fits(e, budget)) return false;
+        return take(2);
+    default: return take(24);
+    }
+}
+}  // namespace
+
+bool larger_than(const json::value& v, std::size_t limit) { return !fits(v, limit); }
+
+struct ResultStream::Impl {
+    // Move-constructed: the result keeps its storage (an upstream message's arena, say) instead of being copied.
+    Impl(const Id& id, json::value r) : head(start(&id)), result(std::move(r)) {
+        head.append(R"(,"result":)");
+        if (result.is_null()) result = json::object();
+        sr.reset(&result);
+    }
+    std::string head;  // {"jsonrpc":"2.0","id":…,"result":
+    std::size_t head_at = 0;
+    json::value result;
+    json::serializer sr;
+    bool closed = false;  // the final "}" written
+};
+
+ResultStream::ResultStream(const Id& id, json::value result)
+    : impl_(std::make_unique<Impl>(id, std::move(result))) {}
+
+std::string ResultStream::text() {
+    std::string out = std::move(impl_->head);
+    append_json(out, impl_->result);
+    out.push_back('}');
+    impl_->closed = true;
+    return out;
+}
+
+ResultStream::~ResultStream() = default;
+
+bool ResultStream::done() const { return impl_->closed; }
+
+std::size_t ResultStream::read(char* buf, std::size_t size) {
+    auto& s = *impl_;
+    std::size_t n = 0;
+    if (s.head_at < s.head.size()) {
+        n = std::min(size, s.head.size() - s.head_at);
+        std::copy_n(s.head.data() + s.head_at, n, buf);
+        s.head_at += n;
+    }
+    if (n < size && !s.sr.done()) n += s.sr.read(buf + n, size - n).size();
+    if (n < size && s.sr.done() && !s.closed) {
+        buf[n++] = '}';
+        s.closed = true;
+    }
+    return n;
+}
+
+void restore_blobs(json::value& root, DecodedBlobs blobs) {
+    for (auto& b : blobs) {
+        json::error_code ec;
+        json::value* at = root.find_pointer(b.pointer, ec);
+        // Only into the empty string left in its place (with a key given twice, the value kept may be another).
+        if (!at || !at->is_string() || !at->get_string().empty()) continue;
+        json::string text(at->storage());
+        text.resize(core::base64_size(b.bytes.size()));
+        core::base64_write(text.data(), b.bytes);
+        b.bytes = std::string();  // one copy at a time
+        *at = std::move(text);
+    }
 }
 
 std::string preview(std::string_view text, std::size_t max) {

@@ -33,16 +33,16 @@ void add_resource(std::vector<MessagePart>& out, const mcp::ResourceContents& c)
     if (c.text) {
         out.push_back(MessagePart::make_text(
             fmt::format("Resource {}{}:\n{}", c.uri, c.mime_type.empty() ? "" : " (" + c.mime_type + ")", *c.text)));
-    } else if (c.blob && starts_with(c.mime_type, "image/")) {
+    } else if (c.has_blob() && starts_with(c.mime_type, "image/")) {
         out.push_back(MessagePart::make_text(fmt::format("Resource {}:", c.uri)));
-        out.push_back(MessagePart{MessagePart::Kind::image, {}, c.mime_type, *c.blob});
-    } else if (c.blob && starts_with(c.mime_type, "audio/")) {
+        out.push_back(MessagePart{MessagePart::Kind::image, {}, c.mime_type, c.blob_base64()});
+    } else if (c.has_blob() && starts_with(c.mime_type, "audio/")) {
         out.push_back(MessagePart::make_text(fmt::format("Resource {}:", c.uri)));
-        out.push_back(MessagePart{MessagePart::Kind::audio, {}, c.mime_type, *c.blob});
-    } else if (c.blob) {
+        out.push_back(MessagePart{MessagePart::Kind::audio, {}, c.mime_type, c.blob_base64()});
+    } else if (c.has_blob()) {
         out.push_back(MessagePart::make_text(fmt::format("Resource {}: binary content ({}, {} bytes)", c.uri,
                                                          c.mime_type.empty() ? "unknown type" : c.mime_type,
-                                                         mcp::base64_decoded_size(*c.blob))));
+                                                         c.blob_size())));
     } else {
         out.push_back(MessagePart::make_text(fmt::format("Resource {}: (empty)", c.uri)));
     }

@@ -246,6 +246,7 @@ jsonrpc::RequestOptions ClientSession::request_options(const CallOptions& o) con
     ro.timeout = o.timeout;
     ro.max_total_timeout = o.max_total_timeout;
     ro.on_progress = o.on_progress;
+    ro.blobs = o.blobs;
     return ro;
 }
 
@@ -490,9 +491,12 @@ awaitable<Outcome<std::vector<ResourceTemplate>>> ClientSession::list_resource_t
 
 awaitable<Outcome<ReadResourceResult>> ClientSession::read_resource(std::string uri, CallOptions options) {
     json::object params{{"uri", std::move(uri)}};
+    // A big blob comes decoded, straight from the stream (ResourceContents::blob_bytes), never as base64 too.
+    auto blobs = std::make_shared<jsonrpc::DecodedBlobs>();
+    options.blobs = blobs;
     auto r = co_await request("resources/read", std::move(params), std::move(options));
     if (!r) co_return r.error();
-    co_return ReadResourceResult::from_json(std::move(*r));
+    co_return ReadResourceResult::from_json(std::move(*r), std::move(*blobs));
 }
 
 awaitable<Outcome<std::vector<Prompt>>> ClientSession::list_prompts() {

@@ -1,7 +1,6 @@
 #include <switchboard/mcp/skills.hpp>
 
 #include <fmt/format.h>
-#include <openssl/evp.h>
 #include <openssl/sha.h>
 
 namespace switchboard::mcp {
@@ -151,18 +150,7 @@ std::optional<std::string> resource_bytes(const ReadResourceResult& r) {
     if (r.contents.empty()) return std::nullopt;
     const auto& c = r.contents.front();
     if (c.text) return *c.text;
-    if (!c.blob) return std::nullopt;
-    const auto& in = *c.blob;
-    if (in.size() % 4 != 0) return std::nullopt;
-    std::string out(in.size() / 4 * 3, '\0');
-    const int n = ::EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                    reinterpret_cast<const unsigned char*>(in.data()), static_cast<int>(in.size()));
-    if (n < 0) return std::nullopt;
-    std::size_t pad = 0;
-    if (!in.empty() && in.back() == '=') ++pad;
-    if (in.size() > 1 && in[in.size() - 2] == '=') ++pad;
-    out.resize(static_cast<std::size_t>(n) - pad);
-    return out;
+    return c.decoded_blob();
 }
 
 std::string verify_skill_file(const Skill& skill, std::string_view uri, std::string_view bytes) {

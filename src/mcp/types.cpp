@@ -1,8 +1,10 @@
 #include <switchboard/mcp/types.hpp>
 
+#include <switchboard/core/base64.hpp>
 #include <switchboard/core/json_number.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <initializer_list>
 
 namespace switchboard::mcp {
@@ -197,8 +199,37 @@ ResourceContents ResourceContents::from_json(const json::value& v) {
 json::object ResourceContents::to_json() const {
     json::object o = raw;
     if (text) o["text"] = *text;
-    if (blob) o["blob"] = *blob;
+    if (blob) {
+        o["blob"] = *blob;
+    } else if (blob_bytes) {
+        json::string b64(o.storage());
+        b64.resize(core::base64_size(blob_bytes->size()));
+        core::base64_write(b64.data(), *blob_bytes);
+        o["blob"] = std::move(b64);
+    }
     return o;
+}
+
+std::size_t ResourceContents::blob_size() const {
+    if (blob_bytes) return blob_bytes->size();
+    return blob ? base64_decoded_size(*blob) : 0;
+}
+
+std::string ResourceContents::blob_base64() const {
+    if (blob_bytes) return core::base64_encode(*blob_bytes);
+    return blob ? *blob : std::string();
+}
+
+std::optional<std::string> ResourceContents::decoded_blob() const {
+    if (blob_bytes) return *blob_bytes;
+    if (!blob) return std::nullopt;
+    // Lenient about what some servers send: line breaks (MIME style) and missing padding.
+    std::string text;
+    text.reserve(blob->size());
+    for (char ch : *blob)
+        if (ch != '\n' && ch != '\r' && ch != ' ') text.push_back(ch);
+    while (text.size() % 4 != 0) text.push_back('=');
+    return core::base64_decode(text);
 }
 
 ReadResourceResult ReadResourceResult::from_json(const json::value& v) {
@@ -208,6 +239,34 @@ ReadResourceResult ReadResourceResult::from_json(const json::value& v) {
     if (c && c->is_array())
         for (const auto& item : c->get_array()) r.contents.push_back(ResourceContents::from_json(item));
     r.raw = without(o, {c && c->is_array() ? "contents" : ""});
+    return r;
+}
+
+ReadResourceResult ReadResourceResult::from_json(json::value&& v, jsonrpc::DecodedBlobs blobs) {
+    // A blob at /contents/N/blob goes to that item; any other (in _meta, say) is put back as base64.
+    std::vector<std::pair<std::size_t, std::string>> items;
+    jsonrpc::DecodedBlobs elsewhere;
+    for (auto& b : blobs) {
+        std::size_t index = 0;
+        const std::string_view p = b.pointer;
+        constexpr std::string_view prefix = "/contents/", suffix = "/blob";
+        const bool ends = p.size() > prefix.size() + suffix.size() && p.starts_with(prefix) && p.ends_with(suffix);
+        const auto digits = ends ? p.substr(prefix.size(), p.size() - prefix.size() - suffix.size()) : p.substr(0, 0);
+        const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+        if (ends && ec == std::errc() && end == digits.data() + digits.size())
+            items.emplace_back(index, std::move(b.bytes));
+        else
+            elsewhere.push_back(std::move(b));
+    }
+    if (!elsewhere.empty()) jsonrpc::restore_blobs(v, std::move(elsewhere));
+    ReadResourceResult r = from_json(std::move(v));
+    for (auto& [index, bytes] : items) {
+        if (index >= r.contents.size()) continue;
+        auto& c = r.contents[index];
+        if (!c.blob || !c.blob->empty()) continue;  // not the empty string left in its place (a key given twice)
+        c.blob.reset();
+        c.blob_bytes = std::move(bytes);
+    }
     return r;
 }
 

@@ -1,4 +1,5 @@
 #include <switchboard/core/as_tuple.hpp>
+#include <switchboard/jsonrpc/message.hpp>
 #include <switchboard/transport/fd_channel.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -204,11 +205,12 @@ awaitable<Received> FdChannel::read() {
     for (;;) {
         if (auto frame = framer_.next()) {
             if (frame->kind == jsonrpc::LineFramer::Frame::Kind::message)
-                co_return Received{Received::Kind::message, std::move(frame->text), 0, {}, {}, {}};
+                co_return Received{
+                    Received::Kind::message, std::move(frame->text), 0, {}, {}, {}, std::move(frame->streamed)};
             co_return Received{Received::Kind::oversize, {}, frame->length, std::move(frame->head),
-                               std::move(frame->tail),   {}};
+                               std::move(frame->tail),   {}, nullptr};
         }
-        if (read_done_) co_return Received{Received::Kind::closed, {}, 0, {}, {}, read_end_reason_};
+        if (read_done_) co_return Received{Received::Kind::closed, {}, 0, {}, {}, read_end_reason_, nullptr};
         auto [ec, n] = co_await reader_->async_read_some(framer_, as_tuple_awaitable);  // n bytes went to framer_
         if (ec) {
             read_done_ = true;
@@ -257,6 +259,20 @@ awaitable<boost::system::error_code> FdChannel::write_batch(std::vector<std::str
     }
     auto [ec, n] = co_await asio::async_write(writer_, buffers, as_tuple_awaitable);
     co_return ec;
+}
+
+// Serialized a piece at a time straight into the pipe, newline included: a 64 MiB result is never held as text.
+awaitable<boost::system::error_code> FdChannel::write_stream(std::shared_ptr<jsonrpc::ResultStream> s) {
+    if (!writer_.is_open()) co_return asio::error::make_error_code(asio::error::not_connected);
+    if (write_error_) co_return write_error_;
+    constexpr std::size_t piece = 256 * 1024;
+    const auto buffer = std::make_unique_for_overwrite<char[]>(piece + 1);
+    for (;;) {
+        std::size_t n = s->read(buffer.get(), piece);
+        if (s->done()) buffer[n++] = '\n';
+        auto [ec, written] = co_await asio::async_write(writer_, asio::buffer(buffer.get(), n), as_tuple_awaitable);
+        if (ec || s->done()) co_return ec;
+    }
 }
 
 bool FdChannel::try_write(std::string& message) {

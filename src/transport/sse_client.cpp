@@ -85,12 +85,13 @@ struct SseChannel::State : std::enable_shared_from_this<State> {
             if (ev.kind == SseEvent::Kind::oversize) {
                 spdlog::warn("[{}] dropped an SSE event of {} bytes, over the {} byte limit", name(), ev.length,
                              opts.max_message_size);
-                push(Received{Received::Kind::oversize, {}, ev.length, std::string(ev.head), std::string(ev.tail), {}});
+                push(Received{Received::Kind::oversize, {}, ev.length, std::string(ev.head), std::string(ev.tail), {},
+                              nullptr});
             } else if (ev.type == "endpoint") {
                 endpoint_ref = std::string(ev.data);
                 if (stop_at_endpoint) return;
             } else if (ev.type == "message") {
-                push(Received{Received::Kind::message, std::string(ev.data), 0, {}, {}, {}});
+                push(Received{Received::Kind::message, std::string(ev.data), 0, {}, {}, {}, nullptr});
             }
         }
     }
@@ -152,7 +153,7 @@ struct SseChannel::State : std::enable_shared_from_this<State> {
                               0,
                               {},
                               {},
-                              {}});
+                              {}, nullptr});
             }
         }
         co_return boost::system::error_code{};

@@ -135,7 +135,8 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
 
     void push_error(const std::string& id_json, int code, std::string message) {
         push(Received{
-            Received::Kind::message, error_response(id_json, code, client->scrub(std::move(message))), 0, {}, {}, {}});
+            Received::Kind::message, error_response(id_json, code, client->scrub(std::move(message))), 0, {}, {}, {},
+            nullptr});
     }
 
     void fail_channel(std::string reason) {
@@ -189,7 +190,8 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
             }
         }
         push(Received{
-            Received::Kind::message, rewritten.empty() ? std::string(text) : std::move(rewritten), 0, {}, {}, {}});
+            Received::Kind::message, rewritten.empty() ? std::string(text) : std::move(rewritten), 0, {}, {}, {},
+            nullptr});
         return is_reply;
     }
 
@@ -235,7 +237,8 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
                     spdlog::warn("[{}] dropped an SSE event of {} bytes, over the {} byte limit", name(), ev.length,
                                  opts.max_message_size);
                     push(Received{
-                        Received::Kind::oversize, {}, ev.length, std::string(ev.head), std::string(ev.tail), {}});
+                        Received::Kind::oversize, {}, ev.length, std::string(ev.head), std::string(ev.tail), {},
+                        nullptr});
                 } else if (ev.type == "message") {
                     on_message(ev.data);
                 }
@@ -335,7 +338,7 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
             auto& o = v->get_object();
             o["jsonrpc"] = "2.0";
             o["id"] = *parse_json(id_json);
-            push(Received{Received::Kind::message, json::serialize(o), 0, {}, {}, {}});
+            push(Received{Received::Kind::message, json::serialize(o), 0, {}, {}, {}, nullptr});
             co_return;
         }
         std::string hint;

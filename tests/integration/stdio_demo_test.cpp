@@ -256,5 +256,41 @@ TEST(DemoServerBlob, EverySizeAroundTheRepeatDecodesExactly) {
     });
 }
 
+// A blob whose line is over the framer's streaming threshold (1 MiB) is parsed as it arrives: read_resource gets its
+// bytes decoded (never the base64 too), a plain request gets the result as it was sent, and to_json writes it back.
+TEST(DemoServerBlob, ABigBlobArrivesDecodedAndAPlainRequestGetsTheTextAsSent) {
+    run([&]() -> awaitable<void> {
+        std::vector<std::string> args{"--blob-template"};
+        auto c = co_await connect(demo_server(), args);
+        CO_ASSERT_TRUE(c.session);
+        const std::size_t bytes = 3'000'001;
+        std::string expected;
+        for (std::size_t i = 0; i < bytes; ++i) expected.push_back(static_cast<char>((i * 7) % 251));
+        const std::string uri = "demo://blob/" + std::to_string(bytes);
+
+        auto typed = co_await c.session->read_resource(uri);
+        CO_ASSERT_TRUE(typed) << typed.error().message;
+        const auto& item = typed->contents.at(0);
+        EXPECT_FALSE(item.blob.has_value());
+        CO_ASSERT_TRUE(item.blob_bytes.has_value());
+        EXPECT_TRUE(*item.blob_bytes == expected);
+        EXPECT_EQ(item.blob_size(), bytes);
+        EXPECT_EQ(item.uri, uri);
+        const auto back = item.to_json();
+        EXPECT_FALSE(back.contains("blob") && back.at("blob").get_string().empty());
+        EXPECT_TRUE(decode_base64(back.at("blob").get_string()) == expected);
+
+        json::object params;
+        params["uri"] = uri;
+        auto plain = co_await c.session->request("resources/read", std::move(params));
+        CO_ASSERT_TRUE(plain) << plain.error().message;
+        const auto& blob = plain->at_pointer("/contents/0/blob");
+        CO_ASSERT_TRUE(blob.is_string());
+        EXPECT_EQ(blob.get_string().size(), (bytes + 2) / 3 * 4);
+        EXPECT_TRUE(decode_base64(blob.get_string()) == expected);
+        co_await c.session->close();
+    });
+}
+
 }  // namespace
 }  // namespace switchboard::test

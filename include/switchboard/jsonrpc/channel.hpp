@@ -9,11 +9,15 @@
 #include <boost/system/error_code.hpp>
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace switchboard::jsonrpc {
+
+struct StreamedMessage;
+class ResultStream;
 
 struct Received {
     enum class Kind {
@@ -26,6 +30,8 @@ struct Received {
     std::size_t length = 0;
     std::string head, tail;
     std::string reason;
+    /// message: a big one, parsed from pieces as it arrived (see StreamParser); `text` is then empty.
+    std::shared_ptr<StreamedMessage> streamed;
 };
 
 class Channel {
@@ -49,6 +55,9 @@ public:
         }
         co_return boost::system::error_code{};
     }
+    /// Writes a message whose text is produced as it goes (a big result). Stream transports override it to write it
+    /// a piece at a time; the default assembles the text and calls write().
+    virtual boost::asio::awaitable<boost::system::error_code> write_stream(std::shared_ptr<ResultStream> stream);
     /// Graceful close as the transport defines it (stdio: close stdin, wait, SIGTERM, wait, SIGKILL).
     virtual boost::asio::awaitable<void> close() = 0;
     /// Ends the peer at once, without the graceful close (a stdio server's process group is killed): the last resort

@@ -11,6 +11,7 @@
 #include <switchboard/jsonrpc/error.hpp>
 #include <switchboard/jsonrpc/message.hpp>
 #include <switchboard/jsonrpc/signal.hpp>
+#include <switchboard/jsonrpc/stream_parser.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -45,6 +46,9 @@ struct RequestOptions {
     std::function<void(std::int64_t id)> on_sent;
     /// Added to params._meta as the request is written (see MetaMembers); null: nothing.
     std::shared_ptr<const MetaMembers> meta;
+    /// Receives the blobs a big response had decoded as it was read (see StreamParser); the result then holds an
+    /// empty string in each one's place. Null: they are put back into the result as base64.
+    std::shared_ptr<DecodedBlobs> blobs;
 };
 
 /// What a handler of an incoming request can do besides returning its result.
@@ -133,6 +137,8 @@ private:
     boost::asio::awaitable<void> write_loop();
     boost::asio::awaitable<void> handle_incoming(Message m, std::string key);
     void dispatch(std::string text);
+    void dispatch(StreamedMessage streamed);
+    void dispatch(Outcome<Message> parsed, std::string_view text);
     void handle_response(Message m);
     void handle_oversize(const Received& r);
     void route_progress(const boost::json::value& params);
@@ -160,7 +166,11 @@ private:
     std::unordered_map<std::int64_t, std::shared_ptr<Pending>> pending_;
     std::unordered_map<std::string, std::shared_ptr<Incoming>> incoming_;  // key: serialized id
 
-    std::deque<std::string> outbox_;
+    struct Outgoing {
+        std::string text;
+        std::shared_ptr<ResultStream> stream;  // instead of text: a big result, serialized as it is written
+    };
+    std::deque<Outgoing> outbox_;
     boost::asio::steady_timer outbox_signal_;
     boost::asio::steady_timer stall_timer_;  // armed only while requests wait on a channel that can stall
     bool stall_watch_ = false;

@@ -8,6 +8,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,6 +19,18 @@ namespace switchboard::jsonrpc {
 /// A request id: an integer or a string (never null in MCP).
 using Id = boost::json::value;
 
+/// A base64 `blob` taken out of a message as it was read and decoded (see StreamParser): its place in the message
+/// holds an empty string.
+struct DecodedBlob {
+    std::string pointer;  ///< a JSON Pointer (RFC 6901) to the member, from the message's root or, in
+                          ///< Message::blobs, from its result: "/contents/0/blob"
+    std::string bytes;
+};
+using DecodedBlobs = std::vector<DecodedBlob>;
+
+/// Puts every blob back into `root` as base64 at its pointer: the value is then the one that was sent.
+void restore_blobs(boost::json::value& root, DecodedBlobs blobs);
+
 struct Message {
     enum class Kind { request, notification, response };
     Kind kind = Kind::notification;
@@ -26,6 +39,7 @@ struct Message {
     boost::json::value params;   ///< request, notification (null when absent)
     boost::json::value result;   ///< response on success
     std::optional<Error> error;  ///< response on failure
+    DecodedBlobs blobs;          ///< response: blobs taken out of `result` (pointers from the result)
 };
 
 /// Parses one JSON-RPC message. Batches are not part of MCP since 2025-06-18 and are rejected.
@@ -34,6 +48,11 @@ struct Message {
 inline constexpr std::size_t max_message_depth = 1000;
 
 Outcome<Message> parse_message(std::string_view text);
+/// The error parse_message reports for a text that is not JSON (`ec` from Boost.JSON's parser).
+Error parse_error(const boost::system::error_code& ec);
+/// The same checks on a message already parsed (from pieces, by StreamParser): the blobs of a response stay apart,
+/// those of a request or notification are put back into its params.
+Outcome<Message> parse_message(boost::json::value value, DecodedBlobs blobs);
 
 std::string serialize_request(const Id& id, std::string_view method, const boost::json::value& params);
 
@@ -52,6 +71,29 @@ std::string serialize_request(const Id& id, std::string_view method, const boost
 std::string serialize_notification(std::string_view method, const boost::json::value& params);
 std::string serialize_result(const Id& id, const boost::json::value& result);
 std::string serialize_error(const Id& id, const Error& error);
+
+/// Whether `v` serializes to more than about `limit` bytes (counting stops once it is over).
+bool larger_than(const boost::json::value& v, std::size_t limit);
+
+/// A result response serialized as it is written, for a result too big to hold as text as well (a 64 MiB blob): the
+/// channel pulls its text a piece at a time. The same bytes as serialize_result.
+class ResultStream {
+public:
+    ResultStream(const Id& id, boost::json::value result);
+    ~ResultStream();
+    ResultStream(const ResultStream&) = delete;
+    ResultStream& operator=(const ResultStream&) = delete;
+
+    /// Writes the next piece of the text into `buf` (at most `size` bytes, `size` >= 64); 0 once all is written.
+    std::size_t read(char* buf, std::size_t size);
+    bool done() const;
+    /// The whole text at once, for a channel that sends a message whole (HTTP): serialize_result's bytes.
+    std::string text();
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
 
 /// For logs and error messages: a text cut to `max` bytes with "…" appended when cut.
 std::string preview(std::string_view text, std::size_t max = 120);

@@ -65,6 +65,8 @@ struct CallOptions {
     std::chrono::milliseconds timeout{0};  ///< 0: the session's request timeout
     std::chrono::milliseconds max_total_timeout{0};
     std::function<void(const jsonrpc::Progress&)> on_progress;
+    /// See jsonrpc::RequestOptions::blobs.
+    std::shared_ptr<jsonrpc::DecodedBlobs> blobs;
 };
 
 class ClientSession : public std::enable_shared_from_this<ClientSession> {

@@ -7,6 +7,8 @@
 // Thread-safety: plain values.
 #pragma once
 
+#include <switchboard/jsonrpc/message.hpp>
+
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
@@ -102,8 +104,18 @@ struct ResourceContents {
     std::string mime_type;
     std::optional<std::string> text;
     std::optional<std::string> blob;  ///< base64
+    /// The blob decoded, as a big one arrives (read from the stream straight into it; `blob` is then empty).
+    std::optional<std::string> blob_bytes;
     /// The object it was read from without `text` and `blob` (held above, once): uri, mimeType, _meta, newer fields.
     boost::json::object raw;
+
+    bool has_blob() const { return blob || blob_bytes; }
+    /// The blob's size in bytes, decoded.
+    std::size_t blob_size() const;
+    /// The blob as base64, however it is held (empty without one).
+    std::string blob_base64() const;
+    /// The blob's bytes (nullopt without one, or when its base64 is not valid).
+    std::optional<std::string> decoded_blob() const;
     static ResourceContents from_json(const boost::json::value& v);
     /// The object again: `raw` with `text` / `blob` put back.
     boost::json::object to_json() const;
@@ -114,6 +126,8 @@ struct ReadResourceResult {
     /// The result object without `contents` (held above): _meta and fields of newer revisions.
     boost::json::object raw;
     static ReadResourceResult from_json(const boost::json::value& v);
+    /// With the blobs the read took out of the result as it arrived (jsonrpc::RequestOptions::blobs).
+    static ReadResourceResult from_json(boost::json::value&& v, jsonrpc::DecodedBlobs blobs);
     /// The same, freeing each item of `v`'s contents once it is converted, so that a result of several large blobs
     /// peaks at one blob over its own size. Nothing of the result keeps `v`'s storage (e.g. a parsed message's arena).
     static ReadResourceResult from_json(boost::json::value&& v);

@@ -25,6 +25,7 @@ public:
     boost::asio::awaitable<boost::system::error_code> write(std::string message) override;
     boost::asio::awaitable<boost::system::error_code> write_batch(std::vector<std::string> messages) override;
     bool try_write(std::string& message) override;
+    boost::asio::awaitable<boost::system::error_code> write_stream(std::shared_ptr<jsonrpc::ResultStream> s) override;
     boost::asio::awaitable<void> close() override;
     std::size_t max_message_size() const override { return framer_.max_message_size(); }
 
