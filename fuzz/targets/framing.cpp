@@ -9,7 +9,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     switchboard::fuzz::Input in(data, size);
     const std::size_t limit = 1 + in.byte() % 64;  // small limits reach the oversize paths
-    switchboard::jsonrpc::LineFramer framer(limit);
+    // ... and small streaming thresholds the parsing of long lines as they arrive
+    switchboard::jsonrpc::LineFramer framer(limit, 1 + in.byte() % 64);
     while (!in.empty()) {
         framer.feed(in.take(1 + in.byte() % 32));
         if (framer.buffered() > limit) std::abort();
@@ -17,6 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             using Kind = switchboard::jsonrpc::LineFramer::Frame::Kind;
             if (f->kind == Kind::message && (f->text.size() > limit || f->text.find('\n') != std::string::npos))
                 std::abort();
+            if (f->streamed && (!f->text.empty() || f->streamed->head.size() > limit)) std::abort();
             if (f->kind == Kind::oversize && f->length <= limit) std::abort();
         }
     }

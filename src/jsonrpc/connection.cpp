@@ -69,7 +69,8 @@ struct Connection::Pending {
     bool reset_on_progress = true;
     bool cancellable = true;
     std::function<void(const Progress&)> on_progress;
-    DecodedBlobs blobs;  // taken out of the result as it was read
+    DecodedBlobs blobs;        // taken out of the result as it was read
+    bool wants_blobs = false;  // RequestOptions::blobs was given
 };
 
 struct Connection::Incoming {
@@ -104,6 +105,14 @@ void Connection::start() {
         }
         if (--self->running_loops_ == 0) self->loops_done_.fire();
     };
+    // A reply's blobs are decoded for a requester who takes the bytes; for the others they stay text.
+    channel_->set_blob_policy([weak = weak_from_this()](const json::value& id) {
+        auto self = weak.lock();
+        const auto ours = self ? as_our_id(id) : std::nullopt;
+        if (!ours) return true;
+        const auto it = self->pending_.find(*ours);
+        return it == self->pending_.end() || it->second->wants_blobs;
+    });
     asio::co_spawn(executor_, read_loop(), done);
     asio::co_spawn(executor_, write_loop(), done);
 }
@@ -218,7 +227,7 @@ void Connection::dispatch(StreamedMessage streamed) {
 }
 
 // `text` is the message's text, or its first bytes, for a report of what was wrong with it.
-void Connection::dispatch(Outcome<Message> parsed, std::string_view text) {
+void Connection::dispatch(Outcome<Message>&& parsed, std::string_view text) {
     if (!parsed) {
         const bool is_json = parsed.error().code != code::parse_error;
         protocol_error(fmt::format("{}: {}", is_json ? "sent an invalid JSON-RPC message" : "wrote non-JSON output",
@@ -423,6 +432,7 @@ awaitable<Outcome<json::value>> Connection::request(std::string method, json::va
         options.max_total_timeout.count() > 0 ? now + options.max_total_timeout : clock::time_point::max();
     p->reset_on_progress = options.reset_timeout_on_progress;
     p->cancellable = options.cancellable;
+    p->wants_blobs = options.blobs != nullptr;
     pending_.emplace(id, p);
     if (options.on_sent) options.on_sent(id);
     enqueue(options.meta ? serialize_request(id, method, params, *options.meta)

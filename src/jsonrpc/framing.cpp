@@ -65,7 +65,7 @@ void LineFramer::complete_line(std::string_view piece) {
 
 // A long line is not held: its pieces go to a parser as they come (a 64 MiB blob's text is never in memory whole).
 void LineFramer::start_streaming() {
-    streaming_ = std::make_unique<StreamParser>(max_);
+    streaming_ = std::make_unique<StreamParser>(max_, blob_policy_);
     streamed_ = 0;
     head_.clear();
     tail_.clear();

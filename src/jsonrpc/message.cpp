@@ -53,9 +53,8 @@ Outcome<Message> parse_message(json::value v, DecodedBlobs blobs) {
     if (!version || !version->is_string() || version->as_string() != "2.0")
         return invalid("\"jsonrpc\" must be \"2.0\"");
     // A response's blobs stay apart (pointers from its result); anywhere else they go back in as base64.
-    const bool response = !o->contains("method") && o->contains("result");
-    if (!blobs.empty() && !response) restore_blobs(v, std::move(blobs));
-    if (response)
+    if (!blobs.empty()) {
+        if (o->contains("method") || !o->contains("result")) restore_blobs(v, std::move(blobs));
         for (auto& b : blobs) {
             if (b.pointer.rfind("/result/", 0) != 0) {  // not inside the result: put it back where it was
                 DecodedBlobs one;
@@ -66,7 +65,8 @@ Outcome<Message> parse_message(json::value v, DecodedBlobs blobs) {
                 b.pointer.erase(0, 7);
             }
         }
-    std::erase_if(blobs, [](const DecodedBlob& b) { return b.pointer.empty(); });
+        std::erase_if(blobs, [](const DecodedBlob& b) { return b.pointer.empty(); });
+    }
 
     // Members are initialized from the parsed parts (not assigned), so that they keep the arena.
     const auto* id = o->if_contains("id");

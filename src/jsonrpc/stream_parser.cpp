@@ -18,12 +18,14 @@ namespace {
 
 constexpr std::size_t head_size = 256;
 
-// The parser's events build the value the way json::parser does (a value_stack), except for a string that is a `blob`
-// member: its first characters are held back, and once there are min_decoded_size of them the rest is decoded as it
-// arrives. Anything that is not canonical base64 goes back to being text, unchanged.
+// The parser's events build the value the way json::parser does (a value_stack), except for big strings. A string's
+// first characters are held back; once there are min_decoded_size of them, a `blob` member (of a reply its requester
+// wants the bytes of, see BlobPolicy) is decoded as the rest arrives, and any other string is built straight into a
+// json::string reserved for the most it could be, moved into the value at the end (the value_stack would hold it
+// twice). Anything that is not canonical base64 goes back to being text, unchanged.
 class Handler {
 public:
-    explicit Handler(std::size_t max_text) : max_bytes_(max_text / 4 * 3) {}
+    explicit Handler(BlobPolicy policy) : policy_(std::move(policy)) {}
 
     static constexpr std::size_t max_object_size = static_cast<std::size_t>(-1);
     static constexpr std::size_t max_array_size = static_cast<std::size_t>(-1);
@@ -31,11 +33,21 @@ public:
     static constexpr std::size_t max_string_size = static_cast<std::size_t>(-1);
 
     DecodedBlobs blobs;
+    std::size_t remaining = 0;  // the most the rest of the text can be
 
-    json::value release() { return stack_.release(); }
+    // The value, with the big strings moved in (the same storage: no copy).
+    json::value release() {
+        json::value v = stack_.release();
+        for (auto& [pointer, text] : big_) {
+            json::error_code ec;
+            if (json::value* at = v.find_pointer(pointer, ec)) *at = std::move(text);
+        }
+        big_.clear();
+        return v;
+    }
 
     bool on_document_begin(error_code&) {
-        stack_.reset(json::make_shared_resource<json::monotonic_resource>());
+        stack_.reset();  // the default storage, which the big strings have too
         return true;
     }
     bool on_document_end(error_code&) { return true; }
@@ -69,6 +81,7 @@ public:
         key_.append(s.data(), s.size());
         path_.back().key = std::move(key_);
         key_.clear();
+        if (top_level() && path_.back().key == "method") request_ = true;
         return true;
     }
     bool on_string_part(string_view s, std::size_t, error_code&) {
@@ -78,9 +91,9 @@ public:
     bool on_string(string_view s, std::size_t, error_code&) {
         part(s);
         switch (state_) {
-        case State::none:  // an empty string or one that is not a blob
-        case State::text: stack_.push_string({}); break;
+        case State::none:
         case State::holding:
+            if (at_top_level_id()) id_ = json::string(held_);
             stack_.push_string(held_);
             held_.clear();
             break;
@@ -88,25 +101,31 @@ public:
             if (decoder_->finish()) {
                 blobs.push_back(DecodedBlob{pointer(), std::move(bytes_)});
                 stack_.push_string({});
-            } else {
-                back_to_text();
-                stack_.push_string({});
+                break;
             }
+            back_to_text();
+            [[fallthrough]];
+        case State::big:
+            big_.emplace_back(pointer(), std::move(text_));
+            stack_.push_string({});
             break;
         }
         state_ = State::none;
         decoder_.reset();
         bytes_ = std::string();
+        text_ = json::string();
         value_done();
         return true;
     }
     bool on_number_part(string_view, error_code&) { return true; }
     bool on_int64(std::int64_t i, string_view, error_code&) {
+        if (at_top_level_id()) id_ = i;
         stack_.push_int64(i);
         value_done();
         return true;
     }
     bool on_uint64(std::uint64_t u, string_view, error_code&) {
+        if (at_top_level_id()) id_ = u;
         stack_.push_uint64(u);
         value_done();
         return true;
@@ -130,60 +149,83 @@ public:
     bool on_comment(string_view, error_code&) { return true; }
 
 private:
-    enum class State { none, text, holding, decoding };
+    enum class State { none, holding, decoding, big };
     struct Level {
         bool array;
         std::size_t index;  // array: the element being read
         std::string key;    // object: the member being read
     };
 
+    bool top_level() const { return path_.size() == 1 && !path_.back().array; }
+    bool at_top_level_id() const { return top_level() && path_.back().key == "id"; }
+
     void value_done() {
         if (!path_.empty() && path_.back().array) ++path_.back().index;
     }
 
-    bool in_blob_member() const { return !path_.empty() && !path_.back().array && path_.back().key == "blob"; }
+    // A `blob` is decoded unless this is a request or a notification, or a reply whose requester (known when its id
+    // came first, as it does from every SDK) wants the text: a gateway forwarding it, say.
+    bool decode_here() const {
+        if (path_.empty() || path_.back().array || path_.back().key != "blob" || request_) return false;
+        return !policy_ || id_.is_null() || policy_(id_);
+    }
+
+    // Room for the most the rest of the text can hold: address space, not memory, and no copy as it grows.
+    template <class Buffer>
+    void reserve(Buffer& b, std::size_t n) {
+        try {
+            b.reserve(std::min(n, static_cast<std::size_t>(b.max_size())));
+        } catch (const std::exception&) {  // no address space for it: it grows as it goes instead
+        }
+    }
 
     void part(string_view s) {
-        if (state_ == State::none) state_ = in_blob_member() ? State::holding : State::text;
+        if (state_ == State::none) state_ = State::holding;
         switch (state_) {
         case State::none:
-        case State::text:
-            if (!s.empty()) stack_.push_chars(s);
-            return;
         case State::holding:
             held_.append(s.data(), s.size());
-            if (held_.size() < StreamParser::min_decoded_size) return;
-            try {
-                bytes_.reserve(max_bytes_);
-            } catch (const std::exception&) {  // no address space for it: it grows as it goes instead
-            }
-            decoder_.emplace(bytes_);
-            if (decoder_->feed(held_)) {
-                state_ = State::decoding;
-            } else {
-                stack_.push_chars(held_);
-                state_ = State::text;
-                decoder_.reset();
-            }
-            held_ = std::string();
+            if (held_.size() >= StreamParser::min_decoded_size) start_big();
             return;
         case State::decoding:
             if (!decoder_->feed(std::string_view(s.data(), s.size()))) {
                 back_to_text();
-                stack_.push_chars(s);
+                text_.append(s);
             }
             return;
+        case State::big: text_.append(s); return;
         }
+    }
+
+    void start_big() {
+        if (decode_here()) {
+            reserve(bytes_, (held_.size() + remaining) / 4 * 3);
+            decoder_.emplace(bytes_);
+            if (decoder_->feed(held_)) {
+                state_ = State::decoding;
+                held_ = std::string();
+                return;
+            }
+            decoder_.reset();
+            bytes_ = std::string();
+        }
+        reserve(text_, held_.size() + remaining);
+        text_.append(held_);
+        held_ = std::string();
+        state_ = State::big;
     }
 
     // The base64 read so far was not a blob after all: it becomes text again, exactly as it came.
     void back_to_text() {
-        std::string text = core::base64_encode(bytes_);
+        text_ = json::string();
+        reserve(text_, core::base64_size(bytes_.size()) + decoder_->pending().size() + remaining);
+        const std::size_t n = core::base64_size(bytes_.size());
+        text_.resize(n);
+        core::base64_write(text_.data(), bytes_);
         bytes_ = std::string();
-        text.append(decoder_->pending());
-        stack_.push_chars(text);
+        text_.append(decoder_->pending());
         decoder_.reset();
-        state_ = State::text;
+        state_ = State::big;
     }
 
     // RFC 6901: "~" is written "~0" and "/" "~1".
@@ -207,14 +249,18 @@ private:
         return out;
     }
 
-    std::size_t max_bytes_;
+    BlobPolicy policy_;
     json::value_stack stack_;
     std::vector<Level> path_;
     std::string key_;
+    bool request_ = false;  // a top-level "method" was seen
+    json::value id_;        // the top-level "id", once seen
     State state_ = State::none;
-    std::string held_;   // holding: the blob's first characters
+    std::string held_;   // holding: the string's first characters
     std::string bytes_;  // decoding: the blob's bytes so far
     std::optional<core::Base64Decoder> decoder_;
+    json::string text_;                                      // big: the string so far
+    std::vector<std::pair<std::string, json::string>> big_;  // pointer and text of each big string
 };
 
 json::parse_options parse_options() {
@@ -226,18 +272,24 @@ json::parse_options parse_options() {
 }  // namespace
 
 struct StreamParser::Impl {
-    explicit Impl(std::size_t max_text) : parser(parse_options(), max_text) {}
+    Impl(std::size_t max, BlobPolicy policy) : parser(parse_options(), std::move(policy)), max_text(max) {}
     json::basic_parser<Handler> parser;
+    std::size_t max_text;
+    std::size_t fed = 0;
     error_code ec;
     std::string head;  // the text's first bytes, for an error report
 };
 
-StreamParser::StreamParser(std::size_t max_text) : impl_(std::make_unique<Impl>(max_text)) {}
+StreamParser::StreamParser(std::size_t max_text, BlobPolicy policy)
+    : impl_(std::make_unique<Impl>(max_text, std::move(policy))) {}
 StreamParser::~StreamParser() = default;
 
 void StreamParser::feed(std::string_view piece) {
     if (impl_->head.size() < head_size) impl_->head.append(piece.substr(0, head_size - impl_->head.size()));
     if (impl_->ec) return;
+    // What this piece and the rest can still be: the bound a big string is reserved to.
+    impl_->parser.handler().remaining = impl_->max_text > impl_->fed ? impl_->max_text - impl_->fed : 0;
+    impl_->fed += piece.size();
     try {
         // After a whole document the parser takes nothing more: what it leaves is data after the message.
         const std::size_t n = impl_->parser.write_some(true, piece.data(), piece.size(), impl_->ec);

@@ -377,6 +377,10 @@ awaitable<boost::system::error_code> StdioProcessChannel::write_batch(std::vecto
 
 bool StdioProcessChannel::try_write(std::string& message) { return state_->lines->try_write(message); }
 
+void StdioProcessChannel::set_blob_policy(jsonrpc::BlobPolicy policy) {
+    state_->lines->set_blob_policy(std::move(policy));
+}
+
 awaitable<boost::system::error_code> StdioProcessChannel::write_stream(std::shared_ptr<jsonrpc::ResultStream> s) {
     return state_->lines->write_stream(std::move(s));
 }

@@ -142,6 +142,47 @@ TEST(StreamParser, TextThatIsNotJsonIsAParseErrorWithItsHead) {
     EXPECT_EQ(m.head.size(), 256u);
 }
 
+// Whether a blob is decoded is the requester's call (BlobPolicy), asked with the reply's id when it came first; a
+// request's blobs and any big string that is not decoded are built straight into their place. The value is the same.
+TEST(StreamParser, TheRequesterDecidesWhetherABlobIsDecodedAndTheValueIsTheSame) {
+    const auto bytes = pattern_bytes(200'000);
+    const auto b64 = core::base64_encode(bytes);
+    const std::string big_text(150'000, 'x');
+    struct Case {
+        std::string text;
+        bool wanted;        // what the policy answers
+        std::size_t blobs;  // blobs taken out
+        bool asked;         // whether the policy was asked
+    };
+    const std::vector<Case> cases{
+        {read_result(b64), true, 1, true},
+        {read_result(b64), false, 0, true},
+        {R"({"jsonrpc":"2.0","result":{"blob":")" + b64 + R"("},"id":7})", false, 1, false},  // id after: decoded
+        {R"({"jsonrpc":"2.0","id":8,"method":"x","params":{"blob":")" + b64 + R"("}})", true, 0, false},
+        {R"({"jsonrpc":"2.0","id":9,"result":{"text":")" + big_text + R"(","n":[1,2]}})", true, 0, false},
+    };
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        bool asked = false;
+        json::value seen_id;
+        StreamParser p(8u << 20, [&](const json::value& id) {
+            asked = true;
+            seen_id = id;
+            return cases[i].wanted;
+        });
+        for (std::size_t at = 0; at < cases[i].text.size(); at += 4096)
+            p.feed(std::string_view(cases[i].text).substr(at, 4096));
+        auto m = p.finish();
+        ASSERT_FALSE(m.error) << i << ": " << m.error->message;
+        EXPECT_EQ(m.blobs.size(), cases[i].blobs) << i;
+        EXPECT_EQ(asked, cases[i].asked) << i;
+        if (asked) {
+            EXPECT_EQ(seen_id, 7) << i;
+        }
+        jsonrpc::restore_blobs(m.value, std::move(m.blobs));
+        EXPECT_TRUE(m.value == json::parse(cases[i].text)) << i;
+    }
+}
+
 TEST(StreamParser, DataAfterTheMessageIsAnErrorEvenInALaterPiece) {
     StreamParser p;
     p.feed(R"({"a":1} )");

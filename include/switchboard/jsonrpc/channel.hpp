@@ -5,6 +5,8 @@
 // close() may be called while a read is pending and makes that read return `closed`.
 #pragma once
 
+#include <switchboard/jsonrpc/stream_parser.hpp>
+
 #include <boost/asio/awaitable.hpp>
 #include <boost/system/error_code.hpp>
 
@@ -16,7 +18,6 @@
 
 namespace switchboard::jsonrpc {
 
-struct StreamedMessage;
 class ResultStream;
 
 struct Received {
@@ -58,6 +59,9 @@ public:
     /// Writes a message whose text is produced as it goes (a big result). Stream transports override it to write it
     /// a piece at a time; the default assembles the text and calls write().
     virtual boost::asio::awaitable<boost::system::error_code> write_stream(std::shared_ptr<ResultStream> stream);
+    /// For a transport that parses big messages as they arrive (stdio): which replies' blobs to decode. The default
+    /// ignores it.
+    virtual void set_blob_policy(BlobPolicy) {}
     /// Graceful close as the transport defines it (stdio: close stdin, wait, SIGTERM, wait, SIGKILL).
     virtual boost::asio::awaitable<void> close() = 0;
     /// Ends the peer at once, without the graceful close (a stdio server's process group is killed): the last resort

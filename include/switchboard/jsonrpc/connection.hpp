@@ -138,7 +138,7 @@ private:
     boost::asio::awaitable<void> handle_incoming(Message m, std::string key);
     void dispatch(std::string text);
     void dispatch(StreamedMessage streamed);
-    void dispatch(Outcome<Message> parsed, std::string_view text);
+    void dispatch(Outcome<Message>&& parsed, std::string_view text);
     void handle_response(Message m);
     void handle_oversize(const Received& r);
     void route_progress(const boost::json::value& params);

@@ -44,6 +44,8 @@ public:
     /// Bytes of an incomplete trailing line (never more than the limit).
     std::size_t buffered() const { return partial_.size() + streamed_; }
     std::size_t max_message_size() const { return max_; }
+    /// Given to the parser of each long line (see BlobPolicy).
+    void set_blob_policy(BlobPolicy policy) { blob_policy_ = std::move(policy); }
 
 private:
     void complete_line(std::string_view piece);
@@ -57,6 +59,7 @@ private:
 
     std::size_t max_;
     std::size_t stream_above_;
+    BlobPolicy blob_policy_;
     std::string partial_;      // incomplete trailing line
     std::unique_ptr<StreamParser> streaming_;  // a long incomplete line, parsed as it arrives
     std::size_t streamed_ = 0;                 // its length so far

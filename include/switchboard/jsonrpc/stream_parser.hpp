@@ -1,6 +1,7 @@
 // Parses one JSON-RPC message from pieces of its text as they arrive, for messages too big to hold twice: the text is
-// never kept whole, and the base64 of a big `blob` member (MCP's binary resource contents) is decoded as it streams
-// in, once, into its final buffer; the parsed value holds an empty string in its place.
+// never kept whole, a big string is built once, straight into its place, and the base64 of a big `blob` member (MCP's
+// binary resource contents) is decoded as it streams in, once, into its final buffer; the parsed value holds an empty
+// string in its place.
 //
 // Thread-safety: one owner.
 #pragma once
@@ -10,6 +11,7 @@
 
 #include <boost/json/value.hpp>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -24,6 +26,10 @@ struct StreamedMessage {
     std::string head;            ///< the text's first bytes, for a report of what was wrong with it
 };
 
+/// Whether the requester of the reply with this id wants its blobs' bytes (see RequestOptions::blobs); a caller that
+/// wants the text gets it kept as text instead of decoded and encoded again. Null: always decode.
+using BlobPolicy = std::function<bool(const boost::json::value& id)>;
+
 class StreamParser {
 public:
     /// A `blob` string shorter than this stays a string: only big ones are worth holding apart.
@@ -31,7 +37,7 @@ public:
 
     /// `max_text`: the most the text can be (the channel's message size limit). A blob's buffer is reserved for the
     /// most it could decode to, which costs address space, not memory, and saves copying it as it grows.
-    explicit StreamParser(std::size_t max_text = 64u << 20);
+    explicit StreamParser(std::size_t max_text = 64u << 20, BlobPolicy policy = {});
     ~StreamParser();
     StreamParser(const StreamParser&) = delete;
     StreamParser& operator=(const StreamParser&) = delete;

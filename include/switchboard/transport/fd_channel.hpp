@@ -28,6 +28,7 @@ public:
     boost::asio::awaitable<boost::system::error_code> write_stream(std::shared_ptr<jsonrpc::ResultStream> s) override;
     boost::asio::awaitable<void> close() override;
     std::size_t max_message_size() const override { return framer_.max_message_size(); }
+    void set_blob_policy(jsonrpc::BlobPolicy policy) override { framer_.set_blob_policy(std::move(policy)); }
 
     /// Closes only the writing side (the peer reads end-of-file).
     void close_write();

@@ -46,6 +46,7 @@ public:
     boost::asio::awaitable<boost::system::error_code> write(std::string message) override;
     boost::asio::awaitable<boost::system::error_code> write_batch(std::vector<std::string> messages) override;
     bool try_write(std::string& message) override;
+    void set_blob_policy(jsonrpc::BlobPolicy policy) override;
     boost::asio::awaitable<boost::system::error_code> write_stream(std::shared_ptr<jsonrpc::ResultStream> s) override;
     /// The spec's shutdown: close stdin, wait, SIGTERM, wait, SIGKILL. A server that never sent a message (it never
     /// finished starting) gets SIGTERM right after its stdin closes.
