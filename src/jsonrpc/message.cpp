@@ -53,8 +53,10 @@ Outcome<Message> parse_message(json::value v, DecodedBlobs blobs) {
     if (!version || !version->is_string() || version->as_string() != "2.0")
         return invalid("\"jsonrpc\" must be \"2.0\"");
     // A response's blobs stay apart (pointers from its result); anywhere else they go back in as base64.
-    if (!blobs.empty()) {
-        if (o->contains("method") || !o->contains("result")) restore_blobs(v, std::move(blobs));
+    if (!blobs.empty() && (o->contains("method") || !o->contains("result"))) {
+        restore_blobs(v, std::move(blobs));
+        blobs.clear();
+    } else if (!blobs.empty()) {
         for (auto& b : blobs) {
             if (b.pointer.rfind("/result/", 0) != 0) {  // not inside the result: put it back where it was
                 DecodedBlobs one;

@@ -40,14 +40,18 @@ public:
         json::value v = stack_.release();
         for (auto& [pointer, text] : big_) {
             json::error_code ec;
-            if (json::value* at = v.find_pointer(pointer, ec)) *at = std::move(text);
+            json::value* at = v.find_pointer(pointer, ec);
+            if (at && at->is_string() && at->get_string().empty()) *at = std::move(text);
         }
         big_.clear();
         return v;
     }
 
     bool on_document_begin(error_code&) {
-        stack_.reset();  // the default storage, which the big strings have too
+        // One arena for the message, as parse_message has; the big strings are built in it too, so that moving them
+        // into the value copies nothing.
+        storage_ = json::make_shared_resource<json::monotonic_resource>();
+        stack_.reset(storage_);
         return true;
     }
     bool on_document_end(error_code&) { return true; }
@@ -82,6 +86,7 @@ public:
         path_.back().key = std::move(key_);
         key_.clear();
         if (top_level() && path_.back().key == "method") request_ = true;
+        if (!big_.empty() || !blobs.empty()) forget_replaced();
         return true;
     }
     bool on_string_part(string_view s, std::size_t, error_code&) {
@@ -156,6 +161,17 @@ private:
         std::string key;    // object: the member being read
     };
 
+    // A key given twice: the object keeps the last value (as Boost.JSON does), so what was taken out of the earlier
+    // one is dropped.
+    void forget_replaced() {
+        const std::string at = pointer();
+        auto under = [&](const std::string& p) {
+            return p == at || (p.size() > at.size() && p.compare(0, at.size(), at) == 0 && p[at.size()] == '/');
+        };
+        std::erase_if(big_, [&](const auto& entry) { return under(entry.first); });
+        std::erase_if(blobs, [&](const DecodedBlob& b) { return under(b.pointer); });
+    }
+
     bool top_level() const { return path_.size() == 1 && !path_.back().array; }
     bool at_top_level_id() const { return top_level() && path_.back().key == "id"; }
 
@@ -170,11 +186,15 @@ private:
         return !policy_ || id_.is_null() || policy_(id_);
     }
 
-    // Room for the most the rest of the text can hold: address space, not memory, and no copy as it grows.
+    // Room for the most the rest of the text can hold: address space, not memory, and no copy as it grows. Only the
+    // message's first big string gets it (the usual message has one), so that many of them do not each hold the
+    // line's limit of address space; the others grow as they go.
     template <class Buffer>
     void reserve(Buffer& b, std::size_t n) {
+        if (reserved_) return;
         try {
             b.reserve(std::min(n, static_cast<std::size_t>(b.max_size())));
+            reserved_ = true;
         } catch (const std::exception&) {  // no address space for it: it grows as it goes instead
         }
     }
@@ -209,6 +229,7 @@ private:
             decoder_.reset();
             bytes_ = std::string();
         }
+        text_ = json::string(storage_);
         reserve(text_, held_.size() + remaining);
         text_.append(held_);
         held_ = std::string();
@@ -217,7 +238,7 @@ private:
 
     // The base64 read so far was not a blob after all: it becomes text again, exactly as it came.
     void back_to_text() {
-        text_ = json::string();
+        text_ = json::string(storage_);
         reserve(text_, core::base64_size(bytes_.size()) + decoder_->pending().size() + remaining);
         const std::size_t n = core::base64_size(bytes_.size());
         text_.resize(n);
@@ -250,7 +271,9 @@ private:
     }
 
     BlobPolicy policy_;
+    json::storage_ptr storage_;
     json::value_stack stack_;
+    bool reserved_ = false;  // a big string got its reservation
     std::vector<Level> path_;
     std::string key_;
     bool request_ = false;  // a top-level "method" was seen

@@ -183,6 +183,32 @@ TEST(StreamParser, TheRequesterDecidesWhetherABlobIsDecodedAndTheValueIsTheSame)
     }
 }
 
+// Big strings that are not decoded go to their place in arrays and under escaped keys; a key given twice keeps its
+// last value (as a whole parse does), whatever was taken out of the earlier one.
+TEST(StreamParser, BigStringsLandWhereTheyWereAndAKeyGivenTwiceKeepsItsLastValue) {
+    const auto b64 = core::base64_encode(pattern_bytes(100'000));
+    const std::string big(70'000, 'y');
+    const std::vector<std::string> texts{
+        R"({"jsonrpc":"2.0","id":7,"result":{"a/b":[1,")" + big + R"(",{"x~y":")" + big + R"(z"}],"blob":"!)" + b64 +
+            R"("}})",
+        R"({"jsonrpc":"2.0","id":7,"result":{"a":")" + big + R"(","a":5,"blob":")" + b64 + R"(","blob":""}})",
+        R"({"jsonrpc":"2.0","id":7,"result":{"a":[")" + big + R"("],"a":[1],"c":{"blob":")" + b64 + R"("},"c":{"d":")" +
+            big + R"("}}})",
+    };
+    for (bool wanted : {false, true}) {
+        for (std::size_t i = 0; i < texts.size(); ++i) {
+            StreamParser p(8u << 20, [&](const json::value&) { return wanted; });
+            for (std::size_t at = 0; at < texts[i].size(); at += 3000)
+                p.feed(std::string_view(texts[i]).substr(at, 3000));
+            auto m = p.finish();
+            ASSERT_FALSE(m.error) << i << ": " << m.error->message;
+            EXPECT_TRUE(m.blobs.empty()) << i << (wanted ? ", decoded" : ", as text");
+            jsonrpc::restore_blobs(m.value, std::move(m.blobs));
+            EXPECT_TRUE(m.value == json::parse(texts[i])) << i << (wanted ? ", decoded" : ", as text");
+        }
+    }
+}
+
 TEST(StreamParser, DataAfterTheMessageIsAnErrorEvenInALaterPiece) {
     StreamParser p;
     p.feed(R"({"a":1} )");
