@@ -5,6 +5,7 @@
 #include <switchboard/jsonrpc/stream_parser.hpp>
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 
 #include <cstdlib>
 
@@ -29,7 +30,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (static_cast<bool>(ec) != streamed.error.has_value()) std::abort();
     if (!ec) {
         jsonrpc::restore_blobs(streamed.value, std::move(streamed.blobs));
-        if (streamed.value != whole) std::abort();
+        // Compared as text: Boost.JSON reads 0e400 as NaN, which is never equal to itself.
+        if (json::serialize(streamed.value) != json::serialize(whole)) std::abort();
     }
     return 0;
 }

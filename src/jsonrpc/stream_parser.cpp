@@ -2,7 +2,6 @@
 #include <switchboard/jsonrpc/stream_parser.hpp>
 
 #include <boost/json/basic_parser_impl.hpp>
-#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/value_stack.hpp>
 
 #include <optional>
@@ -48,9 +47,8 @@ public:
     }
 
     bool on_document_begin(error_code&) {
-        // One arena for the message, as parse_message has; the big strings are built in it too, so that moving them
-        // into the value copies nothing.
-        storage_ = json::make_shared_resource<json::monotonic_resource>();
+        // The default storage, which the big strings have too, so that moving them into the value copies nothing. Not
+        // a monotonic arena as parse_message has: one that holds an 85 MiB string touched 85 MiB more (measured).
         stack_.reset(storage_);
         return true;
     }
@@ -271,7 +269,7 @@ private:
     }
 
     BlobPolicy policy_;
-    json::storage_ptr storage_;
+    json::storage_ptr storage_;  // the default (see on_document_begin)
     json::value_stack stack_;
     bool reserved_ = false;  // a big string got its reservation
     std::vector<Level> path_;
