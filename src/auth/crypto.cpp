@@ -1,4 +1,5 @@
 #include <switchboard/auth/crypto.hpp>
+#include <switchboard/core/base64.hpp>
 
 #include <openssl/evp.h>
 #include <openssl/rand.h>
@@ -8,35 +9,15 @@
 
 namespace switchboard::auth {
 
-namespace {
-
-constexpr char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-std::string encode(std::string_view bytes, bool url) {
-    std::string out;
-    out.reserve((bytes.size() + 2) / 3 * 4);
-    std::size_t i = 0;
-    auto at = [&](std::size_t k) { return static_cast<unsigned char>(bytes[k]); };
-    for (; i + 3 <= bytes.size(); i += 3) {
-        const unsigned v = at(i) << 16 | at(i + 1) << 8 | at(i + 2);
-        for (int s = 18; s >= 0; s -= 6) out += b64[(v >> s) & 63];
-    }
-    if (const auto rest = bytes.size() - i; rest > 0) {
-        const unsigned v = at(i) << 16 | (rest == 2 ? at(i + 1) << 8 : 0);
-        out += b64[(v >> 18) & 63];
-        out += b64[(v >> 12) & 63];
-        if (rest == 2) out += b64[(v >> 6) & 63];
-        if (!url) out.append(rest == 2 ? "=" : "==");
-    }
-    if (url)
-        for (auto& c : out) c = c == '+' ? '-' : c == '/' ? '_' : c;
+// base64 is core's (the encoding of MCP's binary contents too); base64url (RFC 4648 §5) is it with two letters changed
+// and no padding.
+std::string base64url_encode(std::string_view bytes) {
+    std::string out = core::base64_encode(bytes);
+    while (!out.empty() && out.back() == '=') out.pop_back();
+    for (auto& c : out) c = c == '+' ? '-' : c == '/' ? '_' : c;
     return out;
 }
-
-}  // namespace
-
-std::string base64url_encode(std::string_view bytes) { return encode(bytes, true); }
-std::string base64_encode(std::string_view bytes) { return encode(bytes, false); }
+std::string base64_encode(std::string_view bytes) { return core::base64_encode(bytes); }
 
 std::optional<std::string> base64url_decode(std::string_view text) {
     while (!text.empty() && text.back() == '=') text.remove_suffix(1);
