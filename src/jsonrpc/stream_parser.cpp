@@ -49,7 +49,7 @@ public:
     bool on_document_begin(error_code&) {
         // The default storage, which the big strings have too, so that moving them into the value copies nothing. Not
         // a monotonic arena as parse_message has: one that holds an 85 MiB string touched 85 MiB more (measured).
-        stack_.reset(storage_);
+        stack_.reset();
         return true;
     }
     bool on_document_end(error_code&) { return true; }
@@ -227,7 +227,7 @@ private:
             decoder_.reset();
             bytes_ = std::string();
         }
-        text_ = json::string(storage_);
+        text_ = json::string();
         reserve(text_, held_.size() + remaining);
         text_.append(held_);
         held_ = std::string();
@@ -236,7 +236,7 @@ private:
 
     // The base64 read so far was not a blob after all: it becomes text again, exactly as it came.
     void back_to_text() {
-        text_ = json::string(storage_);
+        text_ = json::string();
         reserve(text_, core::base64_size(bytes_.size()) + decoder_->pending().size() + remaining);
         const std::size_t n = core::base64_size(bytes_.size());
         text_.resize(n);
@@ -269,7 +269,6 @@ private:
     }
 
     BlobPolicy policy_;
-    json::storage_ptr storage_;  // the default (see on_document_begin)
     json::value_stack stack_;
     bool reserved_ = false;  // a big string got its reservation
     std::vector<Level> path_;

@@ -1,6 +1,8 @@
 // The client against the C++ demo server over real stdio, in both eras.
 #include "harness.hpp"
 
+#include <switchboard/core/base64.hpp>
+
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -217,24 +219,7 @@ TEST(DemoServerDualEra, DefaultServerIsModernAndKnownLegacySkipsTheProbe) {
 
 // demo://blob/{bytes} encodes one period of its repeating bytes and copies it: every size around a period's end
 // (753 bytes) and its padding must still decode to exactly (i * 7) mod 251.
-std::string decode_base64(std::string_view text) {
-    static const std::string alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    std::string out;
-    unsigned acc = 0;
-    int bits = 0;
-    for (char c : text) {
-        if (c == '=') break;
-        const auto v = alphabet.find(c);
-        if (v == std::string::npos) return "not base64";
-        acc = (acc << 6) | static_cast<unsigned>(v);
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out.push_back(static_cast<char>((acc >> bits) & 0xFF));
-        }
-    }
-    return out;
-}
+std::string decode_base64(std::string_view text) { return core::base64_decode(text).value_or("not base64"); }
 
 TEST(DemoServerBlob, EverySizeAroundTheRepeatDecodesExactly) {
     run([&]() -> awaitable<void> {
