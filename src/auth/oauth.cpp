@@ -19,6 +19,7 @@
 #include <chrono>
 
 #include "json_fields.hpp"
+#include "unix_time.hpp"
 
 namespace switchboard::auth {
 
@@ -34,10 +35,7 @@ namespace {
 constexpr std::int64_t refresh_margin_s = 60;  // refresh this long before expiry
 constexpr std::size_t metadata_limit = 256 * 1024;
 
-std::int64_t now_s() {
-    return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
+using detail::now_s;
 
 std::vector<std::string> split_scopes(std::string_view text) {
     std::vector<std::string> out;

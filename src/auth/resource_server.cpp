@@ -12,6 +12,8 @@
 
 #include <algorithm>
 
+#include "unix_time.hpp"
+
 namespace switchboard::auth {
 
 namespace asio = boost::asio;
@@ -24,10 +26,7 @@ namespace {
 constexpr std::int64_t proof_window_s = 300;  // a DPoP proof's iat may be this far from now (RFC 9449 §11.1)
 constexpr std::chrono::seconds refetch_interval{2};  // an unknown kid fetches the JWKS again, this often at most
 
-std::int64_t now_s() {
-    return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
+using detail::now_s;
 
 std::optional<std::int64_t> number_claim(const json::object& o, std::string_view key) {
     const auto* v = o.if_contains(key);
@@ -35,7 +34,7 @@ std::optional<std::int64_t> number_claim(const json::object& o, std::string_view
     return core::json_integer(*v);
 }
 
-std::string quoted(std::string_view s) {
+std::string quoted_param(std::string_view s) {
     std::string out = "\"";
     for (char c : s) {
         if (c == '"' || c == '\\') out += '\\';
@@ -129,9 +128,9 @@ http::TokenVerdict JwtVerifier::refuse(std::string error, std::string descriptio
     v.allowed = false;
     v.status = bhttp::status::unauthorized;
     v.message = fmt::format("Unauthorized: {}", description);
-    v.challenge = fmt::format("Bearer resource_metadata={}", quoted(metadata_url()));
+    v.challenge = fmt::format("Bearer resource_metadata={}", quoted_param(metadata_url()));
     if (!error.empty())
-        v.challenge += fmt::format(", error={}, error_description={}", quoted(error), quoted(description));
+        v.challenge += fmt::format(", error={}, error_description={}", quoted_param(error), quoted_param(description));
     return v;
 }
 
@@ -271,9 +270,10 @@ awaitable<http::TokenVerdict> JwtVerifier::verify(const bhttp::request<bhttp::st
         }
         if (!error.empty()) {
             auto v = refuse("invalid_dpop_proof", error);
-            v.challenge = fmt::format("DPoP algs=\"ES256 RS256\", error=\"invalid_dpop_proof\", error_description={}, "
-                                      "resource_metadata={}",
-                                      quoted(error), quoted(metadata_url()));
+            v.challenge = fmt::format(
+                "DPoP algs=\"ES256 RS256\", error=\"invalid_dpop_proof\", error_description={}, "
+                "resource_metadata={}",
+                quoted_param(error), quoted_param(metadata_url()));
             co_return v;
         }
     }
@@ -304,8 +304,9 @@ awaitable<http::TokenVerdict> JwtVerifier::verify(const bhttp::request<bhttp::st
                 v.message =
                     fmt::format("Forbidden: the token's scopes do not allow the tool \"{}\"{}", tool,
                                 would.empty() ? "" : fmt::format(" (it needs one of: {})", fmt::join(would, ", ")));
-                v.challenge = fmt::format("Bearer error=\"insufficient_scope\", scope={}, resource_metadata={}",
-                                          quoted(fmt::format("{}", fmt::join(would, " "))), quoted(metadata_url()));
+                v.challenge =
+                    fmt::format("Bearer error=\"insufficient_scope\", scope={}, resource_metadata={}",
+                                quoted_param(fmt::format("{}", fmt::join(would, " "))), quoted_param(metadata_url()));
                 co_return v;
             }
         }

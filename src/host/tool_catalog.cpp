@@ -27,7 +27,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // FNV-1a, 64 bit: stable across builds and platforms (std::hash is not promised to be).
-std::uint64_t fnv1a(std::string_view text, std::uint64_t h = 1469598103934665603ull) {
+std::uint64_t fnv1a_64(std::string_view text, std::uint64_t h = 1469598103934665603ull) {
     for (unsigned char c : text) {
         h ^= c;
         h *= 1099511628211ull;
@@ -64,7 +64,7 @@ std::string catalog_hash(const ServerConfig& s) {
     for (const auto& [k, v] : s.headers) headers[k] = v;
     o["env"] = std::move(env);
     o["headers"] = std::move(headers);
-    return fmt::format("{:016x}", fnv1a(json::serialize(o)));
+    return fmt::format("{:016x}", fnv1a_64(json::serialize(o)));
 }
 
 fs::path ToolCatalog::default_dir(const EnvLookup& env) {

@@ -11,7 +11,7 @@ namespace switchboard::host {
 namespace {
 
 // FNV-1a: stable across runs and platforms, so a shortened name never changes between sessions.
-std::uint32_t fnv1a(std::string_view s, std::uint32_t h = 2166136261u) {
+std::uint32_t fnv1a_32(std::string_view s, std::uint32_t h = 2166136261u) {
     for (unsigned char c : s) {
         h ^= c;
         h *= 16777619u;
@@ -20,7 +20,7 @@ std::uint32_t fnv1a(std::string_view s, std::uint32_t h = 2166136261u) {
 }
 
 std::string hash_suffix(std::string_view a, std::string_view b = {}) {
-    auto h = fnv1a(b, fnv1a(std::string_view("\0", 1), fnv1a(a)));
+    auto h = fnv1a_32(b, fnv1a_32(std::string_view("\0", 1), fnv1a_32(a)));
     return fmt::format("{:08x}", h);
 }
 

@@ -31,7 +31,7 @@ using core::as_tuple_awaitable;
 
 namespace {
 constexpr std::size_t max_idle_per_origin = 8;
-Failure fail(Failure::Kind k, std::string message) { return Failure{k, std::move(message)}; }
+Failure pool_failure(Failure::Kind k, std::string message) { return Failure{k, std::move(message)}; }
 }  // namespace
 
 asio::ssl::context* Client::tls_context(std::string& error) {
@@ -103,12 +103,13 @@ awaitable<Result<std::unique_ptr<Connection>>> Client::connect(const Url& url,
     });
     auto [rec, endpoints] = co_await resolver->async_resolve(url.host, url.port, as_tuple_awaitable);
     timer.cancel();
-    if (closed_) co_return fail(Failure::Kind::aborted, "the client was closed");
+    if (closed_) co_return pool_failure(Failure::Kind::aborted, "the client was closed");
     if (rec)
-        co_return fail(Failure::Kind::connect,
-                       *timed_out ? fmt::format("server \"{}\": resolving {} timed out after {}", name, url.host,
-                                                duration_text(timeout))
-                                  : fmt::format("server \"{}\": cannot resolve {}: {}", name, url.host, rec.message()));
+        co_return pool_failure(
+            Failure::Kind::connect,
+            *timed_out
+                ? fmt::format("server \"{}\": resolving {} timed out after {}", name, url.host, duration_text(timeout))
+                : fmt::format("server \"{}\": cannot resolve {}: {}", name, url.host, rec.message()));
 
     // Only the addresses the filter allows are connected to: the very addresses checked.
     std::vector<asio::ip::tcp::endpoint> allowed;
@@ -122,17 +123,17 @@ awaitable<Result<std::unique_ptr<Connection>>> Client::connect(const Url& url,
             refused.push_back(std::move(why));
     }
     if (allowed.empty())
-        co_return fail(Failure::Kind::refused, fmt::format("server \"{}\": refused to connect to {}: {}", name,
-                                                           url.host, fmt::join(refused, "; ")));
+        co_return pool_failure(Failure::Kind::refused, fmt::format("server \"{}\": refused to connect to {}: {}", name,
+                                                                   url.host, fmt::join(refused, "; ")));
 
     auto conn = std::make_unique<Connection>();
     conn->origin = url.origin();
     beast::tcp_stream stream(ex_);
     stream.expires_after(timeout);
     auto [cec, ep] = co_await stream.async_connect(allowed, as_tuple_awaitable);
-    if (closed_) co_return fail(Failure::Kind::aborted, "the client was closed");
+    if (closed_) co_return pool_failure(Failure::Kind::aborted, "the client was closed");
     if (cec)
-        co_return fail(
+        co_return pool_failure(
             Failure::Kind::connect,
             cec == beast::error::timeout
                 ? fmt::format("server \"{}\": connecting to {} timed out after {}", name, where, duration_text(timeout))
@@ -148,7 +149,7 @@ awaitable<Result<std::unique_ptr<Connection>>> Client::connect(const Url& url,
     }
     std::string ctx_error;
     auto* ctx = tls_context(ctx_error);
-    if (!ctx) co_return fail(Failure::Kind::tls, fmt::format("server \"{}\": {}", name, ctx_error));
+    if (!ctx) co_return pool_failure(Failure::Kind::tls, fmt::format("server \"{}\": {}", name, ctx_error));
     conn->tls.emplace(std::move(stream), *ctx);
     auto& tls = *conn->tls;
     error_code addr_ec;
@@ -164,7 +165,7 @@ awaitable<Result<std::unique_ptr<Connection>>> Client::connect(const Url& url,
     });
     beast::get_lowest_layer(tls).expires_after(timeout);
     auto [hec] = co_await tls.async_handshake(asio::ssl::stream_base::client, as_tuple_awaitable);
-    if (closed_) co_return fail(Failure::Kind::aborted, "the client was closed");
+    if (closed_) co_return pool_failure(Failure::Kind::aborted, "the client was closed");
     if (hec) {
         std::string why;
         const long verify = SSL_get_verify_result(tls.native_handle());
@@ -179,7 +180,7 @@ awaitable<Result<std::unique_ptr<Connection>>> Client::connect(const Url& url,
             why = fmt::format("the TLS handshake timed out after {}", duration_text(timeout));
         else
             why = "the TLS handshake failed: " + hec.message();
-        co_return fail(Failure::Kind::tls, fmt::format("server \"{}\": {} ({})", name, why, where));
+        co_return pool_failure(Failure::Kind::tls, fmt::format("server \"{}\": {} ({})", name, why, where));
     }
     beast::get_lowest_layer(tls).expires_never();
     co_return conn;

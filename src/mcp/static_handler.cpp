@@ -24,7 +24,7 @@ struct StaticHandler::Entry {
 
 namespace {
 
-Error invalid_params(std::string msg) { return Error{code::invalid_params, std::move(msg)}; }
+Error invalid_params_error(std::string msg) { return Error{code::invalid_params, std::move(msg)}; }
 
 template <class Entries>
 auto find(const Entries& all, std::string_view key) {
@@ -119,7 +119,7 @@ Outcome<json::object> StaticHandler::page(const Entries& all, const std::string&
     if (!cursor.empty()) {
         auto [ptr, ec] = std::from_chars(cursor.data(), cursor.data() + cursor.size(), start);
         if (ec != std::errc() || ptr != cursor.data() + cursor.size() || start > all.size())
-            return invalid_params("Invalid cursor");
+            return invalid_params_error("Invalid cursor");
     }
     const std::size_t size = options_.page_size ? options_.page_size : all.size();
     const std::size_t end = std::min(all.size(), start + std::max<std::size_t>(size, 1));
@@ -154,7 +154,7 @@ ServerHandler::Reply<json::object> StaticHandler::list_prompts(std::string curso
 ServerHandler::Reply<json::object> StaticHandler::call_tool(std::string name, json::object arguments,
                                                             RequestContext ctx) {
     auto tool = find(tools_, name);  // held: the tool may be removed while it runs
-    if (!tool) co_return invalid_params("Unknown tool: " + name);
+    if (!tool) co_return invalid_params_error("Unknown tool: " + name);
     co_return co_await tool->tool(std::move(arguments), std::move(ctx));
 }
 
@@ -175,14 +175,15 @@ ServerHandler::Reply<void> StaticHandler::unsubscribe(std::string, RequestContex
 
 ServerHandler::Reply<json::object> StaticHandler::get_prompt(std::string name, Args arguments, RequestContext ctx) {
     auto prompt = find(prompts_, name);
-    if (!prompt) co_return invalid_params("Unknown prompt: " + name);
+    if (!prompt) co_return invalid_params_error("Unknown prompt: " + name);
     if (const auto* defs = prompt->definition.if_contains("arguments"); defs && defs->is_array())
         for (const auto& d : defs->get_array()) {
             const auto& o = d.get_object();
             const auto* required = o.if_contains("required");
             auto arg = string_field(o, "name");
             if (required && required->is_bool() && required->get_bool() && !arguments.count(arg))
-                co_return invalid_params(fmt::format("Missing required argument \"{}\" for prompt \"{}\"", arg, name));
+                co_return invalid_params_error(
+                    fmt::format("Missing required argument \"{}\" for prompt \"{}\"", arg, name));
         }
     co_return co_await prompt->prompt(arguments, std::move(ctx));
 }

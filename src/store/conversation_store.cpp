@@ -243,7 +243,9 @@ std::int64_t ConversationStore::create(std::string_view title, std::string_view 
 }
 
 std::optional<ConversationInfo> ConversationStore::find(std::int64_t id) const {
-    Statement s(db_, file_, std::string(info_columns) + "WHERE c.id = ?1");
+    std::string sql(info_columns);  // appended, not `+`: GCC 12 warns falsely (-Warray-bounds) on the temporary
+    sql += "WHERE c.id = ?1";
+    Statement s(db_, file_, sql);
     s.bind(1, id);
     if (!s.step()) return std::nullopt;
     return read_info(s);
@@ -251,9 +253,9 @@ std::optional<ConversationInfo> ConversationStore::find(std::int64_t id) const {
 
 std::vector<ConversationInfo> ConversationStore::list(std::string_view title_contains) const {
     // lower() folds ASCII only; good enough for a title filter.
-    Statement s(db_, file_,
-                std::string(info_columns) +
-                    "WHERE ?1 = '' OR instr(lower(c.title), lower(?1)) > 0 ORDER BY c.updated_ms DESC, c.id DESC");
+    std::string sql(info_columns);
+    sql += "WHERE ?1 = '' OR instr(lower(c.title), lower(?1)) > 0 ORDER BY c.updated_ms DESC, c.id DESC";
+    Statement s(db_, file_, sql);
     s.bind(1, title_contains);
     std::vector<ConversationInfo> out;
     while (s.step()) out.push_back(read_info(s));

@@ -24,6 +24,8 @@
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
 
+#include "byte_stream.hpp"
+
 #ifndef SWITCHBOARD_VERSION
 #define SWITCHBOARD_VERSION "0.0.0"
 #endif
@@ -43,17 +45,10 @@ namespace {
 
 using core::as_tuple_awaitable;
 
-using PlainWs = websocket::stream<beast::tcp_stream>;
-using TlsWs = websocket::stream<ssl::stream<beast::tcp_stream>>;
+// Plain or TLS, one WebSocket type (see byte_stream.hpp).
+using Ws = websocket::stream<detail::ByteStream>;
 
-class WsChannelBase : public jsonrpc::Channel {
-public:
-    /// Drops the connection at once (server stop).
-    virtual void abort() = 0;
-};
-
-template <class Ws>
-class WebSocketChannel : public WsChannelBase {
+class WebSocketChannel : public jsonrpc::Channel {
 public:
     WebSocketChannel(std::unique_ptr<Ws> ws, std::size_t max, std::shared_ptr<ssl::context> tls)
         : ws_(std::move(ws)), max_(max), tls_(std::move(tls)) {
@@ -117,9 +112,10 @@ public:
         abort();
     }
 
-    void abort() override {
+    /// Drops the connection at once (server stop).
+    void abort() {
         beast::error_code ignored;
-        beast::get_lowest_layer(*ws_).socket().close(ignored);
+        ws_->next_layer().tcp().socket().close(ignored);
     }
 
     std::size_t max_message_size() const override { return max_; }
@@ -144,7 +140,6 @@ std::string tls_failure(ssl::stream<beast::tcp_stream>& s, const boost::system::
     return what;
 }
 
-template <class Ws>
 void set_client_options(Ws& ws, const WebSocketClientOptions& options, std::chrono::milliseconds handshake,
                         switchboard::http::Fields credential) {
     websocket::stream_base::timeout t = websocket::stream_base::timeout::suggested(beast::role_type::client);
@@ -160,7 +155,6 @@ void set_client_options(Ws& ws, const WebSocketClientOptions& options, std::chro
 }
 
 // After TCP (and TLS): the WebSocket upgrade. Returns an error message, empty on success.
-template <class Ws>
 awaitable<std::string> ws_handshake(Ws& ws, std::string host, std::string target, websocket::response_type& res) {
     auto [ec] = co_await ws.async_handshake(res, host, target, as_tuple_awaitable);
     if (ec == websocket::error::upgrade_declined || (ec && res.result_int() != 0 && res.result_int() != 101))
@@ -210,17 +204,17 @@ static awaitable<jsonrpc::Outcome<std::shared_ptr<jsonrpc::Channel>>> connect_we
     if (rec) co_return Result(transport_error(fmt::format("cannot resolve {}: {}", host, rec.message())));
 
     if (!tls) {
-        auto ws = std::make_unique<PlainWs>(ex);
-        auto& tcp_layer = beast::get_lowest_layer(*ws);
+        beast::tcp_stream tcp_layer(ex);
         tcp_layer.expires_after(remaining());
         auto [cec, ep] = co_await tcp_layer.async_connect(endpoints, as_tuple_awaitable);
         if (cec) co_return Result(transport_error(fmt::format("cannot connect to {}: {}", where, cec.message())));
         tcp_layer.socket().set_option(tcp::no_delay(true));
         tcp_layer.expires_never();
+        auto ws = std::make_unique<Ws>(detail::ByteStream(std::move(tcp_layer)));
         set_client_options(*ws, options, remaining(), credential);
         auto failure = co_await ws_handshake(*ws, host_header, target, rejected);
         if (!failure.empty()) co_return Result(transport_error(fmt::format("{}: {}", url, failure)));
-        co_return Result(std::make_shared<WebSocketChannel<PlainWs>>(std::move(ws), options.max_message_size, nullptr));
+        co_return Result(std::make_shared<WebSocketChannel>(std::move(ws), options.max_message_size, nullptr));
     }
 
     auto ctx = std::make_shared<ssl::context>(ssl::context::tls_client);
@@ -234,8 +228,7 @@ static awaitable<jsonrpc::Outcome<std::shared_ptr<jsonrpc::Channel>>> connect_we
                 transport_error(fmt::format("cannot load CA file {}: {}", options.ca_file, cec.message())));
     }
     ctx->set_verify_mode(ssl::verify_peer);
-    auto ws = std::make_unique<TlsWs>(ex, *ctx);
-    auto& tls_layer = ws->next_layer();
+    ssl::stream<beast::tcp_stream> tls_layer(ex, *ctx);
     boost::system::error_code addr_ec;
     asio::ip::make_address(host, addr_ec);
     if (addr_ec) SSL_set_tlsext_host_name(tls_layer.native_handle(), host.c_str());  // SNI for names only
@@ -246,7 +239,7 @@ static awaitable<jsonrpc::Outcome<std::shared_ptr<jsonrpc::Channel>>> connect_we
     else
         X509_VERIFY_PARAM_set1_ip_asc(param, host.c_str());
     tls_layer.set_verify_callback(ssl::host_name_verification(host));
-    auto& tcp_layer = beast::get_lowest_layer(*ws);
+    auto& tcp_layer = tls_layer.next_layer();
     tcp_layer.expires_after(remaining());
     auto [connect_ec, ep] = co_await tcp_layer.async_connect(endpoints, as_tuple_awaitable);
     if (connect_ec)
@@ -257,10 +250,11 @@ static awaitable<jsonrpc::Outcome<std::shared_ptr<jsonrpc::Channel>>> connect_we
         co_return Result(
             transport_error(fmt::format("TLS handshake with {} failed: {}", where, tls_failure(tls_layer, hec))));
     tcp_layer.expires_never();
+    auto ws = std::make_unique<Ws>(detail::ByteStream(std::move(tls_layer)));
     set_client_options(*ws, options, remaining(), credential);
     auto failure = co_await ws_handshake(*ws, host_header, target, rejected);
     if (!failure.empty()) co_return Result(transport_error(fmt::format("{}: {}", url, failure)));
-    co_return Result(std::make_shared<WebSocketChannel<TlsWs>>(std::move(ws), options.max_message_size, ctx));
+    co_return Result(std::make_shared<WebSocketChannel>(std::move(ws), options.max_message_size, ctx));
 }
 
 awaitable<jsonrpc::Outcome<std::shared_ptr<jsonrpc::Channel>>> connect_websocket_channel(
@@ -297,27 +291,27 @@ struct WebSocketServer::Impl : std::enable_shared_from_this<WebSocketServer::Imp
     SessionHandler handler;
     WebSocketServerOptions opt;
     tcp::acceptor acceptor;
-    std::vector<std::weak_ptr<WsChannelBase>> channels;
+    std::vector<std::weak_ptr<WebSocketChannel>> channels;
     std::vector<std::weak_ptr<beast::tcp_stream>> upgrading;
     std::size_t count = 0;
     bool stopped = false;
     std::shared_ptr<ssl::context> tls;  // set when serving wss
 
-    template <class Next>
-    awaitable<void> refuse(Next& stream, unsigned version, http::status status, std::string text) {
+    awaitable<void> refuse(detail::ByteStream& stream, unsigned version, http::status status, std::string text) {
         http::response<http::string_body> res{status, version};
         res.set(http::field::server, "switchboard");
         res.set(http::field::content_type, "text/plain");
         res.body() = std::move(text);
         res.keep_alive(false);
         res.prepare_payload();
-        beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(10));
+        stream.tcp().expires_after(std::chrono::seconds(10));
         co_await http::async_write(stream, res, as_tuple_awaitable);
     }
 
     awaitable<void> serve_conn(std::shared_ptr<beast::tcp_stream> stream) {
         if (!tls) {
-            co_await upgrade(std::move(*stream));
+            detail::ByteStream plain(std::move(*stream));
+            co_await upgrade(std::move(plain));
             co_return;
         }
         ssl::stream<beast::tcp_stream> secure(std::move(*stream), *tls);
@@ -327,17 +321,17 @@ struct WebSocketServer::Impl : std::enable_shared_from_this<WebSocketServer::Imp
             spdlog::debug("websocket: TLS handshake failed: {}", ec.message());
             co_return;
         }
-        co_await upgrade(std::move(secure));
+        detail::ByteStream bytes(std::move(secure));
+        co_await upgrade(std::move(bytes));
     }
 
     // Reads the HTTP upgrade request on `next` (plain TCP or TLS), checks it, and runs the session.
-    template <class Next>
-    awaitable<void> upgrade(Next next) {
+    awaitable<void> upgrade(detail::ByteStream next) {
         beast::flat_buffer buffer;
         http::request_parser<http::string_body> parser;
         parser.header_limit(64 * 1024);
         parser.body_limit(64 * 1024);
-        beast::get_lowest_layer(next).expires_after(std::chrono::seconds(30));
+        next.tcp().expires_after(std::chrono::seconds(30));
         auto [ec, n] = co_await http::async_read(next, buffer, parser, as_tuple_awaitable);
         if (ec) co_return;
         auto req = parser.release();
@@ -366,8 +360,7 @@ struct WebSocketServer::Impl : std::enable_shared_from_this<WebSocketServer::Imp
                 pos = comma + 1;
             }
         }
-        beast::get_lowest_layer(next).expires_never();
-        using Ws = websocket::stream<Next>;
+        next.tcp().expires_never();
         auto ws = std::make_unique<Ws>(std::move(next));
         ws->set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
         ws->set_option(websocket::stream_base::decorator([offered_mcp](websocket::response_type& res) {
@@ -380,7 +373,7 @@ struct WebSocketServer::Impl : std::enable_shared_from_this<WebSocketServer::Imp
             spdlog::debug("websocket: handshake failed: {}", aec.message());
             co_return;
         }
-        auto channel = std::make_shared<WebSocketChannel<Ws>>(std::move(ws), opt.max_message_size, tls);
+        auto channel = std::make_shared<WebSocketChannel>(std::move(ws), opt.max_message_size, tls);
         std::erase_if(channels, [](const auto& w) { return w.expired(); });
         channels.push_back(channel);
         if (stopped) co_return;

@@ -39,6 +39,20 @@ awaitable<jsonrpc::Outcome<std::shared_ptr<mcp::ClientSession>>> ws_session(std:
 
 std::string text_of(const mcp::CallToolResult& r) { return r.content.at(0).text(); }
 
+// A few megabytes each way: the message crosses the stream in many reads and writes (and TLS records), and comes
+// back unchanged.
+awaitable<void> echo_a_big_message(std::shared_ptr<mcp::ClientSession> session, std::size_t size) {
+    std::string big(size, 'a');
+    for (std::size_t i = 0; i < big.size(); i += 4099) big[i] = static_cast<char>('b' + i % 23);
+    json::object args;
+    args["message"] = big;
+    auto echo = co_await session->call_tool("echo", args);
+    CO_ASSERT_TRUE(echo.has_value());
+    const std::string back = text_of(*echo);
+    EXPECT_EQ(back.size(), big.size());
+    EXPECT_TRUE(back == big) << "the echo differs from what was sent";
+}
+
 TEST(WebSocket, ClientListsAndCallsToolsWithProgress) {
     auto server = start_listening(demo_server(), {"--ws", "0", "--page-size", "0"});
     ASSERT_TRUE(server);
@@ -68,6 +82,17 @@ TEST(WebSocket, ClientListsAndCallsToolsWithProgress) {
         EXPECT_EQ(text_of(*slow), "done after 3 steps");
         EXPECT_EQ(progress, 3);
         co_await session->close();
+    });
+}
+
+TEST(WebSocket, AFewMegabytesEachWay) {
+    auto server = start_listening(demo_server(), {"--ws", "0"});
+    ASSERT_TRUE(server);
+    run([&]() -> awaitable<void> {
+        auto s = co_await ws_session(server->url, "demo-ws", jsonrpc::default_max_message_size);
+        CO_ASSERT_TRUE(s.has_value());
+        co_await echo_a_big_message(*s, 3 * 1024 * 1024 + 7);
+        co_await (*s)->close();
     });
 }
 
@@ -163,6 +188,17 @@ protected:
     std::string url(const std::string& host) const {
         return "wss://" + host + ":" + std::to_string(server_->port) + "/";
     }
+    // A session over wss://localhost, trusting the test certificate.
+    awaitable<jsonrpc::Outcome<std::shared_ptr<mcp::ClientSession>>> trusted_session() const {
+        auto ex = co_await asio::this_coro::executor;
+        transport::WebSocketClientOptions wo;
+        wo.ca_file = cert_;
+        auto channel = co_await transport::connect_websocket_channel(ex, url("localhost"), wo);
+        if (!channel) co_return channel.error();
+        mcp::ClientOptions co;
+        co.server_name = "secure";
+        co_return co_await mcp::ClientSession::connect(ex, *channel, co);
+    }
     std::filesystem::path dir_;
     std::string key_, cert_;
     std::unique_ptr<ListeningServer> server_;
@@ -170,14 +206,7 @@ protected:
 
 TEST_F(Wss, TrustedCertificateConnects) {
     run([this]() -> awaitable<void> {
-        auto ex = co_await asio::this_coro::executor;
-        transport::WebSocketClientOptions wo;
-        wo.ca_file = cert_;
-        auto channel = co_await transport::connect_websocket_channel(ex, url("localhost"), wo);
-        CO_ASSERT_TRUE(channel.has_value());
-        mcp::ClientOptions co;
-        co.server_name = "secure";
-        auto session = co_await mcp::ClientSession::connect(ex, *channel, co);
+        auto session = co_await trusted_session();
         CO_ASSERT_TRUE(session.has_value());
         json::object args;
         args["message"] = "over tls";
@@ -185,6 +214,18 @@ TEST_F(Wss, TrustedCertificateConnects) {
         CO_ASSERT_TRUE(echo.has_value());
         EXPECT_EQ(text_of(*echo), "over tls");
         co_await (*session)->close();
+    });
+}
+
+// Over TLS, then the close handshake and the TLS teardown, twice: the server keeps serving after a close.
+TEST_F(Wss, AFewMegabytesEachWayThenACleanCloseTwice) {
+    run([this]() -> awaitable<void> {
+        for (std::size_t round = 0; round < 2; ++round) {
+            auto session = co_await trusted_session();
+            CO_ASSERT_TRUE(session.has_value());
+            co_await echo_a_big_message(*session, 3 * 1024 * 1024 + round);
+            co_await (*session)->close();
+        }
     });
 }
 

@@ -33,7 +33,7 @@ host::ServerEntryEdit set(std::string name, std::string_view entry, std::string 
     return {std::move(name), std::move(previous), json::parse(entry).as_object()};
 }
 
-std::string slurp(const fs::path& p) {
+std::string contents_of(const fs::path& p) {
     std::ifstream in(p);
     std::ostringstream s;
     s << in.rdbuf();
@@ -139,7 +139,7 @@ TEST(ConfigEdit, TheFileIsWrittenOnlyWhenTheEntryIsValidAndKeepsItsMode) {
     }
     EXPECT_THROW(host::edit_config_file(file, set("beta", R"({"command": 5})"), no_env()), host::ConfigError);
     EXPECT_THROW(host::edit_config_file(file, set("", R"({"command": "x"})"), no_env()), host::ConfigError);
-    EXPECT_EQ(slurp(file), jsonc);
+    EXPECT_EQ(contents_of(file), jsonc);
 
     // An unset variable is allowed with a warning: the file is where the user sets things up for later.
     auto edit = host::edit_config_file(file, set("gamma", R"({"url": "${GAMMA_URL}", "comand": "x"})"), no_env());
@@ -147,7 +147,7 @@ TEST(ConfigEdit, TheFileIsWrittenOnlyWhenTheEntryIsValidAndKeepsItsMode) {
     ASSERT_EQ(edit.warnings.size(), 2u);
     EXPECT_NE(edit.warnings[0].find("comand"), std::string::npos);
     EXPECT_NE(edit.warnings[1].find("${GAMMA_URL}"), std::string::npos);
-    EXPECT_NE(slurp(file).find("// the first one"), std::string::npos);
+    EXPECT_NE(contents_of(file).find("// the first one"), std::string::npos);
     struct ::stat st {};
     ASSERT_EQ(::stat(file.c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 0777, 0600u);

@@ -58,7 +58,7 @@ TEST(SseParser, MultiLineDataEventTypeIdAndComments) {
 }
 
 TEST(SseParser, CrLfAndLoneCrLineEnds) {
-    for (const std::string text :
+    for (const std::string& text :
          {std::string("data: x\r\n\r\ndata: y\r\n\r\n"), std::string("data: x\r\rdata: y\r\r")}) {
         for (std::size_t step : {1u, 3u, 100u}) {
             auto ev = parse_in_steps(text, step);
@@ -117,7 +117,9 @@ TEST(SseParser, OversizeEventIsDroppedAndReportedThenParsingContinues) {
         EXPECT_EQ(ev[0].length, 5000u);
         EXPECT_EQ(ev[1].kind, "event");
         EXPECT_EQ(ev[1].data, "small");
-        if (step < 1000) EXPECT_LE(max_buffered, 1000u + 16 + step) << "step " << step;
+        if (step < 1000) {
+            EXPECT_LE(max_buffered, 1000u + 16 + step) << "step " << step;
+        }
     }
 }
 
