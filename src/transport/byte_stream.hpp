@@ -5,8 +5,8 @@
 // compiled once. The price is a type-erased handler per read and per write: one small allocation each.
 //
 // Not asio::any_completion_handler: in Asio 1.26 its executor cannot post (no blocking.never), which Beast's TCP
-// and TLS operations do. This handler keeps the original's executor and cancellation slot as the concrete types
-// this program uses (any_io_executor, cancellation_slot).
+// and TLS operations do. This handler keeps the original's executor (as any_io_executor) and its cancellation slot
+// with the slot's filter: Beast lets only terminal cancellation reach a read or write in the middle of a frame.
 #pragma once
 
 #include <boost/asio/any_io_executor.hpp>
@@ -16,6 +16,7 @@
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/ssl/stream.hpp>
+#include <boost/beast/core/detail/filtering_cancellation_slot.hpp>
 #include <boost/beast/core/role.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 
@@ -35,12 +36,12 @@ template <class... Args>
 class ErasedHandler<void(Args...)> {
 public:
     using executor_type = boost::asio::any_io_executor;
-    using cancellation_slot_type = boost::asio::cancellation_slot;
+    using cancellation_slot_type = boost::beast::detail::filtering_cancellation_slot<boost::asio::cancellation_slot>;
 
     template <class Handler>
     ErasedHandler(Handler&& handler, const executor_type& fallback)
         : executor_(boost::asio::get_associated_executor(handler, fallback)),
-          slot_(boost::asio::get_associated_cancellation_slot(handler)),
+          slot_(filtered(boost::asio::get_associated_cancellation_slot(handler), boost::asio::cancellation_type::all)),
           call_(std::make_unique<Call<std::decay_t<Handler>>>(std::forward<Handler>(handler))) {}
 
     executor_type get_executor() const noexcept { return executor_; }
@@ -52,6 +53,17 @@ public:
     }
 
 private:
+    // Beast's filters may nest (one per composed operation): what passes is what every one of them lets through.
+    template <class Slot>
+    static cancellation_slot_type filtered(const Slot& slot, boost::asio::cancellation_type allowed) {
+        return cancellation_slot_type(allowed, slot);
+    }
+    template <class Inner>
+    static cancellation_slot_type filtered(const boost::beast::detail::filtering_cancellation_slot<Inner>& slot,
+                                           boost::asio::cancellation_type allowed) {
+        return filtered(static_cast<const Inner&>(slot), allowed & slot.type);
+    }
+
     struct CallBase {
         virtual ~CallBase() = default;
         virtual void invoke(std::unique_ptr<CallBase> self, Args... args) = 0;
