@@ -25,7 +25,6 @@ using Service = std::shared_ptr<ChatService>;
 
 namespace {
 
-constexpr std::chrono::seconds chat_keep_alive_every{15};
 
 json::object info_json(const store::ConversationInfo& c) {
     return json::object{{"id", c.id},
@@ -181,7 +180,7 @@ awaitable<Pumped> pump(std::shared_ptr<Chat> chat, std::uint64_t generation, std
             if (!ok) co_return Pumped::gone;
         }
         if (q->finished()) co_return Pumped::done;
-        co_await q->wait(chat_keep_alive_every);
+        co_await q->wait(event_keep_alive_every);
         const auto state = co_await asio::this_coro::cancellation_state;
         if (state.cancelled() != asio::cancellation_type::none || w->gone) co_return Pumped::gone;
         if (q->empty() && !q->finished() && chat->stream_generation == generation) {

@@ -23,7 +23,6 @@ using asio::awaitable;
 
 namespace {
 
-constexpr std::chrono::seconds keep_alive_every{15};
 // Log lines a slow client may fall behind by; older ones are dropped (statuses are coalesced, never dropped).
 constexpr std::size_t max_queued = 1000;
 
@@ -142,7 +141,7 @@ awaitable<void> serve_events(std::weak_ptr<host::ServerPool> weak, http::Respond
             const bool ok = co_await flush(res, *pending, *pool);
             if (!ok) co_return;
         }
-        pending->wake.expires_after(keep_alive_every);
+        pending->wake.expires_after(event_keep_alive_every);
         auto [ec] = co_await pending->wake.async_wait(core::as_tuple_awaitable);
         const auto state = co_await asio::this_coro::cancellation_state;
         if (cancelled(state)) co_return;

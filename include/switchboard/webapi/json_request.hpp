@@ -11,6 +11,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,9 @@ boost::asio::awaitable<bool> send_json(http::Responder& res, boost::json::object
 /// valid UTF-8 first). False once the client is gone. `event` is a view (a literal, or a string the caller keeps):
 /// a std::string converted from a literal inside co_await is a temporary GCC 12 may destroy twice.
 boost::asio::awaitable<bool> write_event(http::Responder& res, std::string_view event, boost::json::object data);
+
+/// How often an idle event stream sends a keep-alive comment (also how a client that went away is noticed).
+inline constexpr std::chrono::seconds event_keep_alive_every{15};
 
 /// The value of query parameter `name` in the request's target ("" when absent), percent-decoded.
 std::string query_parameter(const http::ServerRequest& req, std::string_view name);
