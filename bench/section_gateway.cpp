@@ -109,18 +109,12 @@ Numbers measure(const std::string& url, int calls, int calls_each_many) {
 
     std::vector<std::shared_ptr<mcp::ClientSession>> many;
     for (int i = 0; i < clients_many; ++i) many.push_back(run_sync(io, open_session(url)));
-    int running = clients_many;
-    std::exception_ptr failure;
     for (auto& c : many) run_sync(io, echo_calls(c, 20, nullptr));  // each session warm
     const auto t1 = clock::now();
-    for (auto& c : many)
-        asio::co_spawn(io, echo_calls(c, calls_each_many, nullptr), [&](std::exception_ptr e) {
-            if (e && !failure) failure = e;
-            --running;
-        });
-    while (running > 0) io.run_one();
+    std::vector<asio::awaitable<void>> callers;
+    for (auto& c : many) callers.push_back(echo_calls(c, calls_each_many, nullptr));
+    run_all(io, std::move(callers));
     out.many_per_s = static_cast<double>(calls_each_many) * clients_many / seconds_since(t1);
-    if (failure) std::rethrow_exception(failure);
     for (auto& c : many) run_sync(io, c->close());
     return out;
 }

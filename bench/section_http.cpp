@@ -63,12 +63,11 @@ awaitable<void> seq_calls(std::shared_ptr<mcp::ClientSession> s, int n, Measured
     m->seq_seconds = seconds_since(t0);
 }
 
-awaitable<void> pipelined_worker(std::shared_ptr<mcp::ClientSession> s, int* issued, int total, int* running) {
+awaitable<void> pipelined_worker(std::shared_ptr<mcp::ClientSession> s, int* issued, int total) {
     while (*issued < total) {
         ++*issued;
         co_await call_echo(*s);
     }
-    --*running;
 }
 
 Measured measure_ours(const std::string& url, int n, int pipelined) {
@@ -84,13 +83,11 @@ Measured measure_ours(const std::string& url, int n, int pipelined) {
     run_sync(io, seq_calls(*session, 200, &warm));  // warm-up: keep-alive connections, allocator pools
     run_sync(io, seq_calls(*session, n, &m));
 
-    int issued = 0, running = inflight;
+    int issued = 0;
     const auto t0 = clock::now();
-    for (int i = 0; i < inflight; ++i)
-        asio::co_spawn(io, pipelined_worker(*session, &issued, pipelined, &running), [](std::exception_ptr e) {
-            if (e) std::rethrow_exception(e);
-        });
-    while (running > 0) io.run_one();
+    std::vector<asio::awaitable<void>> workers;
+    for (int i = 0; i < inflight; ++i) workers.push_back(pipelined_worker(*session, &issued, pipelined));
+    run_all(io, std::move(workers));
     m.pipelined_per_s = pipelined / seconds_since(t0);
     run_sync(io, (*session)->close());
     return m;

@@ -80,7 +80,7 @@ awaitable<void> seq_calls(mcp::ClientSession& s, int n, Measured& m) {
     m.seq_seconds = seconds_since(t0);
 }
 
-awaitable<void> pipelined_worker(std::shared_ptr<mcp::ClientSession> s, int* issued, int total, int* running) {
+awaitable<void> pipelined_worker(std::shared_ptr<mcp::ClientSession> s, int* issued, int total) {
     while (*issued < total) {
         ++*issued;
         json::object args;
@@ -88,7 +88,6 @@ awaitable<void> pipelined_worker(std::shared_ptr<mcp::ClientSession> s, int* iss
         auto r = co_await s->call_tool("echo", std::move(args));
         if (!r) throw std::runtime_error("tools/call failed: " + r.error().message);
     }
-    --*running;
 }
 
 struct OursResult {
@@ -127,13 +126,11 @@ OursResult measure_ours(const Context& ctx, int n, int pipelined) {
     out.response = tap->last_read;
     run_sync(io, seq_calls(s, n, out.m));
 
-    int issued = 0, running = inflight;
+    int issued = 0;
     const auto t0 = clock::now();
-    for (int i = 0; i < inflight; ++i)
-        asio::co_spawn(io, pipelined_worker(*session, &issued, pipelined, &running), [](std::exception_ptr e) {
-            if (e) std::rethrow_exception(e);
-        });
-    while (running > 0) io.run_one();
+    std::vector<asio::awaitable<void>> workers;
+    for (int i = 0; i < inflight; ++i) workers.push_back(pipelined_worker(*session, &issued, pipelined));
+    run_all(io, std::move(workers));
     out.m.pipelined_per_s = pipelined / seconds_since(t0);
     run_sync(io, s.close());
     return out;

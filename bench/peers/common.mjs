@@ -58,3 +58,25 @@ export async function measure(client, call, a, defaults) {
     calls_per_s_1: n / seqSeconds, calls_per_s_pipelined: m / pipeSeconds,
   }));
 }
+
+// An SDK client connected to a stdio server (--command, --args) that takes lines of up to 256 MiB (the SDK refuses
+// one over 10 MiB by default; the base64 of 64 MiB is 85 MiB).
+export async function connectStdio(a) {
+  const { Client } = await sdk('client/index.js');
+  const { StdioClientTransport } = await sdk('client/stdio.js');
+  const transport = new StdioClientTransport({
+    command: a.command, args: a.args ? String(a.args).split(' ') : [], stderr: 'ignore', maxBufferSize: 256 * 1024 * 1024,
+  });
+  const client = new Client({ name: 'bench', version: '0' });
+  await client.connect(transport);
+  return client;
+}
+
+// Closes the client and prints one JSON object: read_ms (t0 to t1), total_ms (t0 to t2; process.hrtime.bigint()
+// values), `fields`, and this process's peak RSS (peak_kib).
+export async function report(client, t0, t1, t2, fields) {
+  await client.close();
+  console.log(JSON.stringify({
+    read_ms: Number(t1 - t0) / 1e6, total_ms: Number(t2 - t0) / 1e6, ...fields, peak_kib: process.resourceUsage().maxRSS,
+  }));
+}

@@ -85,7 +85,7 @@ awaitable<int> call(const host::Config& config, const GlobalOptions& g, std::str
             co_return 1;
         }
         if (g.json)
-            print_json(std::move(r->raw));
+            print_json(std::move(*r).to_json());
         else if (r->content.empty() && r->structured_content)
             print_json(std::move(*r->structured_content));
         else

@@ -8,6 +8,7 @@
 #include <boost/json/serialize.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -72,6 +73,24 @@ std::string format_number(double d) {
 
 json::object missing(std::string_view key) {
     return text_result(fmt::format("missing or invalid argument \"{}\"", key), true);
+}
+
+// big_text's result: `n` characters, character i being 'a' + (i * 7) % 26, built once, in the string that goes out.
+json::object big_text_result(std::size_t n) {
+    json::string text;
+    text.resize(n);
+    char* out = text.data();
+    for (std::size_t i = 0; i < std::min<std::size_t>(n, 26); ++i) out[i] = static_cast<char>('a' + (i * 7) % 26);
+    // The pattern repeats every 26 characters: copy what is there, doubling (whole periods, so it stays in phase).
+    for (std::size_t have = 26; have < n; have *= 2) std::copy_n(out, std::min(have, n - have), out + have);
+    json::object block;
+    block["type"] = "text";
+    block["text"] = std::move(text);
+    json::array content;
+    content.push_back(std::move(block));
+    json::object r;
+    r["content"] = std::move(content);
+    return r;
 }
 
 }  // namespace
@@ -140,6 +159,18 @@ void add_demo_tools(mcp::StaticHandler& server, DemoState& state) {
             json::object r{{"content", std::move(content)}};
             co_return r;
         });
+
+    if (state.blob_template) {  // the bench's large payloads: a big tool result
+        server.add_tool(tool("big_text", "Big text",
+                             "Returns `bytes` characters of deterministic text (up to 256 MiB), one text block.",
+                             json::object{{"bytes", prop("integer", "How many characters")}}, {"bytes"}),
+                        [](json::object args, mcp::RequestContext) -> awaitable<Outcome<json::object>> {
+                            const auto* b = args.if_contains("bytes");
+                            if (!b || !b->is_int64() || b->get_int64() < 0 || b->get_int64() > (256 << 20))
+                                co_return missing("bytes");
+                            co_return big_text_result(static_cast<std::size_t>(b->get_int64()));
+                        });
+    }
 
     {
         auto def = tool("structured", "Weather (structured)", "Returns fixed weather data as structured content.",

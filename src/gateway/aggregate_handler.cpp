@@ -233,7 +233,7 @@ Reply AggregateHandler::call_tool(std::string name, json::object arguments, mcp:
         }
         co_return e;
     }
-    json::object result = std::move(r->raw);
+    json::object result = std::move(*r).to_json();
     strip_upstream_meta(result);
     const auto* is_error = result.if_contains("isError");
     count.error = is_error && is_error->is_bool() && is_error->as_bool();

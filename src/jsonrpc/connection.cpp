@@ -284,7 +284,7 @@ awaitable<void> Connection::handle_incoming(Message m, std::string key) {
             if (const auto* t = meta->as_object().if_contains("progressToken")) token = *t;
     IncomingRequest req(weak_from_this(), m.id, std::move(token));
 
-    Outcome<json::value> out = Error{code::internal_error, "Internal error", {}, false};
+    Outcome<json::value> out = json::value();  // always assigned below
     try {
         out = co_await request_handler_(m.method, std::move(m.params), req);
     } catch (const std::exception& e) {
@@ -293,13 +293,14 @@ awaitable<void> Connection::handle_incoming(Message m, std::string key) {
     }
     if (inc->cancelled || closed_error_) co_return;  // a cancelled request gets no response
     forget_incoming(incoming_.find(key));            // answered: the peer may reuse the id from now on
-    if (out && larger_than(*out, stream_results_above)) {
-        // A big result goes out as it is serialized: its text is never held whole beside it.
-        if (closed_error_) co_return;
-        outbox_.push_back(Outgoing{{}, std::make_shared<ResultStream>(m.id, std::move(*out))});
-        outbox_signal_.cancel();
-    } else if (out) {
-        enqueue(serialize_result(m.id, *out));
+    if (out) {
+        if (auto text = serialize_result(m.id, *out, stream_results_above)) {
+            enqueue(std::move(*text));
+        } else if (!closed_error_) {
+            // A big result goes out as it is serialized: its text is never held whole beside it.
+            outbox_.push_back(Outgoing{{}, std::make_shared<ResultStream>(m.id, std::move(*out))});
+            outbox_signal_.cancel();
+        }
     } else {
         Error e = out.error();
         if (e.local) {  // local codes never go on the wire

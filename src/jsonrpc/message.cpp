@@ -129,16 +129,24 @@ std::size_t size_hint(const json::value& v) {
 // Serializes into `out` straight from the serializer. Small messages fit the first reservation; a bigger one is
 // measured once (size_hint) and reserved whole. The string is resized a piece at a time so that the zero-fill
 // resize() does stays in cache just before the serializer overwrites it.
+// With `max`, it stops (returns false) once `out` is longer than that, and reserves no more than that.
 template <class Source>
-void append_serialized(std::string& out, const Source& source, const json::value* measurable) {
+bool append_serialized(std::string& out, const Source& source, const json::value* measurable,
+                       std::size_t max = std::string::npos) {
     json::serializer sr;
     sr.reset(source);
     std::size_t len = out.size();
     bool measured = false;
     while (!sr.done()) {
+        if (len > max) {
+            out.resize(len);
+            return false;
+        }
         if (out.capacity() - len < 64) {
             std::size_t want = std::max<std::size_t>(out.capacity() * 2, len + 256);
-            if (!measured && measurable) want = std::max(want, len + size_hint(*measurable) + 64);
+            // Measured once, and reserved whole up to the cap (max + 64 KiB; without a cap, max + 64 KiB wraps).
+            if (!measured && measurable)
+                want = std::max(want, std::min(len + size_hint(*measurable) + 64, std::max(max, max + 64 * 1024)));
             measured = true;
             out.reserve(want);
         }
@@ -146,13 +154,40 @@ void append_serialized(std::string& out, const Source& source, const json::value
         len += sr.read(out.data() + len, out.size() - len).size();
     }
     out.resize(len);
+    return len <= max;
 }
 
-void append_json(std::string& out, const json::value& v) { append_serialized(out, &v, &v); }
+// Whether Boost.JSON writes `s` as it is between quotes: nothing to escape (it escapes '"', '\\' and the control
+// characters, and writes every other byte as it is).
+bool plain(std::string_view s) {
+    for (unsigned char c : s)
+        if (c == '"' || c == '\\' || c < 0x20) return false;
+    return true;
+}
 
+// The envelope's parts (ids, method names, keys, short strings) are written here without a serializer of their own,
+// the same bytes as Boost.JSON's: a request has half a dozen of them, and each serializer cost a few hundred
+// instructions to set up.
 void append_json(std::string& out, std::string_view s) {
+    if (s.size() <= 256 && plain(s)) {
+        out.push_back('"');
+        out.append(s);
+        out.push_back('"');
+        return;
+    }
     if (s.size() > 4096) out.reserve(out.size() + s.size() + 64);
     append_serialized(out, s, nullptr);
+}
+
+void append_json(std::string& out, const json::value& v) {
+    switch (v.kind()) {
+    case json::kind::int64: out.append(fmt::format_int(v.get_int64()).c_str()); return;
+    case json::kind::uint64: out.append(fmt::format_int(v.get_uint64()).c_str()); return;
+    case json::kind::string: append_json(out, std::string_view(v.get_string())); return;
+    case json::kind::bool_: out.append(v.get_bool() ? "true" : "false"); return;
+    case json::kind::null: out.append("null"); return;
+    default: append_serialized(out, &v, &v);
+    }
 }
 
 std::string start(const Id* id) {
@@ -252,6 +287,17 @@ std::string serialize_result(const Id& id, const json::value& result) {
         out.append("{}");
     else
         append_json(out, result);
+    finish(out);
+    return out;
+}
+
+std::optional<std::string> serialize_result(const Id& id, const json::value& result, std::size_t max) {
+    std::string out = start(&id);
+    out.append(R"(,"result":)");
+    if (result.is_null())
+        out.append("{}");
+    else if (!append_serialized(out, &result, &result, max))
+        return std::nullopt;
     finish(out);
     return out;
 }

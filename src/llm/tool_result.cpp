@@ -155,7 +155,7 @@ ToolExecutionResult format_tool_result(const ToolCall& call, std::string server,
     r.status = result.is_error ? ToolExecutionResult::Status::tool_error : ToolExecutionResult::Status::ok;
     r.parts = format_tool_content(result);
     r.structured_content = result.structured_content;
-    r.raw = result.raw;
+    r.raw = result.to_json();
     return r;
 }
 

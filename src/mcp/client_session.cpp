@@ -250,6 +250,42 @@ jsonrpc::RequestOptions ClientSession::request_options(const CallOptions& o) con
     return ro;
 }
 
+bool ClientSession::adopt_supported_version(const Error& e) {
+    if (era_ != Era::modern || e.local || e.code != code::unsupported_protocol_version) return false;
+    const auto* data = e.data.if_object();
+    auto supported = string_list(data ? data->if_contains("supported") : nullptr);
+    auto ours = std::find_if(supported.begin(), supported.end(), [](auto& v) { return is_modern_version(v); });
+    // Retry once with the version it lists, even when that is the one just sent (a server may reject a first request
+    // for reasons of its own; the caller retries at most once).
+    if (ours == supported.end()) return false;
+    spdlog::info("server \"{}\" asked for protocol version {} instead of {}", options_.server_name, *ours,
+                 protocol_version_);
+    protocol_version_ = *ours;
+    return true;
+}
+
+std::optional<Error> ClientSession::unusable_result(const std::string& method, const json::value& result,
+                                                    int round) const {
+    const auto* o = result.if_object();
+    if (!o)
+        return Error::make_local(
+            code::protocol_violation,
+            fmt::format("server \"{}\": the result of {} is not an object", options_.server_name, method));
+    auto result_type = string_field(*o, "resultType");
+    if (result_type.empty() || result_type == "complete") return std::nullopt;
+    if (result_type != "input_required" || !mrtr_method(method))
+        return Error::make_local(code::protocol_violation,
+                                 fmt::format("server \"{}\": unrecognized resultType \"{}\" for {}",
+                                             options_.server_name, result_type, method));
+    if (round + 1 >= max_input_rounds)
+        return Error::make_local(code::protocol_violation,
+                                 fmt::format("server \"{}\" still asked for input after {} rounds of {}",
+                                             options_.server_name, max_input_rounds, method));
+    return std::nullopt;
+}
+
+// The error paths live in the two functions above: a coroutine's frame holds the temporaries of all its branches at
+// once, and this one, on every request's path, is kept under the 1 KiB that Asio recycles.
 awaitable<Outcome<json::value>> ClientSession::request(std::string method, json::object params, CallOptions options) {
     bool version_retried = false;
     for (int round = 0;; ++round) {
@@ -265,49 +301,24 @@ awaitable<Outcome<json::value>> ClientSession::request(std::string method, json:
         }
         auto r = co_await connection_->request(method, std::move(p), std::move(ro));
         if (!r) {
-            const Error& e = r.error();
-            if (era_ == Era::modern && !e.local && e.code == code::unsupported_protocol_version && !version_retried) {
-                const auto* data = e.data.if_object();
-                auto supported = string_list(data ? data->if_contains("supported") : nullptr);
-                auto ours =
-                    std::find_if(supported.begin(), supported.end(), [](auto& v) { return is_modern_version(v); });
-                // Retry once with the version it lists, even when that is the one just sent (a server may reject a
-                // first
-                // request for reasons of its own; the loop runs at most twice).
-                if (ours != supported.end()) {
-                    spdlog::info("server \"{}\" asked for protocol version {} instead of {}", options_.server_name,
-                                 *ours, protocol_version_);
-                    protocol_version_ = *ours;
-                    version_retried = true;
-                    continue;
-                }
+            if (!version_retried && adopt_supported_version(r.error())) {
+                version_retried = true;
+                continue;
             }
             co_return r.error();
         }
-        auto* o = r->if_object();
-        if (!o)
-            co_return Error::make_local(
-                code::protocol_violation,
-                fmt::format("server \"{}\": the result of {} is not an object", options_.server_name, method));
-        auto result_type = string_field(*o, "resultType");
-        if (result_type.empty() || result_type == "complete") co_return std::move(*r);
-        if (result_type != "input_required" || !mrtr_method(method))
-            co_return Error::make_local(code::protocol_violation,
-                                        fmt::format("server \"{}\": unrecognized resultType \"{}\" for {}",
-                                                    options_.server_name, result_type, method));
-        if (round + 1 >= max_input_rounds)
-            co_return Error::make_local(code::protocol_violation,
-                                        fmt::format("server \"{}\" still asked for input after {} rounds of {}",
-                                                    options_.server_name, max_input_rounds, method));
-        // Multi round-trip: answer what it asks, echo requestState, retry with a new id.
+        if (auto bad = unusable_result(method, *r, round)) co_return std::move(*bad);
+        if (string_field(r->get_object(), "resultType") != "input_required") co_return std::move(*r);  // complete
+        // Multi round-trip (input_required): answer what it asks, echo requestState, retry with a new id.
+        const auto& o = r->get_object();
         params.erase("inputResponses");
         params.erase("requestState");
-        if (const auto* reqs = o->if_contains("inputRequests"); reqs && reqs->is_object()) {
+        if (const auto* reqs = o.if_contains("inputRequests"); reqs && reqs->is_object()) {
             auto answers = co_await answer_input_requests(reqs->get_object());
             if (!answers) co_return answers.error();
             params["inputResponses"] = std::move(*answers);
         }
-        if (const auto* state = o->if_contains("requestState"); state && state->is_string())
+        if (const auto* state = o.if_contains("requestState"); state && state->is_string())
             params["requestState"] = *state;
     }
 }

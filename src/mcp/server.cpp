@@ -132,7 +132,8 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
         auto r = co_await dispatch(method, std::move(p), std::move(ctx), req);
         if (r && (modern || method == "server/discover") && r->is_object()) {
             auto& o = r->get_object();
-            if (!o.contains("resultType")) o["resultType"] = "complete";
+            o.reserve(o.size() + 4);  // room for what is added below: one growth, not one per member
+            if (!o.contains("resultType")) o.emplace("resultType", "complete");
             if (o.at("resultType") == "complete" && is_cacheable(method)) {
                 if (!o.contains("ttlMs")) o["ttlMs"] = retried ? 0 : options.cache_ttl.count();
                 if (!o.contains("cacheScope")) o["cacheScope"] = options.cache_scope;
@@ -201,32 +202,21 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
         return r;
     }
 
+    // Not a coroutine: it picks the coroutine that answers, so the common path (a content request) costs no frame of
+    // its own. A coroutine's frame holds the temporaries of all its branches at once: this one had grown past the
+    // 1 KiB that Asio recycles, and cost a malloc and a free per request.
     awaitable<Outcome<json::value>> dispatch(std::string method, json::object p,
                                              std::shared_ptr<RequestContext::State> ctx,
                                              const jsonrpc::IncomingRequest& req) {
-        if (method == "ping") co_return json::value(json::object{});
-        if (method == "server/discover") co_return discover();
-        if (method == "subscriptions/listen") co_return co_await listen(p, RequestContext(ctx), req);
+        if (method == "ping") return answer(json::value(json::object{}));
+        if (method == "server/discover") return answer(discover());
+        if (method == "subscriptions/listen") return listen(std::move(p), RequestContext(ctx), req);
         if (method == "logging/setLevel") {
             if (ctx->era == Era::legacy) legacy_log_level = string_field(p, "level");
-            co_return json::value(json::object{});
+            return answer(json::value(json::object{}));
         }
-        if (method == "resources/subscribe" || method == "resources/unsubscribe") {
-            auto uri = string_field(p, "uri");
-            if (uri.empty()) co_return invalid_params("missing \"uri\"");
-            const bool on = method == "resources/subscribe";
-            Outcome<void> r;
-            if (on)
-                r = co_await handler->subscribe(uri, RequestContext(ctx));
-            else
-                r = co_await handler->unsubscribe(uri, RequestContext(ctx));
-            if (!r) co_return r.error();
-            if (on)
-                legacy_subscriptions.insert(uri);
-            else
-                legacy_subscriptions.erase(uri);
-            co_return json::value(json::object{});
-        }
+        if (method == "resources/subscribe" || method == "resources/unsubscribe")
+            return subscription(method == "resources/subscribe", string_field(p, "uri"), std::move(ctx));
         // A client that declared none of sampling, elicitation and roots is never asked (RequestContext::ask refuses
         // first): its requests skip the rounds, which cost a task per call.
         if (ctx->era == Era::modern && may_need_input(method) && can_answer_input(ctx->client_capabilities)) {
@@ -234,42 +224,59 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
             auto call = [self, method](json::object params, RequestContext c) {
                 return self->call(method, std::move(params), std::move(c));
             };
-            co_return co_await rounds->round(std::move(p), std::move(ctx), std::move(call));
+            return rounds->round(std::move(p), std::move(ctx), std::move(call));
         }
-        co_return co_await call(std::move(method), std::move(p), RequestContext(std::move(ctx)));
+        return call(std::move(method), std::move(p), RequestContext(std::move(ctx)));
+    }
+
+    static awaitable<Outcome<json::value>> answer(Outcome<json::value> r) { co_return std::move(r); }
+    static awaitable<Outcome<json::object>> answer_object(Outcome<json::object> r) { co_return std::move(r); }
+
+    awaitable<Outcome<json::value>> subscription(bool on, std::string uri, std::shared_ptr<RequestContext::State> ctx) {
+        if (uri.empty()) co_return invalid_params("missing \"uri\"");
+        Outcome<void> r;
+        if (on)
+            r = co_await handler->subscribe(uri, RequestContext(ctx));
+        else
+            r = co_await handler->unsubscribe(uri, RequestContext(ctx));
+        if (!r) co_return r.error();
+        if (on)
+            legacy_subscriptions.insert(uri);
+        else
+            legacy_subscriptions.erase(uri);
+        co_return json::value(json::object{});
     }
 
     // The content requests, answered by the handler.
     awaitable<Outcome<json::value>> call(std::string method, json::object p, RequestContext ctx) {
-        Outcome<json::object> r = method_not_found(method);
-        const auto cursor = string_field(p, "cursor");
-        if (method == "tools/list") {
-            r = co_await handler->list_tools(cursor, std::move(ctx));
-        } else if (method == "tools/call") {
-            auto* a = p.if_contains("arguments");
-            json::object args = a && a->is_object() ? json::object(std::move(a->get_object())) : json::object();
-            r = co_await handler->call_tool(string_field(p, "name"), std::move(args), std::move(ctx));
-        } else if (method == "resources/list") {
-            r = co_await handler->list_resources(cursor, std::move(ctx));
-        } else if (method == "resources/templates/list") {
-            r = co_await handler->list_resource_templates(cursor, std::move(ctx));
-        } else if (method == "resources/read") {
-            r = co_await handler->read_resource(string_field(p, "uri"), std::move(ctx));
-        } else if (method == "prompts/list") {
-            r = co_await handler->list_prompts(cursor, std::move(ctx));
-        } else if (method == "prompts/get") {
-            auto args = to_args(p.if_contains("arguments"));
-            r = co_await handler->get_prompt(string_field(p, "name"), std::move(args), std::move(ctx));
-        } else if (method == "completion/complete") {
-            r = co_await handler->complete(std::move(p), std::move(ctx));
-        }
+        auto r = co_await ask_handler(method, std::move(p), std::move(ctx));
         if (!r) co_return r.error();
         co_return json::value(std::move(*r));
     }
 
+    // Not a coroutine either (see dispatch): the handler's own coroutine is what call() awaits.
+    awaitable<Outcome<json::object>> ask_handler(const std::string& method, json::object p, RequestContext ctx) {
+        if (method == "tools/list") return handler->list_tools(string_field(p, "cursor"), std::move(ctx));
+        if (method == "tools/call") {
+            auto* a = p.if_contains("arguments");
+            json::object args = a && a->is_object() ? json::object(std::move(a->get_object())) : json::object();
+            return handler->call_tool(string_field(p, "name"), std::move(args), std::move(ctx));
+        }
+        if (method == "resources/list") return handler->list_resources(string_field(p, "cursor"), std::move(ctx));
+        if (method == "resources/templates/list")
+            return handler->list_resource_templates(string_field(p, "cursor"), std::move(ctx));
+        if (method == "resources/read") return handler->read_resource(string_field(p, "uri"), std::move(ctx));
+        if (method == "prompts/list") return handler->list_prompts(string_field(p, "cursor"), std::move(ctx));
+        if (method == "prompts/get") {
+            auto args = to_args(p.if_contains("arguments"));
+            return handler->get_prompt(string_field(p, "name"), std::move(args), std::move(ctx));
+        }
+        if (method == "completion/complete") return handler->complete(std::move(p), std::move(ctx));
+        return answer_object(method_not_found(method));
+    }
+
     // 2026-07-28: a long-lived request; acknowledged at once, then held open until the client cancels it.
-    awaitable<Outcome<json::value>> listen(const json::object& p, RequestContext ctx,
-                                           const jsonrpc::IncomingRequest& req) {
+    awaitable<Outcome<json::value>> listen(json::object p, RequestContext ctx, const jsonrpc::IncomingRequest& req) {
         const auto key = json::serialize(req.id());
         Listen l{req.id(), {}, {}};
         json::object agreed;

@@ -160,26 +160,83 @@ Content Content::from_json(const json::value& v) {
     return {string_field(o, "type"), json::object(o, json::storage_ptr())};
 }
 
+namespace {
+
+// Whether `content` is held in CallToolResult::content alone: an array of objects. Anything else also stays in raw as
+// it was sent (to_json() gives it back unchanged).
+bool content_taken(const json::value* c) {
+    return c && c->is_array() && std::all_of(c->get_array().begin(), c->get_array().end(), [](const json::value& v) {
+               return v.is_object();
+           });
+}
+
+}  // namespace
+
 CallToolResult CallToolResult::from_json(const json::value& v) {
     const auto& o = as_object(v);
     CallToolResult r;
-    if (const auto* c = o.if_contains("content"); c && c->is_array())
+    const auto* c = o.if_contains("content");
+    if (c && c->is_array())
         for (const auto& item : c->get_array()) r.content.push_back(Content::from_json(item));
-    if (const auto* s = o.if_contains("structuredContent")) r.structured_content.emplace(*s, json::storage_ptr());
+    const auto* s = o.if_contains("structuredContent");
+    if (s) r.structured_content.emplace(*s, json::storage_ptr());
     if (const auto* e = o.if_contains("isError"); e && e->is_bool()) r.is_error = e->get_bool();
-    r.raw = o;
+    r.raw = without(o, {content_taken(c) ? "content" : "", s ? "structuredContent" : ""});
     return r;
 }
 
 CallToolResult CallToolResult::from_json(json::value&& v) {
     if (!v.is_object()) return from_json(static_cast<const json::value&>(v));
-    CallToolResult r{{}, std::nullopt, false, json::object(std::move(v.get_object()))};  // raw keeps v's storage
-    const auto& o = r.raw;
-    if (const auto* c = o.if_contains("content"); c && c->is_array())
-        for (const auto& item : c->get_array()) r.content.push_back(Content::from_json(item));
-    if (const auto* s = o.if_contains("structuredContent")) r.structured_content = *s;
+    auto& o = v.get_object();
+    auto* c = o.if_contains("content");
+    if (c && !content_taken(c)) return from_json(static_cast<const json::value&>(v));  // an odd one, kept as sent
+    CallToolResult r;
+    if (c) {
+        auto& items = c->get_array();
+        r.content.reserve(items.size());
+        for (auto& item : items) {
+            auto& block = item.get_object();
+            r.content.push_back(Content{string_field(block, "type"), std::move(block)});  // keeps its storage
+        }
+    }
+    auto* s = o.if_contains("structuredContent");
+    if (s) r.structured_content.emplace(std::move(*s));
     if (const auto* e = o.if_contains("isError"); e && e->is_bool()) r.is_error = e->get_bool();
+    r.raw = without(o, {c ? "content" : "", s ? "structuredContent" : ""});
     return r;
+}
+
+json::object CallToolResult::to_json() const& {
+    // In the default storage: a copy in the blocks' storage (a message's arena) would grow that arena.
+    json::object o;
+    o.reserve(raw.size() + 3);
+    if (!raw.contains("content")) {  // one that was not an array of objects stayed in raw
+        json::array items;
+        items.reserve(content.size());
+        for (const auto& c : content) items.emplace_back(c.raw);
+        o.emplace("content", std::move(items));
+    }
+    if (structured_content) o.emplace("structuredContent", *structured_content);
+    for (const auto& kv : raw) o.emplace(kv.key(), kv.value());
+    if (is_error && !o.contains("isError")) o.emplace("isError", true);
+    return o;
+}
+
+json::object CallToolResult::to_json() && {
+    // Built in the blocks' storage, so that moving them in moves them (into another storage it would copy them).
+    json::storage_ptr sp = content.empty() ? json::storage_ptr() : content.front().raw.storage();
+    json::object o(sp);
+    o.reserve(raw.size() + 3);
+    if (!raw.contains("content")) {  // one that was not an array of objects stayed in raw
+        json::array items(sp);
+        items.reserve(content.size());
+        for (auto& c : content) items.push_back(std::move(c.raw));
+        o.emplace("content", std::move(items));
+    }
+    if (structured_content) o.emplace("structuredContent", std::move(*structured_content));
+    for (const auto& kv : raw) o.emplace(kv.key(), kv.value());
+    if (is_error && !o.contains("isError")) o.emplace("isError", true);
+    return o;
 }
 
 ResourceContents ResourceContents::from_json(const json::value& v) {

@@ -62,7 +62,7 @@ awaitable<void> call_tool(PoolRef weak, Options o, http::ServerRequest& req, htt
     host::ToolCallOptions options;  // the server's toolTimeoutMs
     auto result = co_await pool->call_tool(server, name, std::move(arguments), std::move(options));
     if (!result) upstream_failed(server, result.error());
-    auto out = std::move(result->raw);
+    auto out = std::move(*result).to_json();
     out["durationMs"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     co_await send_json(res, std::move(out));
 }

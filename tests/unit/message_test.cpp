@@ -4,6 +4,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -208,6 +209,47 @@ TEST(SerializeMessage, BytesEqualSerializingTheWholeObject) {
     rpc::Error e{rpc::code::invalid_params, "bad", json::parse(R"({"f":"x"})")};
     EXPECT_EQ(rpc::serialize_error(nullptr, e),
               json::serialize(json::object{{"jsonrpc", "2.0"}, {"id", nullptr}, {"error", e.to_json()}}));
+}
+
+// Ids, method names and plain strings are written without Boost.JSON's serializer: the bytes must still be its bytes,
+// for the characters it escapes, those it does not (DEL, bytes of invalid UTF-8) and the integers at either end.
+TEST(SerializeMessage, EnvelopePartsAreTheSerializersBytes) {
+    const std::vector<std::string> strings = {"",
+                                              "tools/call",
+                                              std::string("nul\0and\x01\x1f", 9),
+                                              "quote\" back\\ slash",
+                                              "del\x7f",
+                                              "bad utf-8 \xff\xc3(",
+                                              "\xe2\x82\xac \xf0\x9f\x98\x80",
+                                              std::string(300, 'x'),
+                                              std::string(300, 'x') + "\n"};
+    for (const auto& text : strings) {
+        const json::value str = json::string(text);
+        EXPECT_EQ(rpc::serialize_request(str, text, json::value()),
+                  json::serialize(json::object{{"jsonrpc", "2.0"}, {"id", str}, {"method", str}}));
+        EXPECT_EQ(rpc::serialize_result(1, str),
+                  json::serialize(json::object{{"jsonrpc", "2.0"}, {"id", 1}, {"result", str}}));
+    }
+    for (const json::value& id :
+         {json::value(std::numeric_limits<std::int64_t>::min()), json::value(std::numeric_limits<std::int64_t>::max()),
+          json::value(-1), json::value(0), json::value(std::numeric_limits<std::uint64_t>::max())})
+        EXPECT_EQ(rpc::serialize_result(id, json::value(true)),
+                  json::serialize(json::object{{"jsonrpc", "2.0"}, {"id", id}, {"result", true}}));
+    EXPECT_EQ(rpc::serialize_result(2, json::value(nullptr)), R"({"jsonrpc":"2.0","id":2,"result":{}})");
+}
+
+// Capped: the same bytes while under the cap, nothing once over it (the caller streams that one instead).
+TEST(SerializeMessage, CappedResultIsWholeOrNothing) {
+    json::object small{{"content", json::array{json::object{{"type", "text"}, {"text", "hi"}}}}};
+    auto text = rpc::serialize_result(3, small, 1u << 20);
+    ASSERT_TRUE(text);
+    EXPECT_EQ(*text, rpc::serialize_result(3, small));
+    json::object big;
+    big["text"] = std::string(3u << 20, 'a');
+    EXPECT_FALSE(rpc::serialize_result(3, big, 1u << 20));
+    auto whole = rpc::serialize_result(3, big, 4u << 20);
+    ASSERT_TRUE(whole);
+    EXPECT_EQ(*whole, rpc::serialize_result(3, big));
 }
 
 TEST(SerializeMessage, LargeResultIsComplete) {

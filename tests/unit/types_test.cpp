@@ -15,7 +15,9 @@ TEST(Types, CallToolResultFromMovedValueEqualsFromCopy) {
     auto a = mcp::CallToolResult::from_json(v);
     auto b = mcp::CallToolResult::from_json(json::value(v));
     EXPECT_EQ(a.raw, b.raw);
-    EXPECT_EQ(b.raw, v.as_object());
+    EXPECT_EQ(b.raw, json::parse(R"({"isError":true,"_meta":{"k":"v"}})").as_object());  // content held once
+    EXPECT_EQ(a.to_json(), v.as_object());
+    EXPECT_EQ(b.to_json(), v.as_object());
     ASSERT_EQ(a.content.size(), b.content.size());
     for (std::size_t i = 0; i < a.content.size(); ++i) {
         EXPECT_EQ(a.content[i].type, b.content[i].type);
@@ -23,6 +25,48 @@ TEST(Types, CallToolResultFromMovedValueEqualsFromCopy) {
     }
     EXPECT_EQ(a.structured_content, b.structured_content);
     EXPECT_TRUE(b.is_error);
+    EXPECT_EQ(std::move(b).to_json(), v.as_object());
+}
+
+// A big text block is taken over, not copied: it stays in the storage it was parsed into, and to_json() && puts it
+// back the same way.
+TEST(Types, CallToolResultFromMovedValueKeepsItsBlocksWhereTheyAre) {
+    json::monotonic_resource arena;
+    json::value v =
+        json::parse(R"({"content":[{"type":"text","text":"a long text"}],"structuredContent":{"a":1}})", &arena);
+    const char* text = v.at("content").at(0).at("text").get_string().data();
+    auto r = mcp::CallToolResult::from_json(std::move(v));
+    ASSERT_EQ(r.content.size(), 1u);
+    EXPECT_EQ(r.content[0].raw.at("text").get_string().data(), text);
+    EXPECT_EQ(r.content[0].text(), "a long text");
+    ASSERT_TRUE(r.structured_content);
+    EXPECT_EQ(r.structured_content->storage().get(), &arena);
+    EXPECT_TRUE(r.raw.empty());
+    EXPECT_EQ(r.to_json().storage().get(), json::storage_ptr().get());  // a copy in the default storage
+    auto o = std::move(r).to_json();
+    EXPECT_EQ(o.at("content").at(0).at("text").get_string().data(), text);
+    EXPECT_EQ(o, json::parse(R"({"content":[{"type":"text","text":"a long text"}],"structuredContent":{"a":1}})"));
+}
+
+// What is not a content array stays in raw, and comes back as it was; a result built by hand gets its isError.
+TEST(Types, CallToolResultToJsonKeepsWhatItDoesNotRead) {
+    for (const char* text : {R"({"content":"not an array","isError":"no"})",
+                             R"({"content":[{"type":"text","text":"a"},"not an object"],"structuredContent":[1]})"}) {
+        const auto odd = json::parse(text);
+        auto r = mcp::CallToolResult::from_json(odd);
+        EXPECT_FALSE(r.is_error);
+        EXPECT_EQ(r.to_json(), odd.as_object()) << text;
+        EXPECT_EQ(mcp::CallToolResult::from_json(json::value(odd)).to_json(), odd.as_object()) << text;
+        EXPECT_EQ(std::move(r).to_json(), odd.as_object()) << text;
+    }
+    // Without content, to_json() adds the empty list the spec requires.
+    EXPECT_EQ(mcp::CallToolResult::from_json(json::parse(R"({"isError":true})")).to_json(),
+              json::parse(R"({"content":[],"isError":true})").as_object());
+
+    mcp::CallToolResult built;
+    built.content.push_back(mcp::Content{"text", json::object{{"type", "text"}, {"text", "x"}}});
+    built.is_error = true;
+    EXPECT_EQ(built.to_json(), json::parse(R"({"content":[{"type":"text","text":"x"}],"isError":true})"));
 }
 
 TEST(Types, ReadResourceResultFromMovedValueEqualsFromCopy) {

@@ -70,6 +70,9 @@ std::string serialize_request(const Id& id, std::string_view method, const boost
                               const MetaMembers& meta);
 std::string serialize_notification(std::string_view method, const boost::json::value& params);
 std::string serialize_result(const Id& id, const boost::json::value& result);
+/// serialize_result, or nullopt once the result's text is over about `max` bytes (it stops there): a small result is
+/// serialized once, and a big one is not held whole as text (see ResultStream).
+std::optional<std::string> serialize_result(const Id& id, const boost::json::value& result, std::size_t max);
 std::string serialize_error(const Id& id, const Error& error);
 
 /// Whether `v` serializes to more than about `limit` bytes (counting stops once it is over).

@@ -158,6 +158,12 @@ private:
     boost::json::object client_capabilities() const;
     const boost::json::object& modern_meta() const;
     boost::asio::awaitable<Outcome<boost::json::object>> answer_input_requests(const boost::json::object& requests);
+    /// A modern server refused our protocol version and listed one we speak: it is ours from now on (retry).
+    bool adopt_supported_version(const jsonrpc::Error& e);
+    /// Why a request's result cannot be used (not an object, an unknown resultType, too many input rounds), or
+    /// nullopt: complete, or input_required to answer.
+    std::optional<jsonrpc::Error> unusable_result(const std::string& method, const boost::json::value& result,
+                                                  int round) const;
     boost::asio::awaitable<Outcome<boost::json::value>> handle_server_request(std::string key, std::string method,
                                                                               boost::json::value params);
     void handle_notification(const std::string& method, const boost::json::value& params);

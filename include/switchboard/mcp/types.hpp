@@ -93,10 +93,18 @@ struct CallToolResult {
     std::vector<Content> content;
     std::optional<boost::json::value> structured_content;
     bool is_error = false;
+    /// The result object without `content` (when an array of objects) and `structuredContent` (held above, once):
+    /// isError, _meta and fields of newer revisions.
     boost::json::object raw;
     static CallToolResult from_json(const boost::json::value& v);
-    /// The same, taking the value over as `raw` instead of copying it.
+    /// The same, taking the value's content blocks and structured content over instead of copying them (a 64 MiB
+    /// text block is held once): they keep its storage (a parsed message's arena, say).
     static CallToolResult from_json(boost::json::value&& v);
+    /// The result object again: `raw` with `content` (always: the spec requires it), `structuredContent` and `isError`
+    /// put back; in the default storage.
+    boost::json::object to_json() const&;
+    /// The same, moving the content blocks in (in their storage) instead of copying them.
+    boost::json::object to_json() &&;
 };
 
 struct ResourceContents {
