@@ -187,22 +187,26 @@ CallToolResult CallToolResult::from_json(const json::value& v) {
 
 CallToolResult CallToolResult::from_json(json::value&& v) {
     if (!v.is_object()) return from_json(static_cast<const json::value&>(v));
-    auto& o = v.get_object();
-    auto* c = o.if_contains("content");
-    if (c && !content_taken(c)) return from_json(static_cast<const json::value&>(v));  // an odd one, kept as sent
-    CallToolResult r;
-    if (c) {
+    if (const auto* c = v.get_object().if_contains("content"); c && !content_taken(c))
+        return from_json(static_cast<const json::value&>(v));  // an odd one, kept as sent
+    // Nothing is copied: raw takes the object over (keeping its storage), the blocks and the structured content are
+    // moved out of it.
+    CallToolResult r{{}, std::nullopt, false, json::object(std::move(v.get_object()))};
+    auto& o = r.raw;
+    if (auto* c = o.if_contains("content")) {
         auto& items = c->get_array();
         r.content.reserve(items.size());
         for (auto& item : items) {
             auto& block = item.get_object();
-            r.content.push_back(Content{string_field(block, "type"), std::move(block)});  // keeps its storage
+            r.content.push_back(Content{string_field(block, "type"), std::move(block)});
         }
+        o.erase("content");
     }
-    auto* s = o.if_contains("structuredContent");
-    if (s) r.structured_content.emplace(std::move(*s));
+    if (auto* s = o.if_contains("structuredContent")) {
+        r.structured_content.emplace(std::move(*s));
+        o.erase("structuredContent");
+    }
     if (const auto* e = o.if_contains("isError"); e && e->is_bool()) r.is_error = e->get_bool();
-    r.raw = without(o, {c ? "content" : "", s ? "structuredContent" : ""});
     return r;
 }
 

@@ -97,8 +97,8 @@ struct CallToolResult {
     /// isError, _meta and fields of newer revisions.
     boost::json::object raw;
     static CallToolResult from_json(const boost::json::value& v);
-    /// The same, taking the value's content blocks and structured content over instead of copying them (a 64 MiB
-    /// text block is held once): they keep its storage (a parsed message's arena, say).
+    /// The same, taking the value over instead of copying any of it (a 64 MiB text block is held once): everything
+    /// keeps its storage (a parsed message's arena, say).
     static CallToolResult from_json(boost::json::value&& v);
     /// The result object again: `raw` with `content` (always: the spec requires it), `structuredContent` and `isError`
     /// put back; in the default storage.
