@@ -73,9 +73,10 @@ struct Connection::Pending {
     bool wants_blobs = false;  // RequestOptions::blobs was given
 };
 
-struct Connection::Incoming {
+struct detail::IncomingState {
     asio::cancellation_signal signal;
     bool cancelled = false;
+    std::shared_ptr<const MetaMembers> result_meta;  // see IncomingRequest::set_result_meta
 };
 
 std::shared_ptr<Connection> Connection::create(asio::any_io_executor ex, std::shared_ptr<Channel> channel,
@@ -282,7 +283,7 @@ awaitable<void> Connection::handle_incoming(Message m, std::string key) {
     if (const auto* p = m.params.if_object())
         if (const auto* meta = p->if_contains("_meta"); meta && meta->is_object())
             if (const auto* t = meta->as_object().if_contains("progressToken")) token = *t;
-    IncomingRequest req(weak_from_this(), m.id, std::move(token));
+    IncomingRequest req(weak_from_this(), m.id, std::move(token), inc);
 
     Outcome<json::value> out = json::value();  // always assigned below
     try {
@@ -294,10 +295,11 @@ awaitable<void> Connection::handle_incoming(Message m, std::string key) {
     if (inc->cancelled || closed_error_) co_return;  // a cancelled request gets no response
     forget_incoming(incoming_.find(key));            // answered: the peer may reuse the id from now on
     if (out) {
-        if (auto text = serialize_result(m.id, *out, stream_results_above)) {
+        if (auto text = serialize_result(m.id, *out, stream_results_above, inc->result_meta.get())) {
             enqueue(std::move(*text));
         } else if (!closed_error_) {
             // A big result goes out as it is serialized: its text is never held whole beside it.
+            if (inc->result_meta) merge_meta(*out, *inc->result_meta);
             outbox_.push_back(Outgoing{{}, std::make_shared<ResultStream>(m.id, std::move(*out))});
             outbox_signal_.cancel();
         }
@@ -593,6 +595,10 @@ void IncomingRequest::progress(double progress, std::optional<double> total, std
 
 void IncomingRequest::notify(std::string_view method, json::value params) const {
     if (auto c = conn_.lock()) c->notify(method, std::move(params));
+}
+
+void IncomingRequest::set_result_meta(std::shared_ptr<const MetaMembers> meta) const {
+    if (state_) state_->result_meta = std::move(meta);
 }
 
 }  // namespace switchboard::jsonrpc

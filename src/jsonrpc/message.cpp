@@ -230,6 +230,54 @@ MetaMembers::MetaMembers(const json::object& members) {
     }
 }
 
+namespace {
+
+// append_json with a cap: false once `out` is longer than `max` (a big string or container stops there).
+bool append_json_up_to(std::string& out, const json::value& v, std::size_t max) {
+    if (v.is_object() || v.is_array() || (v.is_string() && v.get_string().size() > 256))
+        return append_serialized(out, &v, &v, max);
+    append_json(out, v);
+    return out.size() <= max;
+}
+
+// `o`'s members (null: none) with its _meta last and `meta`'s members added to it: the JSON of merging `meta` into a
+// copy of `o` and serializing that (ours win over same-named keys, other _meta keys stay, a _meta that is no object is
+// replaced), without the copy. False once `out` is longer than `max`.
+bool append_with_meta(std::string& out, const json::object* o, const MetaMembers& meta, std::size_t max) {
+    out.push_back('{');
+    bool first = true;
+    auto member = [&](std::string_view key, const json::value& value) {
+        if (!first) out.push_back(',');
+        first = false;
+        append_json(out, key);
+        out.push_back(':');
+        return append_json_up_to(out, value, max);
+    };
+    const json::object* own_meta = nullptr;
+    if (o)
+        for (const auto& kv : *o) {
+            if (kv.key() == "_meta") {
+                if (kv.value().is_object()) own_meta = &kv.value().get_object();
+            } else if (!member(std::string_view(kv.key()), kv.value())) {
+                return false;
+            }
+        }
+    if (!first) out.push_back(',');
+    out.append(R"("_meta":{)");
+    first = true;
+    if (own_meta)
+        for (const auto& kv : *own_meta)
+            if (std::find(meta.keys.begin(), meta.keys.end(), kv.key()) == meta.keys.end() &&
+                !member(std::string_view(kv.key()), kv.value()))
+                return false;
+    if (!first && !meta.json.empty()) out.push_back(',');
+    out.append(meta.json);
+    out.append("}}");
+    return out.size() <= max;
+}
+
+}  // namespace
+
 std::string serialize_request(const Id& id, std::string_view method, const json::value& params,
                               const MetaMembers& meta) {
     const auto* o = params.if_object();
@@ -237,33 +285,8 @@ std::string serialize_request(const Id& id, std::string_view method, const json:
     std::string out = start(&id);
     out.append(R"(,"method":)");
     append_json(out, method);
-    out.append(R"(,"params":{)");
-    bool first = true;
-    auto member = [&](std::string_view key, const json::value& value) {
-        if (!first) out.push_back(',');
-        first = false;
-        append_json(out, key);
-        out.push_back(':');
-        append_json(out, value);
-    };
-    const json::object* own_meta = nullptr;
-    if (o)
-        for (const auto& kv : *o) {
-            if (kv.key() == "_meta" && kv.value().is_object())
-                own_meta = &kv.value().get_object();
-            else if (kv.key() != "_meta")  // a _meta that is no object is replaced, as assigning ours would
-                member(std::string_view(kv.key()), kv.value());
-        }
-    if (!first) out.push_back(',');
-    out.append(R"("_meta":{)");
-    first = true;
-    if (own_meta)
-        for (const auto& kv : *own_meta)
-            if (std::find(meta.keys.begin(), meta.keys.end(), kv.key()) == meta.keys.end())
-                member(std::string_view(kv.key()), kv.value());
-    if (!first) out.push_back(',');
-    out.append(meta.json);
-    out.append("}}");
+    out.append(R"(,"params":)");
+    append_with_meta(out, o, meta, std::string::npos);
     finish(out);
     return out;
 }
@@ -291,15 +314,28 @@ std::string serialize_result(const Id& id, const json::value& result) {
     return out;
 }
 
-std::optional<std::string> serialize_result(const Id& id, const json::value& result, std::size_t max) {
+std::optional<std::string> serialize_result(const Id& id, const json::value& result, std::size_t max,
+                                            const MetaMembers* meta) {
     std::string out = start(&id);
     out.append(R"(,"result":)");
-    if (result.is_null())
+    if (const auto* o = result.if_object(); meta && o) {
+        if (!append_with_meta(out, o, *meta, max)) return std::nullopt;
+    } else if (result.is_null()) {
         out.append("{}");
-    else if (!append_serialized(out, &result, &result, max))
+    } else if (!append_serialized(out, &result, &result, max)) {
         return std::nullopt;
+    }
     finish(out);
     return out;
+}
+
+void merge_meta(json::value& result, const MetaMembers& meta) {
+    auto* o = result.if_object();
+    if (!o || meta.keys.empty()) return;
+    const json::value members = json::parse("{" + meta.json + "}");
+    auto& m = (*o)["_meta"];
+    if (!m.is_object()) m = json::object(o->storage());
+    for (const auto& kv : members.get_object()) m.get_object()[kv.key()] = kv.value();
 }
 
 std::string serialize_error(const Id& id, const Error& error) {

@@ -55,6 +55,8 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
     std::shared_ptr<jsonrpc::Connection> conn;
     std::shared_ptr<InputRounds> rounds;  // modern requests waiting for client input (the Server's)
     json::value server_info;
+    // {serverInfo} for every modern result's _meta, serialized once (jsonrpc::IncomingRequest::set_result_meta).
+    std::shared_ptr<const jsonrpc::MetaMembers> result_meta;
 
     std::string legacy_version;  // set by initialize
     json::object legacy_client_capabilities;
@@ -69,7 +71,12 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
 
     Session(const ServerOptions& o, std::shared_ptr<ServerHandler> h, std::shared_ptr<jsonrpc::Connection> c,
             std::shared_ptr<InputRounds> r)
-        : options(o), handler(std::move(h)), conn(std::move(c)), rounds(std::move(r)), server_info(o.info.to_json()) {}
+        : options(o),
+          handler(std::move(h)),
+          conn(std::move(c)),
+          rounds(std::move(r)),
+          server_info(o.info.to_json()),
+          result_meta(std::make_shared<jsonrpc::MetaMembers>(json::object{{meta::server_info, server_info}})) {}
 
     json::object capabilities() const {
         json::object caps = handler->capabilities();
@@ -132,15 +139,13 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
         auto r = co_await dispatch(method, std::move(p), std::move(ctx), req);
         if (r && (modern || method == "server/discover") && r->is_object()) {
             auto& o = r->get_object();
-            o.reserve(o.size() + 4);  // room for what is added below: one growth, not one per member
+            o.reserve(o.size() + 3);  // room for what is added below: one growth, not one per member
             if (!o.contains("resultType")) o.emplace("resultType", "complete");
             if (o.at("resultType") == "complete" && is_cacheable(method)) {
                 if (!o.contains("ttlMs")) o["ttlMs"] = retried ? 0 : options.cache_ttl.count();
                 if (!o.contains("cacheScope")) o["cacheScope"] = options.cache_scope;
             }
-            auto& rm = o["_meta"];
-            if (!rm.is_object()) rm = json::object{};
-            rm.get_object()[meta::server_info] = server_info;
+            req.set_result_meta(result_meta);  // _meta.serverInfo, added as the result is written
         }
         co_return r;
     }

@@ -449,6 +449,37 @@ TEST_F(ConnectionTest, ThrowingHandlerGivesInternalError) {
     });
 }
 
+// set_result_meta: the members go into the result's _meta as it is written, a small result's and a streamed one's.
+TEST_F(ConnectionTest, ResultMetaSetByTheHandlerIsInTheReply) {
+    auto client = make_client();
+    auto server = make_server();
+    auto meta = std::make_shared<rpc::MetaMembers>(json::object{{"io.mcp/serverInfo", json::object{{"name", "t"}}}});
+    server->on_request(
+        [meta](std::string method, json::value, rpc::IncomingRequest req) -> awaitable<rpc::Outcome<json::value>> {
+            req.set_result_meta(meta);
+            json::object r;
+            r["_meta"] = json::object{{"k", 1}};
+            if (method == "big") r["text"] = std::string(3u << 20, 'b');  // over the 1 MiB a reply is serialized whole
+            co_return json::value(std::move(r));
+        });
+    server->start();
+    client->start();
+    run(ctx, [&]() -> awaitable<void> {
+        for (std::string method : {"small", "big"}) {
+            json::value params = json::object{};
+            auto r = co_await client->request(method, std::move(params));
+            CO_ASSERT_TRUE(r.has_value());
+            const auto& m = r->at("_meta");
+            EXPECT_EQ(m.at("k"), json::value(1)) << method;
+            EXPECT_EQ(m.at("io.mcp/serverInfo").at("name"), json::value("t")) << method;
+            if (method == "big") {
+                EXPECT_EQ(r->at("text").as_string().size(), 3u << 20);
+            }
+        }
+        co_await client->close();
+    });
+}
+
 TEST_F(ConnectionTest, LocalErrorFromHandlerIsSentAsInternalError) {
     auto client = make_client();
     auto server = make_server();

@@ -341,3 +341,32 @@ TEST(SerializeMessage, RequestWithMetaMembersIsTheMergedParams) {
     const auto wire = rpc::serialize_request(json::value(4), "tools/list", json::value(), meta);
     EXPECT_EQ(json::parse(wire).at("params"), json::value(json::object{{"_meta", ours}})) << wire;
 }
+
+// A result's _meta members (a 2026-07-28 server's serverInfo) spliced in as it is written: the JSON of merging them,
+// under the cap or not at all, and merge_meta (for a result streamed instead) gives the same.
+TEST(SerializeMessage, ResultWithMetaMembersIsTheMergedResult) {
+    const auto ours = json::parse(R"({"io.mcp/serverInfo":{"name":"sb","version":"1"}})");
+    const rpc::MetaMembers meta(ours.as_object());
+    const std::vector<std::string> cases{
+        R"({})",
+        R"({"content":[{"type":"text","text":"hi"}],"resultType":"complete"})",
+        R"({"_meta":{"io.mcp/serverInfo":"theirs","k":1},"content":[]})",
+        R"({"_meta":"not an object","tools":[]})",
+    };
+    for (const auto& text : cases) {
+        const auto result = json::parse(text);
+        auto expected = result;
+        rpc::merge_meta(expected, meta);
+        EXPECT_EQ(expected.at("_meta").at("io.mcp/serverInfo"), ours.at("io.mcp/serverInfo")) << text;
+        const auto wire = rpc::serialize_result(json::value(9), result, 1u << 20, &meta);
+        ASSERT_TRUE(wire) << text;
+        EXPECT_EQ(json::parse(*wire).at("result"), expected) << text << "\n -> " << *wire;
+        EXPECT_EQ(wire->find("theirs"), std::string::npos) << *wire;
+    }
+    // A result that is no object gets none; a big one stops at the cap.
+    EXPECT_EQ(*rpc::serialize_result(1, json::value(json::array{1}), 1u << 20, &meta),
+              rpc::serialize_result(1, json::array{1}));
+    json::object big;
+    big["content"] = json::array{json::object{{"type", "text"}, {"text", std::string(2u << 20, 'a')}}};
+    EXPECT_FALSE(rpc::serialize_result(1, big, 1u << 20, &meta));
+}

@@ -51,6 +51,10 @@ struct RequestOptions {
     std::shared_ptr<DecodedBlobs> blobs;
 };
 
+namespace detail {
+struct IncomingState;  // one request being answered (connection.cpp)
+}
+
 /// What a handler of an incoming request can do besides returning its result.
 class IncomingRequest {
 public:
@@ -59,14 +63,19 @@ public:
     void progress(double progress, std::optional<double> total = {}, std::string message = {}) const;
     /// Sends a notification to the peer (e.g. a log message related to this request).
     void notify(std::string_view method, boost::json::value params) const;
+    /// Members the result's _meta gets as it is written (see MetaMembers), when the result is an object: what every
+    /// result of a session carries (a 2026-07-28 server's serverInfo), serialized once instead of copied into each.
+    void set_result_meta(std::shared_ptr<const MetaMembers> meta) const;
 
 private:
     friend class Connection;
-    IncomingRequest(std::weak_ptr<class Connection> c, Id id, boost::json::value token)
-        : conn_(std::move(c)), id_(std::move(id)), progress_token_(std::move(token)) {}
+    IncomingRequest(std::weak_ptr<class Connection> c, Id id, boost::json::value token,
+                    std::shared_ptr<detail::IncomingState> state)
+        : conn_(std::move(c)), id_(std::move(id)), progress_token_(std::move(token)), state_(std::move(state)) {}
     std::weak_ptr<Connection> conn_;
     Id id_;
     boost::json::value progress_token_;
+    std::shared_ptr<detail::IncomingState> state_;
 };
 
 class Connection : public std::enable_shared_from_this<Connection> {
@@ -150,7 +159,7 @@ private:
     void watch_stalls();
     boost::asio::awaitable<void> stall_watch();
     boost::asio::awaitable<void> wait_drained(clock::time_point until);
-    struct Incoming;
+    using Incoming = detail::IncomingState;
     void forget_incoming(std::unordered_map<std::string, std::shared_ptr<Incoming>>::iterator it);
     void enqueue(std::string text);
     std::string with_context(std::string message) const;

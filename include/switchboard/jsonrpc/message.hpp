@@ -71,8 +71,13 @@ std::string serialize_request(const Id& id, std::string_view method, const boost
 std::string serialize_notification(std::string_view method, const boost::json::value& params);
 std::string serialize_result(const Id& id, const boost::json::value& result);
 /// serialize_result, or nullopt once the result's text is over about `max` bytes (it stops there): a small result is
-/// serialized once, and a big one is not held whole as text (see ResultStream).
-std::optional<std::string> serialize_result(const Id& id, const boost::json::value& result, std::size_t max);
+/// serialized once, and a big one is not held whole as text (see ResultStream). With `meta`, its members are added to
+/// result._meta as serialize_request adds them to params._meta (a result that is not an object gets none).
+std::optional<std::string> serialize_result(const Id& id, const boost::json::value& result, std::size_t max,
+                                            const MetaMembers* meta = nullptr);
+/// Adds `meta`'s members to result._meta in the value itself (ours win; a _meta that is not an object is replaced),
+/// for a result that goes out as a ResultStream: the same JSON as serialize_result with `meta`.
+void merge_meta(boost::json::value& result, const MetaMembers& meta);
 std::string serialize_error(const Id& id, const Error& error);
 
 /// Whether `v` serializes to more than about `limit` bytes (counting stops once it is over).
