@@ -77,13 +77,11 @@ public:
         co_return jsonrpc::Received{jsonrpc::Received::Kind::message, std::move(text), 0, {}, {}, {}, nullptr};
     }
     awaitable<boost::system::error_code> write(std::string message) override {
-        ++written;
-        last = std::move(message);
+        wrote(std::move(message));
         co_return boost::system::error_code{};
     }
     bool try_write(std::string& message) override {
-        ++written;
-        last = std::move(message);
+        wrote(std::move(message));
         return true;
     }
     awaitable<void> close() override {
@@ -98,8 +96,14 @@ public:
     }
     std::size_t written = 0;
     std::string last;
+    asio::io_context* stop_on_write = nullptr;  // the loop to stop once a reply is written
 
 private:
+    void wrote(std::string message) {
+        ++written;
+        last = std::move(message);
+        if (stop_on_write) stop_on_write->stop();
+    }
     asio::steady_timer signal_;
     std::deque<std::string> in_;
     bool closed_ = false;
@@ -126,15 +130,23 @@ struct ServerLoop {
             });
         asio::co_spawn(io, server.serve(ch), asio::detached);
         io.poll();
+        ch->stop_on_write = &io;
     }
     ~ServerLoop() {
+        ch->stop_on_write = nullptr;
         asio::co_spawn(io, ch->close(), asio::detached);
+        io.restart();
         io.run_for(std::chrono::milliseconds(200));
     }
+    // run() until the reply is written (the channel stops the loop then), as a program runs its loop: a run_one()
+    // loop would set up Asio's per-thread state, and free the coroutine frames it recycles, on every call.
     void once() {
         const auto before = ch->written;
         ch->push(request);
-        while (ch->written == before) io.run_one();
+        while (ch->written == before) {
+            io.restart();
+            io.run();
+        }
     }
 };
 
