@@ -331,7 +331,7 @@ std::optional<std::string> serialize_result(const Id& id, const json::value& res
 
 void merge_meta(json::value& result, const MetaMembers& meta) {
     auto* o = result.if_object();
-    if (!o || meta.keys.empty()) return;
+    if (!o) return;
     const json::value members = json::parse("{" + meta.json + "}");
     auto& m = (*o)["_meta"];
     if (!m.is_object()) m = json::object(o->storage());

@@ -200,11 +200,11 @@ CallToolResult CallToolResult::from_json(json::value&& v) {
             auto& block = item.get_object();
             r.content.push_back(Content{string_field(block, "type"), std::move(block)});
         }
-        o.erase("content");
+        o.stable_erase("content");  // the rest keeps its order
     }
     if (auto* s = o.if_contains("structuredContent")) {
         r.structured_content.emplace(std::move(*s));
-        o.erase("structuredContent");
+        o.stable_erase("structuredContent");
     }
     if (const auto* e = o.if_contains("isError"); e && e->is_bool()) r.is_error = e->get_bool();
     return r;

@@ -324,6 +324,15 @@ TEST_P(SessionEraTest, CallToolEcho) {
         CO_ASSERT_EQ(r->content.size(), 1u);
         EXPECT_EQ(r->content[0].type, "text");
         EXPECT_EQ(r->content[0].text(), "hello there");
+        // A 2026-07-28 result names its server in _meta (spliced in as the result is written); a legacy one does not.
+        const auto* meta = r->raw.if_contains("_meta");
+        const auto* info = meta && meta->is_object() ? meta->get_object().if_contains(mcp::meta::server_info) : nullptr;
+        if (GetParam() == Era::modern) {
+            CO_ASSERT_TRUE(info != nullptr) << json::serialize(r->raw);
+            EXPECT_EQ(info->at("name"), json::value("switchboard-server"));
+        } else {
+            EXPECT_EQ(info, nullptr) << json::serialize(r->raw);
+        }
 
         json::object none;
         auto unknown = co_await s->call_tool("no-such-tool", std::move(none));

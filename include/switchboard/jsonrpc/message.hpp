@@ -76,7 +76,8 @@ std::string serialize_result(const Id& id, const boost::json::value& result);
 std::optional<std::string> serialize_result(const Id& id, const boost::json::value& result, std::size_t max,
                                             const MetaMembers* meta = nullptr);
 /// Adds `meta`'s members to result._meta in the value itself (ours win; a _meta that is not an object is replaced),
-/// for a result that goes out as a ResultStream: the same JSON as serialize_result with `meta`.
+/// for a result that goes out as a ResultStream: the same members as serialize_result with `meta` writes, though not
+/// in the same order (it writes _meta last).
 void merge_meta(boost::json::value& result, const MetaMembers& meta);
 std::string serialize_error(const Id& id, const Error& error);
 
