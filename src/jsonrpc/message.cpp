@@ -346,31 +346,6 @@ std::string serialize_error(const Id& id, const Error& error) {
     return out;
 }
 
-namespace {
-// Counts down what `v` serializes to, about; false once it is over the budget.
-bool fits(const json::value& v, std::size_t& budget) {
-    auto take = [&](std::size_t n) {
-        if (n > budget) return false;
-        budget -= n;
-        return true;
-    };
-    switch (v.kind()) {
-    case json::kind::string: return take(v.get_string().size() + 2);
-    case json::kind::object:
-        for (const auto& kv : v.get_object())
-            if (!take(kv.key().size() + 4) || !fits(kv.value(), budget)) return false;
-        return take(2);
-    case json::kind::array:
-        for (const auto& e : v.get_array())
-            if (!take(1) || !fits(e, budget)) return false;
-        return take(2);
-    default: return take(24);
-    }
-}
-}  // namespace
-
-bool larger_than(const json::value& v, std::size_t limit) { return !fits(v, limit); }
-
 struct ResultStream::Impl {
     // Move-constructed: the result keeps its storage (an upstream message's arena, say) instead of being copied.
     Impl(const Id& id, json::value r) : head(start(&id)), result(std::move(r)) {

@@ -54,7 +54,6 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
     std::shared_ptr<ServerHandler> handler;
     std::shared_ptr<jsonrpc::Connection> conn;
     std::shared_ptr<InputRounds> rounds;  // modern requests waiting for client input (the Server's)
-    json::value server_info;
     // {serverInfo} for every modern result's _meta, serialized once (jsonrpc::IncomingRequest::set_result_meta).
     std::shared_ptr<const jsonrpc::MetaMembers> result_meta;
 
@@ -75,8 +74,7 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
           handler(std::move(h)),
           conn(std::move(c)),
           rounds(std::move(r)),
-          server_info(o.info.to_json()),
-          result_meta(std::make_shared<jsonrpc::MetaMembers>(json::object{{meta::server_info, server_info}})) {}
+          result_meta(std::make_shared<jsonrpc::MetaMembers>(json::object{{meta::server_info, o.info.to_json()}})) {}
 
     json::object capabilities() const {
         json::object caps = handler->capabilities();

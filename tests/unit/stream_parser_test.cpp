@@ -239,8 +239,8 @@ TEST(ResultStream, WritesWhatSerializeResultWrites) {
     }
     jsonrpc::ResultStream whole(id, result);
     EXPECT_TRUE(whole.text() == expected);
-    EXPECT_TRUE(jsonrpc::larger_than(result, 300'000));
-    EXPECT_FALSE(jsonrpc::larger_than(result, 500'000));
+    EXPECT_FALSE(jsonrpc::serialize_result(id, result, 300'000));  // over the cap: streamed instead
+    EXPECT_TRUE(jsonrpc::serialize_result(id, result, 500'000) == expected);
 }
 
 TEST(LineFramer, ALongLineIsParsedAsItArrivesAndShortOnesStayText) {

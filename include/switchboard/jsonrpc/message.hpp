@@ -81,9 +81,6 @@ std::optional<std::string> serialize_result(const Id& id, const boost::json::val
 void merge_meta(boost::json::value& result, const MetaMembers& meta);
 std::string serialize_error(const Id& id, const Error& error);
 
-/// Whether `v` serializes to more than about `limit` bytes (counting stops once it is over).
-bool larger_than(const boost::json::value& v, std::size_t limit);
-
 /// A result response serialized as it is written, for a result too big to hold as text as well (a 64 MiB blob): the
 /// channel pulls its text a piece at a time. The same bytes as serialize_result.
 class ResultStream {
