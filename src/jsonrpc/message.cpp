@@ -9,6 +9,7 @@
 #include <boost/json/serializer.hpp>
 
 #include <algorithm>
+#include <cmath>
 
 namespace switchboard::jsonrpc {
 
@@ -19,6 +20,23 @@ namespace {
 Error invalid(std::string why) { return Error{code::invalid_request, "Invalid Request: " + std::move(why), {}, false}; }
 
 bool valid_id(const json::value& id) { return id.is_int64() || id.is_uint64() || id.is_string(); }
+
+// Whether every number in `v` is finite. Boost.JSON reads a number too big for a double (1e400) as infinity, and
+// would write it back as `Infinity`, which is not JSON: such a message is refused instead of relayed broken.
+bool all_finite(const json::value& v) {
+    switch (v.kind()) {
+    case json::kind::double_: return std::isfinite(v.get_double());
+    case json::kind::object:
+        for (const auto& kv : v.get_object())
+            if (!all_finite(kv.value())) return false;
+        return true;
+    case json::kind::array:
+        for (const auto& e : v.get_array())
+            if (!all_finite(e)) return false;
+        return true;
+    default: return true;
+    }
+}
 
 }  // namespace
 
@@ -44,6 +62,7 @@ Error parse_error(const boost::system::error_code& ec) {
 }
 
 Outcome<Message> parse_message(json::value v, DecodedBlobs blobs) {
+    if (!all_finite(v)) return Error{code::parse_error, "Parse error: a number too large for a double", {}, false};
     auto* o = v.if_object();
     if (!o) {
         if (v.is_array()) return invalid("batches are not supported");
@@ -304,14 +323,7 @@ std::string serialize_notification(std::string_view method, const json::value& p
 }
 
 std::string serialize_result(const Id& id, const json::value& result) {
-    std::string out = start(&id);
-    out.append(R"(,"result":)");
-    if (result.is_null())
-        out.append("{}");
-    else
-        append_json(out, result);
-    finish(out);
-    return out;
+    return *serialize_result(id, result, std::string::npos);  // no cap: never nullopt
 }
 
 std::optional<std::string> serialize_result(const Id& id, const json::value& result, std::size_t max,

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <initializer_list>
+#include <type_traits>
 
 namespace switchboard::mcp {
 
@@ -210,37 +211,46 @@ CallToolResult CallToolResult::from_json(json::value&& v) {
     return r;
 }
 
-json::object CallToolResult::to_json() const& {
-    // In the default storage: a copy in the blocks' storage (a message's arena) would grow that arena.
-    json::object o;
-    o.reserve(raw.size() + 3);
-    if (!raw.contains("content")) {  // one that was not an array of objects stayed in raw
-        json::array items;
-        items.reserve(content.size());
-        for (const auto& c : content) items.emplace_back(c.raw);
+namespace {
+
+// The result object of `r` in `sp`: `r`'s blocks and structured content copied in (a const `r`) or moved in.
+template <class Result>
+json::object assemble_call_tool_result(Result& r, json::storage_ptr sp) {
+    constexpr bool take = !std::is_const_v<Result>;
+    json::object o(sp);
+    o.reserve(r.raw.size() + 3);
+    if (!r.raw.contains("content")) {  // one that was not an array of objects stayed in raw
+        json::array items(sp);
+        items.reserve(r.content.size());
+        for (auto& c : r.content) {
+            if constexpr (take)
+                items.push_back(std::move(c.raw));
+            else
+                items.emplace_back(c.raw);
+        }
         o.emplace("content", std::move(items));
     }
-    if (structured_content) o.emplace("structuredContent", *structured_content);
-    for (const auto& kv : raw) o.emplace(kv.key(), kv.value());
-    if (is_error && !o.contains("isError")) o.emplace("isError", true);
+    if (r.structured_content) {
+        if constexpr (take)
+            o.emplace("structuredContent", std::move(*r.structured_content));
+        else
+            o.emplace("structuredContent", *r.structured_content);
+    }
+    for (const auto& kv : r.raw) o.emplace(kv.key(), kv.value());
+    if (r.is_error && !o.contains("isError")) o.emplace("isError", true);
     return o;
+}
+
+}  // namespace
+
+json::object CallToolResult::to_json() const& {
+    // In the default storage: a copy in the blocks' storage (a message's arena) would grow that arena.
+    return assemble_call_tool_result(*this, json::storage_ptr());
 }
 
 json::object CallToolResult::to_json() && {
     // Built in the blocks' storage, so that moving them in moves them (into another storage it would copy them).
-    json::storage_ptr sp = content.empty() ? json::storage_ptr() : content.front().raw.storage();
-    json::object o(sp);
-    o.reserve(raw.size() + 3);
-    if (!raw.contains("content")) {  // one that was not an array of objects stayed in raw
-        json::array items(sp);
-        items.reserve(content.size());
-        for (auto& c : content) items.push_back(std::move(c.raw));
-        o.emplace("content", std::move(items));
-    }
-    if (structured_content) o.emplace("structuredContent", std::move(*structured_content));
-    for (const auto& kv : raw) o.emplace(kv.key(), kv.value());
-    if (is_error && !o.contains("isError")) o.emplace("isError", true);
-    return o;
+    return assemble_call_tool_result(*this, content.empty() ? json::storage_ptr() : content.front().raw.storage());
 }
 
 ResourceContents ResourceContents::from_json(const json::value& v) {

@@ -112,6 +112,21 @@ TEST(ParseMessage, NeitherMethodResultNorErrorIsRejected) {
     EXPECT_EQ(m.error().code, rpc::code::invalid_request);
 }
 
+// A number too big for a double would be read as infinity and written back as `Infinity`, which is not JSON (the fuzz
+// target found it as an error response's id): such a message is a parse error, wherever the number is.
+TEST(ParseMessage, NumbersTooBigForADoubleAreAParseError) {
+    for (const char* text : {R"({"jsonrpc":"2.0","id":7222222222222e2222222,"error":{}})",
+                             R"({"jsonrpc":"2.0","method":"x","params":{"a":[1,-1e999]}})",
+                             R"({"jsonrpc":"2.0","id":1,"result":{"n":0e400}})"}) {
+        auto m = rpc::parse_message(text);
+        ASSERT_FALSE(m.has_value()) << text;
+        EXPECT_EQ(m.error().code, rpc::code::parse_error) << text;
+        EXPECT_EQ(m.error().message, "Parse error: a number too large for a double");
+    }
+    auto fine = rpc::parse_message(R"({"jsonrpc":"2.0","id":1,"result":{"n":1.5e300,"small":1e-400}})");
+    ASSERT_TRUE(fine.has_value()) << fine.error().message;
+}
+
 TEST(SerializeMessage, RequestRoundTrips) {
     json::value params = json::parse(R"({"name":"echo","arguments":{"text":"hi"}})");
     auto m = rpc::parse_message(rpc::serialize_request(12, "tools/call", params));
