@@ -4,6 +4,7 @@
 #include <switchboard/core/json_number.hpp>
 #include <switchboard/core/spawn.hpp>
 #include <switchboard/core/text.hpp>
+#include <switchboard/core/wakeup.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -58,10 +59,10 @@ std::optional<std::int64_t> id_of_dropped(const std::string& head, const std::st
 }  // namespace
 
 struct Connection::Pending {
-    // The waiter sleeps on a timer that never expires: it is never the earliest timer, so waiting on it costs no
-    // timerfd update. A reply, the connection's deadline timer or a stall wakes it by cancelling the wait.
-    explicit Pending(const asio::any_io_executor& ex) : timer(ex, clock::time_point::max()) {}
-    asio::steady_timer timer;
+    // A reply wakes the waiter at once, inside the read loop (no event-loop round trip between a reply and its
+    // caller); the connection's deadline timer, a stall or the end of the connection queue its wake-up instead.
+    explicit Pending(const asio::any_io_executor& ex) : wakeup(ex) {}
+    core::Wakeup wakeup;
     std::optional<Outcome<json::value>> outcome;
     std::string method;
     clock::duration timeout{};
@@ -265,13 +266,14 @@ void Connection::dispatch(Outcome<Message>&& parsed, std::string_view text) {
         auto inc = std::make_shared<Incoming>();
         incoming_.emplace(key, inc);
         auto self = shared_from_this();
-        asio::co_spawn(executor_, handle_incoming(std::move(m), key),
-                       asio::bind_cancellation_slot(inc->signal.slot(), [self, key, inc](std::exception_ptr e) {
-                           if (e) core::log_exception(e, self->with_context("request handler"));
-                           // The id may already be reused by a newer request: erase only our own entry.
-                           if (auto it = self->incoming_.find(key); it != self->incoming_.end() && it->second == inc)
-                               self->forget_incoming(it);
-                       }));
+        // Started here and finished inline when the handler answers at once (no event-loop round trip for it).
+        core::start_inline(
+            executor_, handle_incoming(std::move(m), key), inc->signal.slot(), [self, key, inc](std::exception_ptr e) {
+                if (e) core::log_exception(e, self->with_context("request handler"));
+                // The id may already be reused by a newer request: erase only our own entry.
+                if (auto it = self->incoming_.find(key); it != self->incoming_.end() && it->second == inc)
+                    self->forget_incoming(it);
+            });
         return;
     }
     }
@@ -347,7 +349,7 @@ void Connection::handle_response(Message m) {
         p->outcome = std::move(m.result);
         p->blobs = std::move(m.blobs);
     }
-    p->timer.cancel();
+    p->wakeup.wake_now();
 }
 
 void Connection::handle_oversize(const Received& r) {
@@ -363,7 +365,7 @@ void Connection::handle_oversize(const Received& r) {
         Error::make_local(code::protocol_violation,
                           with_context(fmt::format("the reply to {} was {}, over the {} message size limit", p->method,
                                                    size_text(r.length), size_text(channel_->max_message_size()))));
-    p->timer.cancel();
+    p->wakeup.wake_now();
 }
 
 void Connection::route_progress(const json::value& params) {
@@ -395,7 +397,7 @@ void Connection::fail_all(Error why) {
         Error e = why;
         if (!closing_) e.message += fmt::format(" (while waiting for the reply to {})", p->method);
         p->outcome = std::move(e);
-        p->timer.cancel();
+        p->wakeup.wake();
     }
     for (auto& [key, inc] : incoming_) {
         inc->cancelled = true;
@@ -448,7 +450,7 @@ awaitable<Outcome<json::value>> Connection::request(std::string method, json::va
         // the deadline timer woke this waiter and left it out of its next arming.
         arm_deadline(std::min(p->deadline, p->max_deadline));
         try {
-            co_await p->timer.async_wait(as_tuple_awaitable);
+            co_await p->wakeup.async_wait(as_tuple_awaitable);
             if (p->outcome) break;
             auto state = co_await asio::this_coro::cancellation_state;
             if (state.cancelled() != asio::cancellation_type::none) cancelled = true;
@@ -499,7 +501,7 @@ void Connection::on_deadline() {
     for (auto& [id, p] : pending_) {
         const auto due = std::min(p->deadline, p->max_deadline);
         if (due <= now)
-            p->timer.cancel();  // the waiter sees its deadline passed and gives up
+            p->wakeup.wake();  // the waiter sees its deadline passed and gives up
         else
             next = std::min(next, due);
     }
@@ -545,7 +547,7 @@ awaitable<void> Connection::stall_watch() {
             p->outcome = Error::make_local(
                 code::unavailable, with_context(fmt::format("{}: no reply to {} can come until it resumes (SIGCONT)",
                                                             *why, p->method)));
-            p->timer.cancel();
+            p->wakeup.wake();
             if (p->cancellable) notify("notifications/cancelled", json::object{{"requestId", id}, {"reason", *why}});
         }
         spdlog::warn("{}", with_context(fmt::format("{}: {} waiting request{} failed", *why, pending.size(),
