@@ -180,6 +180,7 @@ public:
         co_return;
     }
     std::size_t max_message_size() const override { return jsonrpc::default_max_message_size; }
+    bool resumes_callers_inline() const override { return true; }  // nothing left to finish after a read
     void deliver(std::string text) {
         in_.push_back(std::move(text));
         signal_.cancel();

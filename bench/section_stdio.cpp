@@ -52,6 +52,7 @@ public:
     }
     awaitable<void> close() override { return inner_->close(); }
     std::size_t max_message_size() const override { return inner_->max_message_size(); }
+    bool resumes_callers_inline() const override { return inner_->resumes_callers_inline(); }
 
     bool tap = false;
     std::string last_written, last_read;

@@ -59,8 +59,8 @@ std::optional<std::int64_t> id_of_dropped(const std::string& head, const std::st
 }  // namespace
 
 struct Connection::Pending {
-    // A reply wakes the waiter at once, inside the read loop (no event-loop round trip between a reply and its
-    // caller); the connection's deadline timer, a stall or the end of the connection queue its wake-up instead.
+    // A reply wakes the waiter at once, inside the read loop, where the channel allows it (no event-loop round trip
+    // between a reply and its caller); the deadline timer, a stall or the end of the connection queue the wake-up.
     explicit Pending(const asio::any_io_executor& ex) : wakeup(ex) {}
     core::Wakeup wakeup;
     std::optional<Outcome<json::value>> outcome;
@@ -329,6 +329,14 @@ void Connection::cancel_incoming(const json::value& params) {
     it->second->signal.emit(asio::cancellation_type::terminal);
 }
 
+// From the read loop: at once where the channel allows it (see Channel::resumes_callers_inline), else queued.
+void Connection::wake_caller(Pending& p) {
+    if (channel_->resumes_callers_inline())
+        p.wakeup.wake_now();
+    else
+        p.wakeup.wake();
+}
+
 void Connection::handle_response(Message m) {
     auto id = as_our_id(m.id);
     if (!id) {
@@ -349,7 +357,7 @@ void Connection::handle_response(Message m) {
         p->outcome = std::move(m.result);
         p->blobs = std::move(m.blobs);
     }
-    p->wakeup.wake_now();
+    wake_caller(*p);
 }
 
 void Connection::handle_oversize(const Received& r) {
@@ -365,7 +373,7 @@ void Connection::handle_oversize(const Received& r) {
         Error::make_local(code::protocol_violation,
                           with_context(fmt::format("the reply to {} was {}, over the {} message size limit", p->method,
                                                    size_text(r.length), size_text(channel_->max_message_size()))));
-    p->wakeup.wake_now();
+    wake_caller(*p);
 }
 
 void Connection::route_progress(const json::value& params) {

@@ -68,11 +68,28 @@ Outcome<Message> parse_message(json::value v, DecodedBlobs blobs) {
         if (v.is_array()) return invalid("batches are not supported");
         return invalid("not an object");
     }
-    const auto* version = o->if_contains("jsonrpc");
+    // One pass over the members finds the envelope's parts (a lookup each scanned the object again).
+    json::value *version = nullptr, *id = nullptr, *method = nullptr, *params = nullptr, *result = nullptr,
+                *error = nullptr;
+    for (auto& kv : *o) {
+        const std::string_view k = kv.key();
+        if (k == "jsonrpc")
+            version = &kv.value();
+        else if (k == "id")
+            id = &kv.value();
+        else if (k == "method")
+            method = &kv.value();
+        else if (k == "params")
+            params = &kv.value();
+        else if (k == "result")
+            result = &kv.value();
+        else if (k == "error")
+            error = &kv.value();
+    }
     if (!version || !version->is_string() || version->as_string() != "2.0")
         return invalid("\"jsonrpc\" must be \"2.0\"");
     // A response's blobs stay apart (pointers from its result); anywhere else they go back in as base64.
-    if (!blobs.empty() && (o->contains("method") || !o->contains("result"))) {
+    if (!blobs.empty() && (method || !result)) {
         restore_blobs(v, std::move(blobs));
         blobs.clear();
     } else if (!blobs.empty()) {
@@ -90,10 +107,9 @@ Outcome<Message> parse_message(json::value v, DecodedBlobs blobs) {
     }
 
     // Members are initialized from the parsed parts (not assigned), so that they keep the arena.
-    const auto* id = o->if_contains("id");
-    if (const auto* method = o->if_contains("method")) {
+    if (method) {
         if (!method->is_string()) return invalid("\"method\" must be a string");
-        auto* p = o->if_contains("params");
+        auto* p = params;
         if (p && !p->is_object() && !p->is_array()) return invalid("\"params\" must be an object");
         if (id && !valid_id(*id)) return invalid("\"id\" must be a string or an integer");
         return Message{id ? Message::Kind::request : Message::Kind::notification,
@@ -105,12 +121,12 @@ Outcome<Message> parse_message(json::value v, DecodedBlobs blobs) {
                        {}};
     }
     json::value response_id = id ? json::value(*id, json::storage_ptr()) : json::value();
-    if (auto* r = o->if_contains("result")) {
+    if (auto* r = result) {
         if (!id || !valid_id(*id)) return invalid("response without a valid \"id\"");
         return Message{Message::Kind::response,    std::move(response_id), {}, json::value(),
                        json::value(std::move(*r)), std::nullopt,           std::move(blobs)};
     }
-    if (const auto* e = o->if_contains("error")) {
+    if (const auto* e = error) {
         Message m;
         m.kind = Message::Kind::response;
         m.id = std::move(response_id);

@@ -104,12 +104,13 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
     }
 
     awaitable<Outcome<json::value>> handle(std::string method, json::value params, jsonrpc::IncomingRequest req) {
+        const std::string_view name = method;  // compared as a view: no strlen, no out-of-line compare per literal
         json::object p = params.is_object() ? std::move(params.get_object()) : json::object{};
         const json::object* meta = nullptr;
         if (const auto* m = p.if_contains("_meta"); m && m->is_object()) meta = &m->get_object();
         const bool modern = meta && meta->contains(meta::protocol_version);
 
-        if (method == "initialize" && !modern) co_return initialize(p);
+        if (name == "initialize" && !modern) co_return initialize(p);
         if (modern) {
             if (!options.modern)
                 co_return Error{code::method_not_found,
@@ -124,10 +125,10 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
                                          "\"");
             // The legacy handshake and session methods are gone from 2026-07-28 (a session-less client has no use
             // for them): an unknown method there.
-            if (method == "initialize" || method == "ping" || method == "logging/setLevel" ||
-                method == "resources/subscribe" || method == "resources/unsubscribe")
+            if (name == "initialize" || name == "ping" || name == "logging/setLevel" || name == "resources/subscribe" ||
+                name == "resources/unsubscribe")
                 co_return method_not_found(method);
-        } else if (method == "server/discover" && !options.modern) {
+        } else if (name == "server/discover" && !options.modern) {
             co_return method_not_found(method);
         }
 
@@ -135,7 +136,7 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
         const bool retried = p.contains("requestState") || p.contains("inputResponses");
         auto ctx = context(method, meta, modern, req);
         auto r = co_await dispatch(method, std::move(p), std::move(ctx), req);
-        if (r && (modern || method == "server/discover") && r->is_object()) {
+        if (r && (modern || name == "server/discover") && r->is_object()) {
             auto& o = r->get_object();
             o.reserve(o.size() + 3);  // room for what is added below: one growth, not one per member
             if (!o.contains("resultType")) o.emplace("resultType", "complete");
@@ -211,15 +212,16 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
     awaitable<Outcome<json::value>> dispatch(std::string method, json::object p,
                                              std::shared_ptr<RequestContext::State> ctx,
                                              const jsonrpc::IncomingRequest& req) {
-        if (method == "ping") return answer(json::value(json::object{}));
-        if (method == "server/discover") return answer(discover());
-        if (method == "subscriptions/listen") return listen(std::move(p), RequestContext(ctx), req);
-        if (method == "logging/setLevel") {
+        const std::string_view name = method;
+        if (name == "ping") return answer(json::value(json::object{}));
+        if (name == "server/discover") return answer(discover());
+        if (name == "subscriptions/listen") return listen(std::move(p), RequestContext(ctx), req);
+        if (name == "logging/setLevel") {
             if (ctx->era == Era::legacy) legacy_log_level = string_field(p, "level");
             return answer(json::value(json::object{}));
         }
-        if (method == "resources/subscribe" || method == "resources/unsubscribe")
-            return subscription(method == "resources/subscribe", string_field(p, "uri"), std::move(ctx));
+        if (name == "resources/subscribe" || name == "resources/unsubscribe")
+            return subscription(name == "resources/subscribe", string_field(p, "uri"), std::move(ctx));
         // A client that declared none of sampling, elicitation and roots is never asked (RequestContext::ask refuses
         // first): its requests skip the rounds, which cost a task per call.
         if (ctx->era == Era::modern && may_need_input(method) && can_answer_input(ctx->client_capabilities)) {
@@ -259,22 +261,23 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
 
     // Not a coroutine either (see dispatch): the handler's own coroutine is what call() awaits.
     awaitable<Outcome<json::object>> ask_handler(const std::string& method, json::object p, RequestContext ctx) {
-        if (method == "tools/list") return handler->list_tools(string_field(p, "cursor"), std::move(ctx));
-        if (method == "tools/call") {
+        const std::string_view name = method;
+        if (name == "tools/list") return handler->list_tools(string_field(p, "cursor"), std::move(ctx));
+        if (name == "tools/call") {
             auto* a = p.if_contains("arguments");
             json::object args = a && a->is_object() ? json::object(std::move(a->get_object())) : json::object();
             return handler->call_tool(string_field(p, "name"), std::move(args), std::move(ctx));
         }
-        if (method == "resources/list") return handler->list_resources(string_field(p, "cursor"), std::move(ctx));
-        if (method == "resources/templates/list")
+        if (name == "resources/list") return handler->list_resources(string_field(p, "cursor"), std::move(ctx));
+        if (name == "resources/templates/list")
             return handler->list_resource_templates(string_field(p, "cursor"), std::move(ctx));
-        if (method == "resources/read") return handler->read_resource(string_field(p, "uri"), std::move(ctx));
-        if (method == "prompts/list") return handler->list_prompts(string_field(p, "cursor"), std::move(ctx));
-        if (method == "prompts/get") {
+        if (name == "resources/read") return handler->read_resource(string_field(p, "uri"), std::move(ctx));
+        if (name == "prompts/list") return handler->list_prompts(string_field(p, "cursor"), std::move(ctx));
+        if (name == "prompts/get") {
             auto args = to_args(p.if_contains("arguments"));
             return handler->get_prompt(string_field(p, "name"), std::move(args), std::move(ctx));
         }
-        if (method == "completion/complete") return handler->complete(std::move(p), std::move(ctx));
+        if (name == "completion/complete") return handler->complete(std::move(p), std::move(ctx));
         return answer_object(method_not_found(method));
     }
 

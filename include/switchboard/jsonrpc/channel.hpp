@@ -75,6 +75,11 @@ public:
     /// Why the peer, still connected, cannot answer now, or nullopt: a stdio server stopped by SIGSTOP says so here.
     /// A stopped process looks like a slow one from the pipe, and its callers would wait out their timeouts.
     virtual std::optional<std::string> stalled() const { return std::nullopt; }
+    /// Whether a reply may resume its caller right inside the read loop, before the event loop runs again: true where
+    /// nothing of the transport is left to finish once a message is read (a pipe, a socket pair). An HTTP reply still
+    /// has its stream to end and its connection to give back, and a caller resumed at once would open another
+    /// connection for its next request.
+    virtual bool resumes_callers_inline() const { return false; }
 };
 
 }  // namespace switchboard::jsonrpc

@@ -149,6 +149,7 @@ private:
     void dispatch(StreamedMessage streamed);
     void dispatch(Outcome<Message>&& parsed, std::string_view text);
     void handle_response(Message m);
+    void wake_caller(Pending& p);
     void handle_oversize(const Received& r);
     void route_progress(const boost::json::value& params);
     void cancel_incoming(const boost::json::value& params);

@@ -29,6 +29,7 @@ public:
     boost::asio::awaitable<void> close() override;
     std::size_t max_message_size() const override { return framer_.max_message_size(); }
     void set_blob_policy(jsonrpc::BlobPolicy policy) override { framer_.set_blob_policy(std::move(policy)); }
+    bool resumes_callers_inline() const override { return true; }
 
     /// Closes only the writing side (the peer reads end-of-file).
     void close_write();

@@ -54,6 +54,7 @@ public:
     void terminate() override;  ///< SIGKILL to the server's process group
     std::size_t max_message_size() const override;
     bool can_stall() const override { return true; }
+    bool resumes_callers_inline() const override { return true; }  // a pipe: nothing left to finish after a line
     /// The server's process, or one it started, is stopped (SIGSTOP): its callers need not wait out their timeouts.
     std::optional<std::string> stalled() const override;
 
