@@ -142,49 +142,21 @@ namespace {
 // same bytes as serializing a json::object built that way, without copying params or result into such an object
 // first (a 64 MiB result used to be copied whole before being serialized). One spare byte is reserved for the
 // newline the stdio framing appends.
-// Bytes `v` serializes to, near enough (numbers counted at their longest, escapes not at all): a big message is
-// reserved once instead of doubled into (a 64 MiB blob was copied and zero-filled twice on its way out).
-std::size_t size_hint(const json::value& v) {
-    switch (v.kind()) {
-    case json::kind::string: return v.get_string().size() + 2;
-    case json::kind::object: {
-        std::size_t n = 2;
-        for (const auto& kv : v.get_object()) n += kv.key().size() + 4 + size_hint(kv.value());
-        return n;
-    }
-    case json::kind::array: {
-        std::size_t n = 2;
-        for (const auto& e : v.get_array()) n += 1 + size_hint(e);
-        return n;
-    }
-    default: return 24;
-    }
-}
 
-// Serializes into `out` straight from the serializer. Small messages fit the first reservation; a bigger one is
-// measured once (size_hint) and reserved whole. The string is resized a piece at a time so that the zero-fill
-// resize() does stays in cache just before the serializer overwrites it.
-// With `max`, it stops (returns false) once `out` is longer than that, and reserves no more than that.
+// Serializes into `out` straight from the serializer (a string with escapes, a double; append_value walks the
+// rest). The string is resized a piece at a time so that the zero-fill resize() does stays in cache just before the
+// serializer overwrites it. With `max`, it stops (returns false) once `out` is longer than that.
 template <class Source>
-bool append_serialized(std::string& out, const Source& source, const json::value* measurable,
-                       std::size_t max = std::string::npos) {
+bool append_serialized(std::string& out, const Source& source, std::size_t max = std::string::npos) {
     json::serializer sr;
     sr.reset(source);
     std::size_t len = out.size();
-    bool measured = false;
     while (!sr.done()) {
         if (len > max) {
             out.resize(len);
             return false;
         }
-        if (out.capacity() - len < 64) {
-            std::size_t want = std::max<std::size_t>(out.capacity() * 2, len + 256);
-            // Measured once, and reserved whole up to the cap (max + 64 KiB; without a cap, max + 64 KiB wraps).
-            if (!measured && measurable)
-                want = std::max(want, std::min(len + size_hint(*measurable) + 64, std::max(max, max + 64 * 1024)));
-            measured = true;
-            out.reserve(want);
-        }
+        if (out.capacity() - len < 64) out.reserve(std::max<std::size_t>(out.capacity() * 2, len + 256));
         out.resize(std::min(out.capacity(), len + 64 * 1024));
         len += sr.read(out.data() + len, out.size() - len).size();
     }
@@ -211,17 +183,81 @@ void append_json(std::string& out, std::string_view s) {
         return;
     }
     if (s.size() > 4096) out.reserve(out.size() + s.size() + 64);
-    append_serialized(out, s, nullptr);
+    append_serialized(out, s);
 }
 
-void append_json(std::string& out, const json::value& v) {
+// Writes `v` with the same bytes as Boost.JSON's serializer, except for a number that is not finite: Boost.JSON
+// writes `Infinity`, `-Infinity` or `NaN`, which is not JSON and which the peer would refuse as a whole message; it is
+// written as null here, as JSON.stringify does. Containers are walked here (a serializer per message cost more to set
+// up than these few appends); doubles and strings that need escapes go to the serializer. False once `out` is longer
+// than `max`.
+bool append_value(std::string& out, const json::value& v, std::size_t max) {
     switch (v.kind()) {
-    case json::kind::int64: out.append(fmt::format_int(v.get_int64()).c_str()); return;
-    case json::kind::uint64: out.append(fmt::format_int(v.get_uint64()).c_str()); return;
-    case json::kind::string: append_json(out, std::string_view(v.get_string())); return;
-    case json::kind::bool_: out.append(v.get_bool() ? "true" : "false"); return;
-    case json::kind::null: out.append("null"); return;
-    default: append_serialized(out, &v, &v);
+    case json::kind::object: {
+        out.push_back('{');
+        bool first = true;
+        for (const auto& kv : v.get_object()) {
+            if (!first) out.push_back(',');
+            first = false;
+            append_json(out, std::string_view(kv.key()));
+            out.push_back(':');
+            if (!append_value(out, kv.value(), max)) return false;
+        }
+        out.push_back('}');
+        break;
+    }
+    case json::kind::array: {
+        out.push_back('[');
+        bool first = true;
+        for (const auto& e : v.get_array()) {
+            if (!first) out.push_back(',');
+            first = false;
+            if (!append_value(out, e, max)) return false;
+        }
+        out.push_back(']');
+        break;
+    }
+    case json::kind::string: {
+        const std::string_view s = v.get_string();
+        if (s.size() <= 256 && plain(s)) {
+            out.push_back('"');
+            out.append(s);
+            out.push_back('"');
+            break;
+        }
+        // A long string is reserved once (a 64 MiB one is not grown by doubling), up to the cap.
+        if (s.size() > 4096) out.reserve(out.size() + std::min(s.size(), max) + 64);
+        return append_serialized(out, s, max);
+    }
+    case json::kind::double_:
+        if (!std::isfinite(v.get_double()))
+            out.append("null");
+        else
+            append_serialized(out, &v);
+        break;
+    case json::kind::int64: out.append(fmt::format_int(v.get_int64()).c_str()); break;
+    case json::kind::uint64: out.append(fmt::format_int(v.get_uint64()).c_str()); break;
+    case json::kind::bool_: out.append(v.get_bool() ? "true" : "false"); break;
+    case json::kind::null: out.append("null"); break;
+    }
+    return out.size() <= max;
+}
+
+void append_json(std::string& out, const json::value& v) { append_value(out, v, std::string::npos); }
+
+// Non-finite numbers in `v` become null (see append_value), for a result serialized by a streaming serializer.
+void null_non_finite(json::value& v) {
+    switch (v.kind()) {
+    case json::kind::double_:
+        if (!std::isfinite(v.get_double())) v = nullptr;
+        return;
+    case json::kind::object:
+        for (auto& kv : v.get_object()) null_non_finite(kv.value());
+        return;
+    case json::kind::array:
+        for (auto& e : v.get_array()) null_non_finite(e);
+        return;
+    default: return;
     }
 }
 
@@ -268,12 +304,7 @@ MetaMembers::MetaMembers(const json::object& members) {
 namespace {
 
 // append_json with a cap: false once `out` is longer than `max` (a big string or container stops there).
-bool append_json_up_to(std::string& out, const json::value& v, std::size_t max) {
-    if (v.is_object() || v.is_array() || (v.is_string() && v.get_string().size() > 256))
-        return append_serialized(out, &v, &v, max);
-    append_json(out, v);
-    return out.size() <= max;
-}
+bool append_json_up_to(std::string& out, const json::value& v, std::size_t max) { return append_value(out, v, max); }
 
 // `o`'s members (null: none) with its _meta last and `meta`'s members added to it: the JSON of merging `meta` into a
 // copy of `o` and serializing that (ours win over same-named keys, other _meta keys stay, a _meta that is no object is
@@ -350,7 +381,7 @@ std::optional<std::string> serialize_result(const Id& id, const json::value& res
         if (!append_with_meta(out, o, *meta, max)) return std::nullopt;
     } else if (result.is_null()) {
         out.append("{}");
-    } else if (!append_serialized(out, &result, &result, max)) {
+    } else if (!append_value(out, result, max)) {
         return std::nullopt;
     }
     finish(out);
@@ -379,6 +410,7 @@ struct ResultStream::Impl {
     Impl(const Id& id, json::value r) : head(start(&id)), result(std::move(r)) {
         head.append(R"(,"result":)");
         if (result.is_null()) result = json::object();
+        null_non_finite(result);  // the serializer would write them as `Infinity` and `NaN`
         sr.reset(&result);
     }
     std::string head;  // {"jsonrpc":"2.0","id":…,"result":

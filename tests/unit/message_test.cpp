@@ -267,6 +267,28 @@ TEST(SerializeMessage, CappedResultIsWholeOrNothing) {
     EXPECT_EQ(*whole, rpc::serialize_result(3, big));
 }
 
+// Boost.JSON writes a number that is not finite as `Infinity` or `NaN`, which is not JSON: a handler that computed one
+// would have its whole message refused by the peer. Such a number goes out as null (as JSON.stringify writes it); the
+// rest is untouched.
+TEST(SerializeMessage, NumbersThatAreNotFiniteAreWrittenAsNull) {
+    const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+    json::object result{{"a", inf}, {"b", json::array{-inf, 1.5, nan}}, {"c", json::object{{"d", nan}}}, {"e", 2}};
+    const std::string expected =
+        R"({"jsonrpc":"2.0","id":1,"result":{"a":null,"b":[null,1.5E0,null],"c":{"d":null},"e":2}})";
+    EXPECT_EQ(rpc::serialize_result(1, result), expected);
+    EXPECT_EQ(
+        rpc::serialize_request(1, "m", result),
+        R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"a":null,"b":[null,1.5E0,null],"c":{"d":null},"e":2}})");
+    for (const auto& text : {rpc::serialize_result(1, result), rpc::serialize_notification("m", result)})
+        EXPECT_TRUE(rpc::parse_message(text).has_value()) << text;
+    // A big result is streamed by Boost.JSON's own serializer: the same bytes.
+    rpc::ResultStream stream(json::value(1), json::value(result));
+    std::string streamed, buffer(64, '\0');
+    for (int guard = 0; guard < 100 && !stream.done(); ++guard)
+        streamed.append(buffer.data(), stream.read(buffer.data(), buffer.size()));
+    EXPECT_EQ(streamed, expected);
+}
+
 TEST(SerializeMessage, LargeResultIsComplete) {
     json::object result;
     result["blob"] = std::string(1 << 20, 'A');
