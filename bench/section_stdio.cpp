@@ -332,11 +332,9 @@ std::optional<PerSide> instructions_per_round_trip(const Context& ctx, int n1, i
 struct Summary {
     double p50 = 0, p99 = 0, per_s_1 = 0, per_s_pipe = 0;
     bool valid = false;
-    void keep_latency(double r50, double r99, double r1) {
-        if (!valid || r50 < p50) {
-            p50 = r50;
-            p99 = r99;
-        }
+    void keep_latency(double r50, double r99, double r1) {  // each the best of its own (placements, rounds)
+        p50 = valid ? std::min(p50, r50) : r50;
+        p99 = valid ? std::min(p99, r99) : r99;
         per_s_1 = std::max(per_s_1, r1);
         valid = true;
     }

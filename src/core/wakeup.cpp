@@ -67,6 +67,10 @@ Wakeup::Waiter Wakeup::take(bool clear_slot) {
 // dispatch() wrapped it for its type-erased executor, about 800 instructions per reply.
 void Wakeup::wake_now() {
     if (!waiter_) return;
+    if (!same_executor_) {
+        wake();
+        return;
+    }
     take(true)(boost::system::error_code());
 }
 

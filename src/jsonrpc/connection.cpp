@@ -325,8 +325,9 @@ void Connection::cancel_incoming(const json::value& params) {
     if (const auto* r = p->if_contains("reason"); r && r->is_string()) reason = r->as_string().c_str();
     spdlog::debug("{}: request {} cancelled by peer{}{}", options_.peer_name, json::serialize(*id),
                   reason.empty() ? "" : ": ", reason);
-    it->second->cancelled = true;
-    it->second->signal.emit(asio::cancellation_type::terminal);
+    const auto inc = it->second;  // kept alive through emit(): a task ending inside it erases its entry
+    inc->cancelled = true;
+    inc->signal.emit(asio::cancellation_type::terminal);
 }
 
 // From the read loop: at once where the channel allows it (see Channel::resumes_callers_inline), else queued.
@@ -407,7 +408,11 @@ void Connection::fail_all(Error why) {
         p->outcome = std::move(e);
         p->wakeup.wake();
     }
-    for (auto& [key, inc] : incoming_) {
+    // Collected first: a task that ended inside emit() would erase its entry while the map is walked.
+    std::vector<std::shared_ptr<Incoming>> running;
+    running.reserve(incoming_.size());
+    for (auto& [key, inc] : incoming_) running.push_back(inc);
+    for (auto& inc : running) {
         inc->cancelled = true;
         inc->signal.emit(asio::cancellation_type::terminal);
     }

@@ -14,7 +14,9 @@
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/version.hpp>
 #include <boost/asio/this_coro.hpp>
 
 #include <cmath>
@@ -153,6 +155,29 @@ TEST(Wakeup, WakeNowResumesTheWaiterInsideTheCallAndWakeQueuesIt) {
     });
 }
 
+// A waiter on another executor (here a strand) is queued to it: never resumed inline, outside its strand.
+TEST(Wakeup, AWaiterOnAnotherExecutorIsNotResumedInline) {
+    asio::io_context ctx;
+    test::run(ctx, [&]() -> awaitable<void> {
+        auto ex = co_await asio::this_coro::executor;
+        Wakeup w(ex);
+        bool resumed = false;
+        asio::co_spawn(
+            asio::make_strand(ctx),
+            [&]() -> awaitable<void> {
+                co_await w.async_wait(as_tuple_awaitable);
+                resumed = true;
+            },
+            asio::detached);
+        co_await sleep_for(1ms);
+        CO_ASSERT_TRUE(w.waiting());
+        w.wake_now();
+        EXPECT_FALSE(resumed);
+        co_await sleep_for(1ms);
+        EXPECT_TRUE(resumed);
+    });
+}
+
 TEST(Wakeup, ACancelledWaiterCompletesWithOperationAborted) {
     asio::io_context ctx;
     test::run(ctx, [&]() -> awaitable<void> {
@@ -187,16 +212,19 @@ TEST(Wakeup, AWaiterStillThereWhenTheIoContextGoesIsUnwound) {
     bool unwound = false;
     {
         asio::io_context ctx;
+        bool waiting = false;
         asio::co_spawn(
             ctx,
-            [&unwound]() -> awaitable<void> {
+            [&unwound, &waiting]() -> awaitable<void> {
                 ScopeExit mark([&unwound] { unwound = true; });
                 auto w = std::make_shared<Wakeup>(co_await asio::this_coro::executor);
+                waiting = true;  // the wait below starts in the same step
                 co_await w->async_wait(as_tuple_awaitable);
                 ADD_FAILURE() << "never woken, never resumed";
             },
             asio::detached);
-        ctx.run_for(20ms);
+        for (int i = 0; i < 100 && !waiting; ++i) ctx.run_one_for(10ms);
+        EXPECT_TRUE(waiting);
         EXPECT_FALSE(unwound);
     }
     EXPECT_TRUE(unwound);
@@ -215,6 +243,10 @@ TEST(StartInline, ATaskThatNeverSuspendsFinishesInsideTheCall) {
         };
         start_inline(
             ex, []() -> awaitable<void> { co_return; }(), signal.slot(), on_done);
+#if BOOST_VERSION == 108100  // other versions fall back to co_spawn, which queues it
+        EXPECT_EQ(done, 1);
+#endif
+        co_await sleep_for(1ms);
         EXPECT_EQ(done, 1);
         EXPECT_FALSE(error);
 
@@ -232,8 +264,36 @@ TEST(StartInline, ATaskThatNeverSuspendsFinishesInsideTheCall) {
                 co_return;
             }(),
             signal.slot(), on_done);
+        co_await sleep_for(1ms);
         EXPECT_EQ(done, 3);
         EXPECT_TRUE(error);
+        signal.emit(asio::cancellation_type::terminal);  // after the tasks ended: nothing to cancel, nothing breaks
+    });
+}
+
+// As jsonrpc::Connection uses it: the signal lives in state that only `done` holds, so the signal goes when the task
+// does, right after its last resumption (ASan checks that nothing touches it afterwards).
+TEST(StartInline, TheSignalMayGoWithTheTask) {
+    asio::io_context ctx;
+    test::run(ctx, [&]() -> awaitable<void> {
+        auto ex = co_await asio::this_coro::executor;
+        struct State {
+            asio::cancellation_signal signal;
+        };
+        bool done = false;
+        {
+            auto state = std::make_shared<State>();
+            start_inline(ex, sleep_for(2ms), state->signal.slot(), [state, &done](std::exception_ptr) { done = true; });
+        }
+        co_await sleep_for(10ms);
+        EXPECT_TRUE(done);
+        {
+            auto state = std::make_shared<State>();
+            start_inline(ex, sleep_for(1h), state->signal.slot(), [state, &done](std::exception_ptr) { done = false; });
+            state->signal.emit(asio::cancellation_type::terminal);
+        }
+        co_await sleep_for(10ms);
+        EXPECT_FALSE(done);  // cancelled, and `done` ran
     });
 }
 

@@ -15,6 +15,7 @@
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/cancellation_type.hpp>
 #include <boost/system/error_code.hpp>
@@ -41,7 +42,8 @@ public:
     }
 
     bool waiting() const { return static_cast<bool>(waiter_); }
-    /// Resumes the waiter inside this call. Only on the thread running the io_context (the waiter's executor).
+    /// Resumes the waiter inside this call; called on the thread running the io_context. A waiter whose executor is
+    /// not the Wakeup's is queued to its own instead.
     void wake_now();
     /// Queues the waiter's resumption.
     void wake();
@@ -62,6 +64,8 @@ private:
     void start(Handler handler) {
         if (waiter_) abort();  // one waiter at a time
         slot_ = boost::asio::get_associated_cancellation_slot(handler);
+        // A waiter on another executor (a strand, another io_context) is never resumed inline, on the wrong thread.
+        same_executor_ = boost::asio::get_associated_executor(handler, ex_) == ex_;
         Waiter(std::move(handler)).swap(waiter_);  // not operator=: Asio 1.81's move assignment wraps the handler again
         if (slot_.is_connected()) slot_.template emplace<Canceller>(Canceller{this});
         link();
@@ -77,6 +81,7 @@ private:
     detail::WakeupService& service_;
     Waiter waiter_;
     boost::asio::cancellation_slot slot_;
+    bool same_executor_ = true;
     Wakeup* prev_ = nullptr;  // in the service's list while a waiter is held
     Wakeup* next_ = nullptr;
 };
