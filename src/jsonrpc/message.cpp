@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 namespace switchboard::jsonrpc {
 
@@ -165,10 +167,24 @@ bool append_serialized(std::string& out, const Source& source, std::size_t max =
 }
 
 // Whether Boost.JSON writes `s` as it is between quotes: nothing to escape (it escapes '"', '\\' and the control
-// characters, and writes every other byte as it is).
+// characters, and writes every other byte as it is). Eight bytes at a time: a byte-by-byte loop cost about 5
+// instructions per byte, most of what writing a small message took.
 bool plain(std::string_view s) {
-    for (unsigned char c : s)
+    constexpr std::uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    const auto has_zero = [](std::uint64_t w) { return ((w - ones) & ~w & highs) != 0; };
+    const char* p = s.data();
+    std::size_t n = s.size();
+    for (; n >= 8; p += 8, n -= 8) {
+        std::uint64_t w;
+        std::memcpy(&w, p, 8);
+        // A byte below 0x20 (the bytes from 0x80 up are excluded by ~w), or a byte equal to '"' or '\\'.
+        if (((w - 0x20 * ones) & ~w & highs) != 0 || has_zero(w ^ ('"' * ones)) || has_zero(w ^ ('\\' * ones)))
+            return false;
+    }
+    for (; n > 0; ++p, --n) {
+        const auto c = static_cast<unsigned char>(*p);
         if (c == '"' || c == '\\' || c < 0x20) return false;
+    }
     return true;
 }
 

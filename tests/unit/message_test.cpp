@@ -229,15 +229,13 @@ TEST(SerializeMessage, BytesEqualSerializingTheWholeObject) {
 // Ids, method names and plain strings are written without Boost.JSON's serializer: the bytes must still be its bytes,
 // for the characters it escapes, those it does not (DEL, bytes of invalid UTF-8) and the integers at either end.
 TEST(SerializeMessage, EnvelopePartsAreTheSerializersBytes) {
-    const std::vector<std::string> strings = {"",
-                                              "tools/call",
-                                              std::string("nul\0and\x01\x1f", 9),
-                                              "quote\" back\\ slash",
-                                              "del\x7f",
-                                              "bad utf-8 \xff\xc3(",
-                                              "\xe2\x82\xac \xf0\x9f\x98\x80",
-                                              std::string(300, 'x'),
-                                              std::string(300, 'x') + "\n"};
+    const std::vector<std::string> strings = {
+        "", "tools/call", std::string("nul\0and\x01\x1f", 9), "quote\" back\\ slash", "del\x7f", "bad utf-8 \xff\xc3(",
+        "\xe2\x82\xac \xf0\x9f\x98\x80", std::string(300, 'x'), std::string(300, 'x') + "\n",
+        // plain() reads eight bytes at a time: each escape at a word's edges
+        std::string(7, 'a') + "\"" + std::string(8, 'b'), std::string(8, 'a') + "\\" + std::string(7, 'b'),
+        std::string(15, 'a') + "\x1f", std::string(16, ' ') + "\x7f\x80\xff ~!#[]",
+        std::string(3, 'a') + std::string(1, '\0') + std::string(12, 'b')};
     for (const auto& text : strings) {
         const json::value str = json::string(text);
         EXPECT_EQ(rpc::serialize_request(str, text, json::value()),
