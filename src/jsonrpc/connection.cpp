@@ -429,19 +429,27 @@ void Connection::fail_all(Error why) {
 }
 
 awaitable<Outcome<json::value>> Connection::request(std::string method, json::value params, RequestOptions options) {
+    co_return co_await request_view(std::move(method), params, std::move(options));  // `params` lives in this frame
+}
+
+awaitable<Outcome<json::value>> Connection::request_view(std::string method, const json::value& params,
+                                                         RequestOptions options) {
     if (closed_error_) co_return *closed_error_;
     const std::int64_t id = next_id_++;
     auto p = std::make_shared<Pending>(executor_);
     p->method = method;
-    if (options.on_progress) {
-        if (params.is_null()) params = json::object{};
-        if (auto* o = params.if_object()) {
+    json::value with_token;  // only when progress is asked for: the params plus _meta.progressToken
+    const bool tokened = static_cast<bool>(options.on_progress);
+    if (tokened) {
+        with_token = params.is_null() ? json::value(json::object{}) : params;
+        if (auto* o = with_token.if_object()) {
             auto& meta = (*o)["_meta"];
             if (!meta.is_object()) meta = json::object{};
             meta.as_object()["progressToken"] = id;
         }
         p->on_progress = std::move(options.on_progress);
     }
+    const json::value& sent = tokened ? with_token : params;
     const auto timeout = options.timeout.count() > 0 ? options.timeout : options_.default_timeout;
     const auto now = clock::now();
     p->timeout = timeout;
@@ -453,8 +461,7 @@ awaitable<Outcome<json::value>> Connection::request(std::string method, json::va
     p->wants_blobs = options.blobs != nullptr;
     pending_.emplace(id, p);
     if (options.on_sent) options.on_sent(id);
-    enqueue(options.meta ? serialize_request(id, method, params, *options.meta)
-                         : serialize_request(id, method, params));
+    enqueue(options.meta ? serialize_request(id, method, sent, *options.meta) : serialize_request(id, method, sent));
     watch_stalls();
 
     bool cancelled = false;

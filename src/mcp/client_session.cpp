@@ -9,7 +9,6 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/serialize.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -289,17 +288,16 @@ std::optional<Error> ClientSession::unusable_result(const std::string& method, c
 awaitable<Outcome<json::value>> ClientSession::request(std::string method, json::object params, CallOptions options) {
     bool version_retried = false;
     for (int round = 0;; ++round) {
-        // The params of one attempt (a copy: a retry needs the originals) live until they are serialized: a monotonic
-        // arena makes the copy one allocation instead of one per key and value (and freeing it free). The _meta is
-        // not copied in: the cached, serialized one is spliced in as the request is written.
-        json::monotonic_resource arena;
-        json::object p(params, json::storage_ptr(&arena));
+        // The params are read where they are (a retry needs them again: no copy per attempt). The _meta is not
+        // copied in either: the cached, serialized one is spliced in as the request is written.
         auto ro = request_options(options);
         if (era_ == Era::modern) {  // the 2026-07-28 _meta goes in as it is written, serialized once per session
             modern_meta();  // refreshes meta_members_ with meta_cache_ when the version or log level changed
             ro.meta = meta_members_;
         }
-        auto r = co_await connection_->request(method, std::move(p), std::move(ro));
+        json::value sent(std::move(params));  // moved in and back out: no copy
+        auto r = co_await connection_->request_view(method, sent, std::move(ro));
+        params = std::move(sent.get_object());
         if (!r) {
             if (!version_retried && adopt_supported_version(r.error())) {
                 version_retried = true;

@@ -116,6 +116,12 @@ public:
     /// whichever comes first. Never throws for expected failures: they are Errors with `local == true`.
     boost::asio::awaitable<Outcome<boost::json::value>> request(std::string method, boost::json::value params,
                                                                 RequestOptions options);
+    /// The same, reading `params` where they are instead of taking them over: they must outlive the request, so
+    /// await it at once (`co_await c.request_view(m, p, o)`), never store it. For a caller that keeps its params for
+    /// a retry (ClientSession), which would otherwise copy them for every attempt.
+    boost::asio::awaitable<Outcome<boost::json::value>> request_view(std::string method,
+                                                                     const boost::json::value& params,
+                                                                     RequestOptions options);
     /// Coroutines take no default arguments (GCC 12 miscompiles them): this is the plain short form.
     boost::asio::awaitable<Outcome<boost::json::value>> request(std::string method, boost::json::value params) {
         return request(std::move(method), std::move(params), RequestOptions{});
