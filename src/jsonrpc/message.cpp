@@ -191,16 +191,20 @@ bool plain(std::string_view s) {
 // The envelope's parts (ids, method names, keys, short strings) are written here without a serializer of their own,
 // the same bytes as Boost.JSON's: a request has half a dozen of them, and each serializer cost a few hundred
 // instructions to set up.
-void append_json(std::string& out, std::string_view s) {
+// False once `out` is longer than `max`. A long string is reserved once (a 64 MiB one is not grown by doubling), up to
+// the cap.
+bool append_string(std::string& out, std::string_view s, std::size_t max) {
     if (s.size() <= 256 && plain(s)) {
         out.push_back('"');
         out.append(s);
         out.push_back('"');
-        return;
+        return out.size() <= max;
     }
-    if (s.size() > 4096) out.reserve(out.size() + s.size() + 64);
-    append_serialized(out, s);
+    if (s.size() > 4096) out.reserve(out.size() + std::min(s.size(), max) + 64);
+    return append_serialized(out, s, max);
 }
+
+void append_json(std::string& out, std::string_view s) { append_string(out, s, std::string::npos); }
 
 // Writes `v` with the same bytes as Boost.JSON's serializer, except for a number that is not finite: Boost.JSON
 // writes `Infinity`, `-Infinity` or `NaN`, which is not JSON and which the peer would refuse as a whole message; it is
@@ -233,18 +237,7 @@ bool append_value(std::string& out, const json::value& v, std::size_t max) {
         out.push_back(']');
         break;
     }
-    case json::kind::string: {
-        const std::string_view s = v.get_string();
-        if (s.size() <= 256 && plain(s)) {
-            out.push_back('"');
-            out.append(s);
-            out.push_back('"');
-            break;
-        }
-        // A long string is reserved once (a 64 MiB one is not grown by doubling), up to the cap.
-        if (s.size() > 4096) out.reserve(out.size() + std::min(s.size(), max) + 64);
-        return append_serialized(out, s, max);
-    }
+    case json::kind::string: return append_string(out, v.get_string(), max);
     case json::kind::double_:
         if (!std::isfinite(v.get_double()))
             out.append("null");
@@ -319,9 +312,6 @@ MetaMembers::MetaMembers(const json::object& members) {
 
 namespace {
 
-// append_json with a cap: false once `out` is longer than `max` (a big string or container stops there).
-bool append_json_up_to(std::string& out, const json::value& v, std::size_t max) { return append_value(out, v, max); }
-
 // `o`'s members (null: none) with its _meta last and `meta`'s members added to it: the JSON of merging `meta` into a
 // copy of `o` and serializing that (ours win over same-named keys, other _meta keys stay, a _meta that is no object is
 // replaced), without the copy. False once `out` is longer than `max`.
@@ -333,7 +323,7 @@ bool append_with_meta(std::string& out, const json::object* o, const MetaMembers
         first = false;
         append_json(out, key);
         out.push_back(':');
-        return append_json_up_to(out, value, max);
+        return append_value(out, value, max);
     };
     const json::object* own_meta = nullptr;
     if (o)
