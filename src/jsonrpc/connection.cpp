@@ -30,6 +30,14 @@ using core::size_text;
 constexpr std::size_t max_batch = 256;  // messages per channel write
 constexpr std::size_t stream_results_above = 1u << 20;
 
+// The key of a request id in incoming_: its JSON text (5, "abc"). Integers, the usual ids, without a serializer
+// (setting one up cost a few hundred instructions a request).
+std::string id_key(const json::value& id) {
+    if (id.is_int64()) return fmt::format_int(id.get_int64()).str();
+    if (id.is_uint64()) return fmt::format_int(id.get_uint64()).str();
+    return json::serialize(id);
+}
+
 std::string format_duration(std::chrono::milliseconds d) {
     if (d.count() % 1000 == 0) return fmt::format("{} s", d.count() / 1000);
     return fmt::format("{} ms", d.count());
@@ -258,29 +266,30 @@ void Connection::dispatch(Outcome<Message>&& parsed, std::string_view text) {
             enqueue(serialize_error(m.id, Error{code::method_not_found, "Method not found: " + m.method, {}, false}));
             return;
         }
-        auto key = json::serialize(m.id);
-        if (incoming_.count(key)) {
+        auto key = id_key(m.id);
+        auto [entry, added] = incoming_.try_emplace(key);
+        if (!added) {
             enqueue(serialize_error(m.id, Error{code::invalid_request, "Duplicate request id " + key, {}, false}));
             return;
         }
         auto inc = std::make_shared<Incoming>();
-        incoming_.emplace(key, inc);
+        entry->second = inc;
         auto self = shared_from_this();
         // Started here and finished inline when the handler answers at once (no event-loop round trip for it).
-        core::start_inline(
-            executor_, handle_incoming(std::move(m), key), inc->signal.slot(), [self, key, inc](std::exception_ptr e) {
-                if (e) core::log_exception(e, self->with_context("request handler"));
-                // The id may already be reused by a newer request: erase only our own entry.
-                if (auto it = self->incoming_.find(key); it != self->incoming_.end() && it->second == inc)
-                    self->forget_incoming(it);
-            });
+        core::start_inline(executor_, handle_incoming(std::move(m), key, inc), inc->signal.slot(),
+                           [self, key, inc](std::exception_ptr e) {
+                               if (e) core::log_exception(e, self->with_context("request handler"));
+                               // The id may already be reused by a newer request: erase only our own entry.
+                               if (auto it = self->incoming_.find(key);
+                                   it != self->incoming_.end() && it->second == inc)
+                                   self->forget_incoming(it);
+                           });
         return;
     }
     }
 }
 
-awaitable<void> Connection::handle_incoming(Message m, std::string key) {
-    auto inc = incoming_.at(key);
+awaitable<void> Connection::handle_incoming(Message m, std::string key, std::shared_ptr<detail::IncomingState> inc) {
     json::value token;
     if (const auto* p = m.params.if_object())
         if (const auto* meta = p->if_contains("_meta"); meta && meta->is_object())
@@ -319,7 +328,7 @@ void Connection::cancel_incoming(const json::value& params) {
     const auto* p = params.if_object();
     const auto* id = p ? p->if_contains("requestId") : nullptr;
     if (!id) return;  // malformed cancellations are ignored
-    auto it = incoming_.find(json::serialize(*id));
+    auto it = incoming_.find(id_key(*id));
     if (it == incoming_.end()) return;  // unknown or already finished
     std::string reason;
     if (const auto* r = p->if_contains("reason"); r && r->is_string()) reason = r->as_string().c_str();

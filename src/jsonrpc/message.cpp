@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 
-#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/serializer.hpp>
@@ -43,15 +42,16 @@ bool all_finite(const json::value& v) {
 }  // namespace
 
 Outcome<Message> parse_message(std::string_view text) {
-    // Each message gets its own arena: parsing is then one allocation or two instead of one per key and value, and
-    // freeing it is one too. The parts taken out below keep the arena alive (and keep their storage: a value moved
-    // into a value of another storage would be copied).
+    // Parsed in the default storage (mimalloc). A monotonic arena per message made the parse itself cheaper, but
+    // every value then held a counted reference to it (an atomic increment per value parsed, a decrement per value
+    // freed) and freeing still walked the tree. Measured on a stdio round trip: 1.1k fewer instructions in the host,
+    // 0.6k in the demo server, about 0.15 µs less.
     json::error_code ec;
     // Real tool schemas nest deeper than Boost.JSON's default limit of 32; a hostile document of 100,000 levels is
     // still refused (the parser itself does not recurse, and nothing built from a message nests deeper than this).
     json::parse_options options;
     options.max_depth = max_message_depth;
-    json::value v = json::parse(text, ec, json::make_shared_resource<json::monotonic_resource>(), options);
+    json::value v = json::parse(text, ec, json::storage_ptr(), options);
     if (ec) return parse_error(ec);
     return parse_message(std::move(v), {});
 }
@@ -108,7 +108,7 @@ Outcome<Message> parse_message(json::value v, DecodedBlobs blobs) {
         std::erase_if(blobs, [](const DecodedBlob& b) { return b.pointer.empty(); });
     }
 
-    // Members are initialized from the parsed parts (not assigned), so that they keep the arena.
+    // Members are initialized from the parsed parts (not assigned): nothing is copied.
     if (method) {
         if (!method->is_string()) return invalid("\"method\" must be a string");
         auto* p = params;

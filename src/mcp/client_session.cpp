@@ -263,6 +263,16 @@ bool ClientSession::adopt_supported_version(const Error& e) {
     return true;
 }
 
+namespace {
+
+// A result's resultType, read in place ("" when absent or not a string): it is looked at on every request.
+std::string_view result_type_of(const json::object& o) {
+    const auto* t = o.if_contains("resultType");
+    return t && t->is_string() ? std::string_view(t->get_string()) : std::string_view();
+}
+
+}  // namespace
+
 std::optional<Error> ClientSession::unusable_result(const std::string& method, const json::value& result,
                                                     int round) const {
     const auto* o = result.if_object();
@@ -270,7 +280,7 @@ std::optional<Error> ClientSession::unusable_result(const std::string& method, c
         return Error::make_local(
             code::protocol_violation,
             fmt::format("server \"{}\": the result of {} is not an object", options_.server_name, method));
-    auto result_type = string_field(*o, "resultType");
+    const auto result_type = result_type_of(*o);
     if (result_type.empty() || result_type == "complete") return std::nullopt;
     if (result_type != "input_required" || !mrtr_method(method))
         return Error::make_local(code::protocol_violation,
@@ -306,7 +316,7 @@ awaitable<Outcome<json::value>> ClientSession::request(std::string method, json:
             co_return r.error();
         }
         if (auto bad = unusable_result(method, *r, round)) co_return std::move(*bad);
-        if (string_field(r->get_object(), "resultType") != "input_required") co_return std::move(*r);  // complete
+        if (result_type_of(r->get_object()) != "input_required") co_return std::move(*r);  // complete
         // Multi round-trip (input_required): answer what it asks, echo requestState, retry with a new id.
         const auto& o = r->get_object();
         params.erase("inputResponses");
@@ -478,9 +488,9 @@ awaitable<Outcome<std::vector<Tool>>> ClientSession::list_tools() {
 
 awaitable<Outcome<CallToolResult>> ClientSession::call_tool(std::string name, json::object arguments,
                                                             CallOptions options) {
-    json::object params;  // assigned, not an init-list: the arguments are moved, not copied
-    params["name"] = std::move(name);
-    params["arguments"] = std::move(arguments);
+    json::object params(2);  // emplaced, not an init-list: the arguments are moved, not copied; no growth
+    params.emplace("name", std::move(name));
+    params.emplace("arguments", std::move(arguments));
     auto r = co_await request("tools/call", std::move(params), std::move(options));
     if (!r) co_return r.error();
     co_return CallToolResult::from_json(std::move(*r));

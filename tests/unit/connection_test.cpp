@@ -22,6 +22,9 @@
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 namespace asio = boost::asio;
 namespace json = boost::json;
 namespace rpc = switchboard::jsonrpc;
@@ -648,6 +651,66 @@ TEST_F(ConnectionTest, TryWriteToAClosedPeerFailsAndTheNextWriteReportsIt) {
         auto ec = co_await client_channel->write("{\"later\":true}");
         EXPECT_TRUE(ec);
     });
+}
+
+// A pipe (a server's stdout, a child's stdin) is not a socket: try_write falls back from send() to write(), and a write
+// over the pipe's atomic size may go out only in part. Each case ends with the reader getting the message whole,
+// with one newline: the rest, and a newline not yet written, go by the asynchronous write.
+TEST_F(ConnectionTest, TryWriteOnAPipeLeavesWhatDidNotFitToTheNextWrite) {
+    struct Case {
+        const char* name;
+        std::size_t queued;   // bytes already in the pipe (a whitespace line, which the reader skips)
+        std::size_t message;  // the message's size
+        bool whole;           // try_write sends it all
+        std::size_t left;     // else: what is left of the message to write (the newline is never counted)
+    };
+    // The pipe holds 4096 bytes (F_SETPIPE_SZ's smallest, one page), which is also the size written atomically.
+    const Case cases[] = {
+        {"fits", 0, 100, true, 0},
+        {"full pipe: nothing written", 4096, 100, false, 100},
+        {"over the atomic size: written in part", 0, 10000, false, 10000 - 4096},
+        {"all but the newline", 0, 4096, false, 0},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.name);
+        int p[2];
+        ASSERT_EQ(::pipe(p), 0);
+        ASSERT_EQ(::fcntl(p[1], F_SETPIPE_SZ, 4096), 4096);
+        if (c.queued > 0) {
+            std::string filler(c.queued - 1, ' ');
+            filler.push_back('\n');
+            ASSERT_EQ(::write(p[1], filler.data(), filler.size()), static_cast<ssize_t>(filler.size()));
+        }
+        auto writer = std::make_shared<FdChannel>(ctx.get_executor(), ::open("/dev/null", O_RDONLY | O_CLOEXEC), p[1]);
+        auto reader = std::make_shared<FdChannel>(ctx.get_executor(), p[0], ::open("/dev/null", O_WRONLY | O_CLOEXEC));
+        std::string want = "{\"text\":\"" + std::string(c.message - 11, 'a') + "\"}";
+        ASSERT_EQ(want.size(), c.message);
+        std::string m = want;
+        const bool whole = writer->try_write(m);
+        EXPECT_EQ(whole, c.whole);
+        if (!c.whole) {
+            EXPECT_EQ(m.size(), c.left);
+            EXPECT_TRUE(want.ends_with(m)) << "what is left is the message's end, without the newline";
+        }
+        run(ctx, [&]() -> awaitable<void> {
+            auto rest = spawn(ctx.get_executor(), [&]() -> awaitable<void> {
+                if (!whole) {
+                    auto ec = co_await writer->write(m);
+                    EXPECT_FALSE(ec) << ec.message();
+                }
+                co_await writer->close();
+            });
+            auto r = co_await reader->read();
+            CO_ASSERT_EQ(r.kind, rpc::Received::Kind::message) << r.reason;
+            EXPECT_EQ(r.text.size(), want.size());
+            EXPECT_TRUE(r.text == want);
+            r = co_await reader->read();
+            EXPECT_EQ(r.kind, rpc::Received::Kind::closed) << "nothing after the message: " << r.text;
+            co_await join(rest);
+            co_await reader->close();
+        });
+        ctx.restart();
+    }
 }
 
 TEST_F(ConnectionTest, ManyRequestsInFlightAreAllAnswered) {

@@ -150,7 +150,8 @@ private:
 
     boost::asio::awaitable<void> read_loop();
     boost::asio::awaitable<void> write_loop();
-    boost::asio::awaitable<void> handle_incoming(Message m, std::string key);
+    boost::asio::awaitable<void> handle_incoming(Message m, std::string key,
+                                                 std::shared_ptr<detail::IncomingState> inc);
     void dispatch(std::string text);
     void dispatch(StreamedMessage streamed);
     void dispatch(Outcome<Message>&& parsed, std::string_view text);
