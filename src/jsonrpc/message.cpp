@@ -12,6 +12,10 @@
 #include <cstdint>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace switchboard::jsonrpc {
 
 namespace json = boost::json;
@@ -167,8 +171,38 @@ bool append_serialized(std::string& out, const Source& source, std::size_t max =
 }
 
 // Whether Boost.JSON writes `s` as it is between quotes: nothing to escape (it escapes '"', '\\' and the control
-// characters, and writes every other byte as it is). Eight bytes at a time: a byte-by-byte loop cost about 5
-// instructions per byte, most of what writing a small message took.
+// characters, and writes every other byte as it is). Most strings written are short keys and values, so the end of a
+// string is what costs: a byte-by-byte loop took about 5 instructions per byte, eight bytes at a time still about 65
+// per string.
+#if defined(__SSE2__)
+// Sixteen bytes at a time. The last 1-15 bytes are read with one load of 16 when that stays within the page (reading
+// the bytes after the string there cannot fault; they are masked out), which the address and thread sanitizers would
+// report as an overflow.
+// A bit set for each of the 16 bytes at `p` that must be escaped.
+__attribute__((no_sanitize_address, no_sanitize_thread)) unsigned flagged(const char* p) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i control = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v);  // v <= 0x1f, unsigned
+    const __m128i quote = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
+    const __m128i backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
+    return static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(control, quote), backslash)));
+}
+
+__attribute__((no_sanitize_address, no_sanitize_thread)) bool plain(std::string_view s) {
+    const char* p = s.data();
+    std::size_t n = s.size();
+    for (; n >= 16; p += 16, n -= 16)
+        if (flagged(p) != 0) return false;
+    if (n == 0) return true;
+    if (s.size() >= 16) return flagged(s.data() + s.size() - 16) == 0;  // the last 16, overlapping what was checked
+    if ((reinterpret_cast<std::uintptr_t>(p) & 4095) <= 4096 - 16) return (flagged(p) & ((1u << n) - 1)) == 0;
+    for (; n > 0; ++p, --n) {
+        const auto c = static_cast<unsigned char>(*p);
+        if (c == '"' || c == '\\' || c < 0x20) return false;
+    }
+    return true;
+}
+#else
+// Eight bytes at a time.
 bool plain(std::string_view s) {
     constexpr std::uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
     const auto has_zero = [](std::uint64_t w) { return ((w - ones) & ~w & highs) != 0; };
@@ -187,6 +221,7 @@ bool plain(std::string_view s) {
     }
     return true;
 }
+#endif
 
 // The envelope's parts (ids, method names, keys, short strings) are written here without a serializer of their own,
 // the same bytes as Boost.JSON's: a request has half a dozen of them, and each serializer cost a few hundred
@@ -412,7 +447,7 @@ std::string serialize_error(const Id& id, const Error& error) {
 }
 
 struct ResultStream::Impl {
-    // Move-constructed: the result keeps its storage (an upstream message's arena, say) instead of being copied.
+    // Move-constructed: the result keeps its storage instead of being copied.
     Impl(const Id& id, json::value r) : head(start(&id)), result(std::move(r)) {
         head.append(R"(,"result":)");
         if (result.is_null()) result = json::object();

@@ -169,7 +169,18 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
         }
 
         auto ctx = context(method, parts, modern, req);
-        auto r = co_await dispatch(method, std::move(p), std::move(ctx), req);
+        Outcome<json::value> r = json::value();
+        if (!session_method(name) && !in_rounds(*ctx, method)) {
+            // A content request (tools/call, …) awaits the handler's own coroutine here: no coroutine of call()'s in
+            // between, whose frame and the move of its result cost about 500 instructions a request.
+            auto o = co_await ask_handler(method, std::move(p), RequestContext(std::move(ctx)));
+            if (o)
+                r = json::value(std::move(*o));
+            else
+                r = o.error();
+        } else {
+            r = co_await dispatch(method, std::move(p), std::move(ctx), req);
+        }
         if (r && (modern || name == "server/discover") && r->is_object()) {
             auto& o = r->get_object();
             // Room for what is added below: one growth, not one per member (none for a tool result made with room
@@ -258,9 +269,7 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
         }
         if (name == "resources/subscribe" || name == "resources/unsubscribe")
             return subscription(name == "resources/subscribe", string_field(p, "uri"), std::move(ctx));
-        // A client that declared none of sampling, elicitation and roots is never asked (RequestContext::ask refuses
-        // first): its requests skip the rounds, which cost a task per call.
-        if (ctx->era == Era::modern && may_need_input(method) && can_answer_input(ctx->client_capabilities)) {
+        if (in_rounds(*ctx, method)) {
             auto self = shared_from_this();
             auto call = [self, method](json::object params, RequestContext c) {
                 return self->call(method, std::move(params), std::move(c));
@@ -268,6 +277,19 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
             return rounds->round(std::move(p), std::move(ctx), std::move(call));
         }
         return call(std::move(method), std::move(p), RequestContext(std::move(ctx)));
+    }
+
+    // The requests the session answers itself; the others go to the handler (see ask_handler).
+    static bool session_method(std::string_view name) {
+        return name == "ping" || name == "server/discover" || name == "subscriptions/listen" ||
+               name == "logging/setLevel" || name == "resources/subscribe" || name == "resources/unsubscribe";
+    }
+
+    // Whether a request runs as an input round (2026-07-28: its handler may ask the client). A client that declared
+    // none of sampling, elicitation and roots is never asked (RequestContext::ask refuses first): its requests skip
+    // the rounds, which cost a task per call.
+    static bool in_rounds(const RequestContext::State& ctx, const std::string& method) {
+        return ctx.era == Era::modern && may_need_input(method) && can_answer_input(ctx.client_capabilities);
     }
 
     static awaitable<Outcome<json::value>> answer(Outcome<json::value> r) { co_return std::move(r); }

@@ -21,7 +21,7 @@ const json::object& as_object(const json::value& v) {
 }
 
 // `o` without the members named in `skip`, in the default storage: nothing then keeps the storage `o` was parsed into
-// (a message's arena holding a large blob).
+// (an arena holding a large blob).
 // An empty name in `skip` skips nothing. Reserves only what is kept: nothing at all when nothing is.
 json::object without(const json::object& o, std::initializer_list<std::string_view> skip) {
     auto kept = [&](std::string_view key) {
@@ -86,7 +86,7 @@ Tool Tool::from_json(const json::value& v) {
     } else {
         t.input_schema = json::object{{"type", "object"}};
     }
-    // emplace() copy-constructs: in the default storage, or the optional would keep `v`'s storage (a message's arena)
+    // emplace() copy-constructs: in the default storage, or the optional would keep `v`'s storage (an arena, say)
     if (const auto* s = o.if_contains("outputSchema"); s && s->is_object()) {
         t.output_schema.emplace(s->get_object(), json::storage_ptr());
         output = "outputSchema";
@@ -244,7 +244,7 @@ json::object assemble_call_tool_result(Result& r, json::storage_ptr sp) {
 }  // namespace
 
 json::object CallToolResult::to_json() const& {
-    // In the default storage: a copy in the blocks' storage (a message's arena) would grow that arena.
+    // In the default storage: a copy in the blocks' storage (an arena, say) would grow it.
     return assemble_call_tool_result(*this, json::storage_ptr());
 }
 

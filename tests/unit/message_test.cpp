@@ -4,9 +4,13 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 namespace json = boost::json;
 namespace rpc = switchboard::jsonrpc;
@@ -249,6 +253,47 @@ TEST(SerializeMessage, EnvelopePartsAreTheSerializersBytes) {
         EXPECT_EQ(rpc::serialize_result(id, json::value(true)),
                   json::serialize(json::object{{"jsonrpc", "2.0"}, {"id", id}, {"result", true}}));
     EXPECT_EQ(rpc::serialize_result(2, json::value(nullptr)), R"({"jsonrpc":"2.0","id":2,"result":{}})");
+}
+
+// plain() checks 16 bytes at a time, the last ones with a load that may reach past the string: every length up to 40
+// with each kind of byte that needs an escape at every place, and the bytes next to those that do not.
+TEST(SerializeMessage, EveryEscapeAtEveryPlaceIsWritten) {
+    for (std::size_t n = 1; n <= 40; ++n) {
+        for (const char plain_byte : {'a', ' ', '\x7f', '\x80', '\xff', '!', '#', '[', ']'}) {
+            const std::string text(n, plain_byte);
+            EXPECT_EQ(rpc::serialize_request(1, text, json::value()),
+                      json::serialize(json::object{{"jsonrpc", "2.0"}, {"id", 1}, {"method", text}}));
+        }
+        for (std::size_t i = 0; i < n; ++i)
+            for (const char escaped : {'"', '\\', '\0', '\x1f', '\n', '\x01'}) {
+                std::string text(n, 'a');
+                text[i] = escaped;
+                EXPECT_EQ(rpc::serialize_request(1, text, json::value()),
+                          json::serialize(json::object{{"jsonrpc", "2.0"}, {"id", 1}, {"method", text}}))
+                    << "length " << n << ", byte " << int(escaped) << " at " << i;
+            }
+    }
+}
+
+// A short string that ends where the readable memory ends: plain() must not read past the page (the next one here is
+// not readable, so a read there would crash the test).
+TEST(SerializeMessage, AShortStringAtTheEndOfThePageIsReadWithinIt) {
+    const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    void* mem = ::mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(mem, MAP_FAILED);
+    char* base = static_cast<char*>(mem);
+    ASSERT_EQ(::mprotect(base + page, page, PROT_NONE), 0);
+    for (std::size_t n = 1; n < 16; ++n) {
+        char* at = base + page - n;
+        std::memset(at, 'z', n);
+        const std::string_view text(at, n);
+        EXPECT_EQ(rpc::serialize_request(1, text, json::value()),
+                  json::serialize(json::object{{"jsonrpc", "2.0"}, {"id", 1}, {"method", text}}));
+        at[n - 1] = '"';
+        EXPECT_EQ(rpc::serialize_request(1, text, json::value()),
+                  json::serialize(json::object{{"jsonrpc", "2.0"}, {"id", 1}, {"method", text}}));
+    }
+    ::munmap(mem, 2 * page);
 }
 
 // Capped: the same bytes while under the cap, nothing once over it (the caller streams that one instead).

@@ -98,7 +98,7 @@ struct CallToolResult {
     boost::json::object raw;
     static CallToolResult from_json(const boost::json::value& v);
     /// The same, taking the value over instead of copying any of it (a 64 MiB text block is held once): everything
-    /// keeps its storage (a parsed message's arena, say).
+    /// keeps its storage (an arena it was parsed into, say).
     static CallToolResult from_json(boost::json::value&& v);
     /// The result object again: `raw` with `content` (always: the spec requires it), `structuredContent` and `isError`
     /// put back; in the default storage.
@@ -137,7 +137,7 @@ struct ReadResourceResult {
     /// With the blobs the read took out of the result as it arrived (jsonrpc::RequestOptions::blobs).
     static ReadResourceResult from_json(boost::json::value&& v, jsonrpc::DecodedBlobs blobs);
     /// The same, freeing each item of `v`'s contents once it is converted, so that a result of several large blobs
-    /// peaks at one blob over its own size. Nothing of the result keeps `v`'s storage (e.g. a parsed message's arena).
+    /// peaks at one blob over its own size. Nothing of the result keeps `v`'s storage (e.g. an arena).
     static ReadResourceResult from_json(boost::json::value&& v);
     /// The object again: `raw` with `contents` put back.
     boost::json::object to_json() const;
