@@ -46,7 +46,7 @@ std::string normal_htu(std::string_view u) {
 
 std::string dpop_htu(const http::Url& url) {
     std::string path = url.target.substr(0, url.target.find_first_of("?#"));
-    if (path.empty()) path = "/";
+    if (path.empty()) path.push_back('/');  // not `path = "/"`: GCC 12 -O3 warns there (-Wstringop-overflow, wrongly)
     return url.origin() + path;
 }
 

@@ -283,10 +283,16 @@ std::string edit_server_entry(std::string_view text, const ServerEntryEdit& edit
     const auto& last = o.members.back();
     const auto indent = scan.indent_of(last.key_begin);
     const auto member = member_text(edit.name, *edit.entry, indent);
-    if (last.comma != npos)  // JSONC with a trailing comma: keep that style
-        out.insert(last.comma + 1, "\n" + std::string(indent, ' ') + member + ",");
-    else
-        out.insert(last.value_end, ",\n" + std::string(indent, ' ') + member);
+    // Built by appending (not `"\n" + std::string(…)`, where GCC 12 -O3 warns, wrongly, of a memcpy's size).
+    std::string piece = last.comma != npos ? "\n" : ",\n";
+    piece.append(indent, ' ');
+    piece += member;
+    if (last.comma != npos) {  // JSONC with a trailing comma: keep that style
+        piece += ',';
+        out.insert(last.comma + 1, piece);
+    } else {
+        out.insert(last.value_end, piece);
+    }
     return out;
 }
 
