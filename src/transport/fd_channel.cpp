@@ -204,13 +204,19 @@ FdChannel::~FdChannel() = default;
 awaitable<Received> FdChannel::read() {
     for (;;) {
         if (auto frame = framer_.next()) {
-            if (frame->kind == jsonrpc::LineFramer::Frame::Kind::message)
+            if (frame->kind == jsonrpc::LineFramer::Frame::Kind::message) {
+                read_message_ = true;
                 co_return Received{
                     Received::Kind::message, std::move(frame->text), 0, {}, {}, {}, std::move(frame->streamed)};
+            }
             co_return Received{Received::Kind::oversize, {}, frame->length, std::move(frame->head),
                                std::move(frame->tail),   {}, nullptr};
         }
-        if (read_done_) co_return Received{Received::Kind::closed, {}, 0, {}, {}, read_end_reason_, nullptr};
+        if (read_done_) {
+            Received closed{Received::Kind::closed, {}, 0, {}, {}, read_end_reason_, nullptr};
+            if (on_closed_) co_await on_closed_(closed);
+            co_return closed;
+        }
         auto [ec, n] = co_await reader_->async_read_some(framer_, as_tuple_awaitable);  // n bytes went to framer_
         if (ec) {
             read_done_ = true;

@@ -113,7 +113,6 @@ struct StdioProcessChannel::State : std::enable_shared_from_this<State> {
     core::OneShotEvent exit_event, stderr_event;
     int native_status = 0;
     bool close_started = false;
-    bool answered = false;  // the server has sent a message: it got as far as starting
 
     void append_stderr(std::string_view bytes) {
         stderr_ring.append(bytes);
@@ -333,6 +332,16 @@ jsonrpc::Outcome<std::shared_ptr<StdioProcessChannel>> StdioProcessChannel::spaw
     }
     state->err.assign(err_r.release());
     state->lines = std::make_unique<FdChannel>(ex, out_r.release(), in_w.release(), state->opts.max_message_size);
+    // stdout ended: wait briefly for the exit status and the rest of stderr so that the reason is complete. The state
+    // owns `lines`, so the hook never outlives it.
+    state->lines->on_closed([s = state.get()](Received& r) -> awaitable<void> {
+        co_await s->exit_event.wait_for(std::chrono::milliseconds(500));
+        co_await s->stderr_event.wait_for(std::chrono::milliseconds(100));
+        std::string reason =
+            s->exit_event.is_set() ? "process " + s->describe_exit() : "process closed its stdout (" + r.reason + ")";
+        if (auto t = s->tail(1024); !t.empty()) reason += "; stderr: " + t;
+        r.reason = std::move(reason);
+    });
     spdlog::debug("[{}] started {} (pid {})", state->opts.name, exe, state->pid);
 
     auto log_failure = [name = state->opts.name](std::exception_ptr e) {
@@ -353,19 +362,8 @@ StdioProcessChannel::~StdioProcessChannel() {
     terminate();
 }
 
-awaitable<Received> StdioProcessChannel::read() {
-    auto r = co_await state_->lines->read();
-    if (r.kind == Received::Kind::message) state_->answered = true;
-    if (r.kind != Received::Kind::closed) co_return r;
-    // stdout ended: wait briefly for the exit status and the rest of stderr so the reason is complete.
-    co_await state_->exit_event.wait_for(std::chrono::milliseconds(500));
-    co_await state_->stderr_event.wait_for(std::chrono::milliseconds(100));
-    std::string reason = state_->exit_event.is_set() ? "process " + state_->describe_exit()
-                                                     : "process closed its stdout (" + r.reason + ")";
-    if (auto t = state_->tail(1024); !t.empty()) reason += "; stderr: " + t;
-    r.reason = std::move(reason);
-    co_return r;
-}
+// The child's stdout as it is: the reason of its end is completed by the hook set in spawn().
+awaitable<Received> StdioProcessChannel::read() { return state_->lines->read(); }
 
 awaitable<boost::system::error_code> StdioProcessChannel::write(std::string message) {
     return state_->lines->write(std::move(message));
@@ -400,12 +398,12 @@ awaitable<void> StdioProcessChannel::close() {
     // A stopped server cannot read the end of its stdin either: it gets SIGTERM (and SIGCONT) at once too.
     bool exited_on_eof = s->exit_event.is_set();
     const bool stopped = !exited_on_eof && stopped_process_in_tree(s->pid).has_value();
-    if (s->answered && !stopped) exited_on_eof = co_await s->exit_event.wait_for(s->opts.exit_grace);
+    if (s->lines->has_read_message() && !stopped) exited_on_eof = co_await s->exit_event.wait_for(s->opts.exit_grace);
     if (!exited_on_eof) {
         spdlog::debug("[{}] {}; sending SIGTERM", s->opts.name,
-                      stopped           ? "is stopped"
-                      : s->answered     ? "did not exit after stdin closed"
-                                        : "never finished starting");
+                      stopped                        ? "is stopped"
+                      : s->lines->has_read_message() ? "did not exit after stdin closed"
+                                                     : "never finished starting");
         s->signal_group(SIGTERM);
         const bool exited_on_term = co_await s->exit_event.wait_for(s->opts.term_grace);
         if (!exited_on_term) {

@@ -10,6 +10,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 
+#include <functional>
 #include <memory>
 
 namespace switchboard::transport {
@@ -36,6 +37,14 @@ public:
     /// Makes a pending read return `closed` and closes the reading side.
     void close_read();
     bool read_closed() const { return read_done_; }
+    /// Whether a message has been read (a server that sent one got as far as starting).
+    bool has_read_message() const { return read_message_; }
+    /// Awaited by read() before it reports the end of the stream, to add to `closed.reason` (a child process's exit
+    /// status and stderr): an owner that would otherwise wrap read() in a coroutine of its own, a frame and a move of
+    /// every message, for the last one only.
+    void on_closed(std::function<boost::asio::awaitable<void>(jsonrpc::Received& closed)> hook) {
+        on_closed_ = std::move(hook);
+    }
 
 private:
     class Reader;  // the reading side: a pipe or socket read that knows when it drained the descriptor
@@ -43,6 +52,8 @@ private:
     boost::asio::posix::stream_descriptor writer_;
     jsonrpc::LineFramer framer_;
     bool read_done_ = false;
+    bool read_message_ = false;
+    std::function<boost::asio::awaitable<void>(jsonrpc::Received&)> on_closed_;
     boost::system::error_code write_error_;  // a failed try_write, reported by the next write
     bool write_is_socket_ = true;  // try_write: sendmsg(MSG_NOSIGNAL) until the descriptor turns out not a socket
     std::string read_end_reason_;
