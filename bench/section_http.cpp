@@ -191,7 +191,20 @@ std::vector<Row> run(const Context& ctx) {
     return rows;
 }
 
+// `switchboard-bench --child http_seq URL N` makes N sequential calls to URL (after 200 to warm up), for counting
+// system calls and instructions per call by hand (bench/README.md), as stdio_seq does for stdio.
+json::object http_seq_child(const std::vector<std::string>& args) {
+    const int n = std::stoi(args.at(2));  // args.at(0) is the bin dir
+    auto m = measure_ours(args.at(1), n, 0);
+    json::object out;
+    out["host_pid"] = ::getpid();
+    out["p50_us"] = m.seq.percentile(50);
+    return out;
+}
+
 }  // namespace
+
+static ChildRegistrar http_seq_registrar("http_seq", http_seq_child);
 
 SWITCHBOARD_BENCH_SECTION(Section{"http", "2. Streamable HTTP tools/call round trip (server-everything, demo --http)",
                                   20, run});

@@ -291,7 +291,7 @@ awaitable<Result<std::unique_ptr<Exchange>>> Client::send_once(const Url& url, b
         ex->client_ = shared_from_this();
         ex->conn_ = std::move(conn);
         ex->parser_ = std::move(parser);
-        ex->chunk_ = std::make_unique<char[]>(chunk_size);
+        ex->chunk_ = std::make_unique_for_overwrite<char[]>(chunk_size);  // not zero-filled: 64 KiB a request
         ex->url_ = url;
         ex->abort_token_ = abort;
         if (abort) abort->conn = raw;

@@ -267,13 +267,11 @@ void Connection::dispatch(Outcome<Message>&& parsed, std::string_view text) {
             return;
         }
         auto key = id_key(m.id);
-        auto [entry, added] = incoming_.try_emplace(key);
-        if (!added) {
+        auto inc = std::make_shared<Incoming>();  // made first: the map never holds a null entry
+        if (!incoming_.try_emplace(key, inc).second) {
             enqueue(serialize_error(m.id, Error{code::invalid_request, "Duplicate request id " + key, {}, false}));
             return;
         }
-        auto inc = std::make_shared<Incoming>();
-        entry->second = inc;
         auto self = shared_from_this();
         // Started here and finished inline when the handler answers at once (no event-loop round trip for it).
         core::start_inline(executor_, handle_incoming(std::move(m), key, inc), inc->signal.slot(),

@@ -438,6 +438,42 @@ void merge_meta(json::value& result, const MetaMembers& meta) {
     for (const auto& kv : members.get_object()) m.get_object()[kv.key()] = kv.value();
 }
 
+std::optional<EnvelopePeek> peek_envelope(std::string_view text) {
+    constexpr std::string_view head = R"({"jsonrpc":"2.0",)";
+    if (!text.starts_with(head)) return std::nullopt;
+    std::string_view rest = text.substr(head.size());
+    EnvelopePeek peek;
+    if (rest.starts_with(R"("id":)")) {
+        rest.remove_prefix(5);
+        std::size_t end = 0;
+        if (rest.starts_with('"')) {  // a string without escapes (one with them is left to the parser)
+            end = rest.find_first_of("\\\"", 1);
+            if (end == std::string_view::npos || rest[end] != '"') return std::nullopt;
+            ++end;
+        } else {
+            while (end < rest.size() && (rest[end] == '-' || (rest[end] >= '0' && rest[end] <= '9'))) ++end;
+            if (end == 0) return std::nullopt;  // null, or a number written otherwise
+        }
+        peek.id = rest.substr(0, end);
+        rest.remove_prefix(end);
+        if (!rest.starts_with(',')) return std::nullopt;
+        rest.remove_prefix(1);
+        if (rest.starts_with(R"("method":)")) {
+            peek.kind = Message::Kind::request;
+        } else if (rest.starts_with(R"("result":)")) {
+            peek.kind = Message::Kind::response;
+        } else if (rest.starts_with(R"("error":)")) {
+            peek.kind = Message::Kind::response;
+            peek.error = true;
+        } else {
+            return std::nullopt;
+        }
+        return peek;
+    }
+    if (!rest.starts_with(R"("method":)")) return std::nullopt;
+    return peek;  // a notification
+}
+
 std::string serialize_error(const Id& id, const Error& error) {
     std::string out = start(&id);  // a null id when the request's id could not be read
     out.append(R"(,"error":)");

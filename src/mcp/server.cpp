@@ -114,7 +114,8 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
     // connection's callback stands between them.
     static awaitable<Outcome<json::value>> handle(std::shared_ptr<Session> self, std::string method, json::value params,
                                                   jsonrpc::IncomingRequest req) {
-        return self->handle_request(std::move(self), std::move(method), std::move(params), std::move(req));
+        Session& s = *self;
+        return s.handle_request(std::move(self), std::move(method), std::move(params), std::move(req));
     }
 
     awaitable<Outcome<json::value>> handle_request([[maybe_unused]] std::shared_ptr<Session> self, std::string method,

@@ -301,8 +301,9 @@ bool FdChannel::try_write(std::string& message) {
         return try_write(message);
     }
     const auto written = static_cast<std::size_t>(std::max<ssize_t>(n, 0));
-    if (written == message.size()) return true;
-    message.pop_back();  // what is left goes without its newline: the asynchronous write adds it
+    message
+        .pop_back();  // the message as it was; what is left goes without its newline (the asynchronous write adds it)
+    if (written == message.size() + 1) return true;
     if (n < 0) {
         // Would block: the asynchronous write takes over. A real error (EPIPE) is kept for it to report, so that it
         // does not write again (on a socket that would raise SIGPIPE).

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <switchboard/jsonrpc/channel.hpp>
+#include <switchboard/jsonrpc/stream_parser.hpp>
 
 #include "message_queue.hpp"
 
@@ -12,6 +13,7 @@
 #include <boost/asio/error.hpp>
 
 #include <functional>
+#include <memory>
 #include <string>
 
 namespace switchboard::transport::detail {
@@ -25,6 +27,15 @@ public:
 
     /// Delivers one incoming message to the session.
     void push(std::string text) { queue_.push_message(std::move(text)); }
+    /// Delivers one incoming message already parsed (the HTTP server read it to route it): the session checks its
+    /// envelope but does not parse the text again.
+    void push_parsed(boost::json::value message) {
+        jsonrpc::Received r;
+        r.kind = jsonrpc::Received::Kind::message;
+        r.streamed = std::make_shared<jsonrpc::StreamedMessage>();
+        r.streamed->value = std::move(message);
+        queue_.push(std::move(r));
+    }
     /// Ends the incoming side: the session's read returns `closed` with `reason` once the inbox is drained.
     void end(std::string reason) { queue_.end(std::move(reason)); }
     bool ended() const { return queue_.ended(); }
@@ -35,6 +46,14 @@ public:
         if (!sink_) co_return boost::asio::error::broken_pipe;
         sink_(std::move(message));
         co_return boost::system::error_code{};
+    }
+
+    /// The sink takes a message at once (it only queues it for its HTTP stream): the session's write loop need not
+    /// run for it.
+    bool try_write(std::string& message) override {
+        if (!sink_) return false;
+        sink_(std::move(message));
+        return true;
     }
 
     boost::asio::awaitable<void> close() override {

@@ -77,33 +77,44 @@ void HttpServer::Impl::close_session(const std::shared_ptr<Session>& s, std::str
 void HttpServer::Impl::route(const std::weak_ptr<Session>& weak, std::string text) {
     auto s = weak.lock();
     if (!s) return;
-    boost::system::error_code ec;
-    auto v = json::parse(text, ec);
-    if (ec || !v.is_object()) return;
-    const auto& o = v.get_object();
-    auto shared = std::make_shared<const std::string>(std::move(text));
-    if (o.contains("id") && !o.contains("method")) {
-        auto key = json::serialize(o.at("id"));
+    // A response as the session writes it is routed by its id's text, read from the first bytes: parsed only when
+    // more of it is needed (the answer to initialize, for its version).
+    const auto peek = jsonrpc::peek_envelope(text);
+    json::value v;
+    auto parse = [&] {
+        boost::system::error_code ec;
+        v = json::parse(text, ec);
+        return !ec && v.is_object();
+    };
+    if (!(peek && peek->kind == jsonrpc::Message::Kind::response) && !parse()) return;
+    const bool response = peek ? peek->kind == jsonrpc::Message::Kind::response
+                               : v.get_object().contains("id") && !v.get_object().contains("method");
+    if (response) {
+        auto key = peek ? std::string(peek->id) : json::serialize(v.get_object().at("id"));
         auto it = s->active.find(key);
         if (it == s->active.end()) {
             spdlog::debug("http: session {}: dropped a response to {} (no stream)", s->id, key);
             return;
         }
         auto st = it->second;
+        if (st->is_initialize && v.is_null() && !parse()) return;
         s->active.erase(it);
         std::erase_if(s->progress, [&](const auto& kv) { return kv.second == key; });
         if (st->is_initialize) {
+            const auto& o = v.get_object();
             const auto* r = o.if_contains("result");
             const auto* pv = r && r->is_object() ? r->get_object().if_contains("protocolVersion") : nullptr;
             if (pv && pv->is_string()) s->version = std::string(pv->get_string());
             if (o.contains("error"))
                 asio::post(ex, [self = shared_from_this(), s] { self->close_session(s, "initialize failed"); });
         }
-        st->emit(std::move(shared), true, bhttp::status::ok);
+        st->emit(std::make_shared<const std::string>(std::move(text)), true, bhttp::status::ok);
         s->recent.push_back(st);
         if (s->recent.size() > 16) s->recent.pop_front();
         return;
     }
+    const auto& o = v.get_object();  // parsed above: only a response is routed without
+    auto shared = std::make_shared<const std::string>(std::move(text));
     const auto* method = o.if_contains("method");
     if (method && method->is_string() && method->get_string() == "notifications/progress") {
         const auto* p = o.if_contains("params");

@@ -121,17 +121,34 @@ bhttp::status modern_status(const json::object& response) {
     }
 }
 
+// A parsed request as a value again, from the parts parse_message took out of it (moved, not copied).
+json::value request_value(jsonrpc::Message&& msg) {
+    json::object o(4);
+    o.emplace("jsonrpc", "2.0");
+    o.emplace("id", std::move(msg.id));
+    o.emplace("method", msg.method);
+    if (!msg.params.is_null()) o.emplace("params", std::move(msg.params));
+    return o;
+}
+
 }  // namespace
 
 void HttpServer::Impl::route_modern(const std::weak_ptr<Stream>& weak, std::string text) {
     auto st = weak.lock();
     if (!st || st->done) return;
-    boost::system::error_code ec;
-    auto v = json::parse(text, ec);
-    if (ec || !v.is_object()) return;
-    const auto& o = v.get_object();
-    const bool response = o.contains("id") && !o.contains("method");
-    auto status = response ? modern_status(o) : bhttp::status::ok;
+    bool response = false;
+    auto status = bhttp::status::ok;
+    // What the session writes is read from its first bytes; only an error is parsed, for its HTTP status.
+    if (auto peek = jsonrpc::peek_envelope(text); peek && !peek->error) {
+        response = peek->kind == jsonrpc::Message::Kind::response;
+    } else {
+        boost::system::error_code ec;
+        auto v = json::parse(text, ec);
+        if (ec || !v.is_object()) return;
+        const auto& o = v.get_object();
+        response = o.contains("id") && !o.contains("method");
+        if (response) status = modern_status(o);
+    }
     st->emit(std::make_shared<const std::string>(std::move(text)), response, status);
     if (response && st->channel) st->channel->end("request answered");
 }
@@ -206,11 +223,13 @@ awaitable<void> HttpServer::Impl::handle_modern(ServerRequest& req, Responder& r
     st->channel = std::make_shared<detail::PushChannel>(
         ex, opt.max_message_size, [weak](std::string text) { route_modern(weak, std::move(text)); });
     spawn_session(st->channel, [weak] { finish_stream(weak.lock()); });
-    st->channel->push(std::move(req.body()));
+    // The request goes in as it was parsed above (its parts put back together, moved): not parsed a second time.
+    st->channel->push_parsed(request_value(std::move(msg)));
 
     DeliverOptions d;
     d.sse_ok = sse_ok;
-    d.unanswered_body = error_body(-32603, "Internal error: the request ended without an answer", msg.id, nullptr);
+    d.unanswered_body =
+        error_body(-32603, "Internal error: the request ended without an answer", st->request_id, nullptr);
     d.on_disconnect = [weak] {
         // Closing the response stream is the cancellation signal of 2026-07-28.
         auto sp = weak.lock();

@@ -450,3 +450,45 @@ TEST(SerializeMessage, ResultWithMetaMembersIsTheMergedResult) {
     big["content"] = json::array{json::object{{"type", "text"}, {"text", std::string(2u << 20, 'a')}}};
     EXPECT_FALSE(rpc::serialize_result(1, big, 1u << 20, &meta));
 }
+
+// peek_envelope reads what our serializers write without a parse: the kind, and the id's text as serializing the id
+// gives it (the HTTP server routes responses by it). Anything written otherwise is left to the parser (nullopt).
+TEST(PeekEnvelope, ReadsWhatTheSerializersWrite) {
+    const json::value params = json::object{{"a", 1}};
+    for (const json::value& id : {json::value(7), json::value(-3), json::value("abc"), json::value("")}) {
+        auto req = rpc::peek_envelope(rpc::serialize_request(id, "tools/call", params));
+        ASSERT_TRUE(req);
+        EXPECT_EQ(req->kind, Kind::request);
+        EXPECT_EQ(req->id, json::serialize(id));
+        auto res = rpc::peek_envelope(rpc::serialize_result(id, params));
+        ASSERT_TRUE(res);
+        EXPECT_EQ(res->kind, Kind::response);
+        EXPECT_FALSE(res->error);
+        EXPECT_EQ(res->id, json::serialize(id));
+        auto err = rpc::peek_envelope(rpc::serialize_error(id, rpc::Error{rpc::code::invalid_params, "no", {}, false}));
+        ASSERT_TRUE(err);
+        EXPECT_EQ(err->kind, Kind::response);
+        EXPECT_TRUE(err->error);
+        EXPECT_EQ(err->id, json::serialize(id));
+    }
+    auto note = rpc::peek_envelope(rpc::serialize_notification("notifications/progress", params));
+    ASSERT_TRUE(note);
+    EXPECT_EQ(note->kind, Kind::notification);
+    EXPECT_TRUE(note->id.empty());
+}
+
+TEST(PeekEnvelope, LeavesAnythingElseToTheParser) {
+    for (const char* text : {R"({"id":1,"jsonrpc":"2.0","result":{}})",        // another member order
+                             R"({"jsonrpc": "2.0","id":1,"result":{}})",       // spaces
+                             R"({"jsonrpc":"2.0","id":"a\"b","result":{}})",   // an id with escapes
+                             R"({"jsonrpc":"2.0","id":null,"error":{}})",      // no id
+                             R"({"jsonrpc":"2.0","id":1.5,"result":{}})",      // a number written otherwise
+                             R"({"jsonrpc":"2.0","id":1})",                    // nothing after the id
+                             R"({"jsonrpc":"2.0","id":"abc)",                  // cut off
+                             R"({"jsonrpc":"2.0","params":{},"method":"x"})",  // params first
+                             "", "[]"}) {
+        EXPECT_FALSE(rpc::peek_envelope(text)) << text;
+    }
+    // An error answer to a request whose id could not be read has a null id: parsed, not peeked.
+    EXPECT_FALSE(rpc::peek_envelope(rpc::serialize_error(nullptr, rpc::Error{rpc::code::parse_error, "x", {}, false})));
+}

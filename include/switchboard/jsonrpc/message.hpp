@@ -101,6 +101,17 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
+/// What a message written by the serializers above is, read from its first bytes without parsing it: they write
+/// `{"jsonrpc":"2.0"`, then `,"id":` and the id (not for a notification), then `,"method":`, `,"result":` or
+/// `,"error":`. For a router that needs only that much of each outgoing message (the HTTP server's streams).
+struct EnvelopePeek {
+    Message::Kind kind = Message::Kind::notification;
+    std::string_view id;  ///< the id's JSON text, the same as serializing it (empty for a notification)
+    bool error = false;   ///< a response with "error"
+};
+/// nullopt for any other text (another writer's member order, an id with escapes): parse it instead.
+std::optional<EnvelopePeek> peek_envelope(std::string_view text);
+
 /// For logs and error messages: a text cut to `max` bytes with "…" appended when cut.
 std::string preview(std::string_view text, std::size_t max = 120);
 
