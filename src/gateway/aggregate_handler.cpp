@@ -53,7 +53,7 @@ std::shared_ptr<AggregateHandler> AggregateHandler::create(std::shared_ptr<host:
                                                            std::shared_ptr<Metrics> metrics) {
     auto h = std::shared_ptr<AggregateHandler>(new AggregateHandler(std::move(context), std::move(relay)));
     h->metrics_ = std::move(metrics);
-    h->last_tools_ = h->tool_signature();
+    h->last_tools_ = h->context_->tool_index();
     h->subscription_ =
         h->context_->events().subscribe([weak = std::weak_ptr<AggregateHandler>(h)](const host::Event& e) {
             if (auto self = weak.lock()) self->on_event(e);
@@ -83,11 +83,15 @@ json::object AggregateHandler::capabilities() const {
     return caps;
 }
 
-std::vector<std::string> AggregateHandler::tool_signature() {
-    std::vector<std::string> names;
-    for (const auto& t : context_->tools().tools()) names.push_back(t.name);
-    return names;
+namespace {
+
+// Whether two indexes expose the same names (a new listing of the same tools is no change for a client).
+bool same_names(const host::ToolIndex& a, const host::ToolIndex& b) {
+    return std::equal(a.tools().begin(), a.tools().end(), b.tools().begin(), b.tools().end(),
+                      [](const auto& x, const auto& y) { return x.name == y.name; });
 }
+
+}  // namespace
 
 // The context re-emits the pool's events for its servers. A phase change may add or drop a server's tools (the
 // index leaves out servers that are not connected), so tools are compared by their exposed names.
@@ -96,11 +100,11 @@ void AggregateHandler::on_event(const host::Event& e) {
     switch (e.kind) {
     case Kind::tools_changed:
     case Kind::phase_changed: {
-        auto now = tool_signature();
-        if (now != last_tools_) {
-            last_tools_ = std::move(now);
-            notify_list_changed(mcp::ListKind::tools);
-        }
+        // The index is shared and stays as it is: the same one means the same tools, without comparing names.
+        auto now = context_->tool_index();
+        const bool changed = now != last_tools_ && !same_names(*now, *last_tools_);
+        last_tools_ = std::move(now);
+        if (changed) notify_list_changed(mcp::ListKind::tools);
         break;
     }
     case Kind::prompts_changed: notify_list_changed(mcp::ListKind::prompts); break;

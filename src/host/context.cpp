@@ -130,20 +130,37 @@ Outcome<void> Context::check_server(std::string_view server) const {
 // ---------------------------------------------------------------------------------------------------------------
 // Tools
 
-const ToolIndex& Context::tools() {
-    if (!index_dirty_) return index_;
+const ToolIndex& Context::tools() { return *tool_index(); }
+
+std::shared_ptr<const ToolIndex> Context::tool_index() {
+    if (!index_dirty_ && index_) return index_;
+    const auto names = servers();
+    // What the index is made of: which servers, each one's tool list as last listed (the list itself: a new listing
+    // is a new list), whether it is connected, its config's allowed and excluded tools, and this context's patterns.
+    // A context that switched a tool off has an index of its own.
     std::vector<ServerTools> in;
-    for (const auto& name : servers()) {
+    std::string key;
+    for (const auto& name : names) {
         const auto phase = pool_->phase(name);
         if (phase != Phase::connected && phase != Phase::reconnecting) continue;
         const auto* sc = pool_->server_config(name);
         ServerTools st{name, {}, sc->allowed_tools, sc->excluded_tools, {}, pool_->tools(name)};
+        fmt::format_to(std::back_inserter(key), "{}\x1f{}\x1f{}\x1f{}\x1e", name,
+                       static_cast<const void*>(st.shared.get()), fmt::join(sc->allowed_tools, "\x1f"),
+                       fmt::join(sc->excluded_tools, "\x1f"));
         st.keep = [this, name](std::string_view tool) {
             return tool_enabled(name, tool) && patterns_allow(name, tool);
         };
         in.push_back(std::move(st));
     }
-    index_ = ToolIndex::build(in);
+    auto build = [&] { return ToolIndex::build(in); };
+    if (tools_off_.empty()) {
+        fmt::format_to(std::back_inserter(key), "{}\x1e{}", fmt::join(options_.allow_tools, "\x1f"),
+                       fmt::join(options_.deny_tools, "\x1f"));
+        index_ = pool_->shared_tool_index(key, build);
+    } else {
+        index_ = std::make_shared<const ToolIndex>(build());
+    }
     index_dirty_ = false;
     return index_;
 }

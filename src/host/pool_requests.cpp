@@ -4,6 +4,7 @@
 
 #include <switchboard/core/json_number.hpp>
 #include <switchboard/core/scope_exit.hpp>
+#include <switchboard/host/tool_index.hpp>
 
 #include <fmt/format.h>
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -49,6 +50,17 @@ private:
 std::shared_ptr<const std::vector<mcp::Tool>> ServerPool::tools(std::string_view server) const {
     auto s = find(server);
     return s ? s->tools : no_tools();
+}
+
+std::shared_ptr<const ToolIndex> ServerPool::shared_tool_index(const std::string& key,
+                                                               const std::function<ToolIndex()>& build) {
+    for (auto it = tool_indexes_.begin(); it != tool_indexes_.end(); ++it)
+        if (it->first == key) return it->second;
+    constexpr std::size_t kept = 8;
+    if (tool_indexes_.size() >= kept) tool_indexes_.erase(tool_indexes_.begin());
+    auto index = std::make_shared<const ToolIndex>(build());
+    tool_indexes_.emplace_back(key, index);
+    return index;
 }
 
 std::vector<ResourceInfo> ServerPool::resources(std::string_view server) const {

@@ -294,6 +294,52 @@ TEST(Context, TwoContextsOverTheSameServersKeepTheirOwnOverrides) {
     });
 }
 
+// Contexts whose index is made of the same inputs share one (a gateway makes a context per stateless request); one
+// that switched a tool off, or has other patterns, or sees other servers, has its own; a changed input is a new index.
+TEST(Context, ContextsOfTheSameInputsShareOneToolIndex) {
+    auto cfg = config_of({{"a", demo_entry()}, {"b", demo_entry()}});
+    run([&]() -> awaitable<void> {
+        auto pool = host::ServerPool::create(co_await asio::this_coro::executor, cfg, fast_options());
+        auto one = host::Context::create(pool, host::ContextOptions{});
+        auto two = host::Context::create(pool, host::ContextOptions{});
+        host::ContextOptions denying;
+        denying.deny_tools = {"b__*"};
+        auto three = host::Context::create(pool, denying);
+        host::ContextOptions only_a;
+        only_a.servers = std::vector<std::string>{"a"};
+        auto four = host::Context::create(pool, only_a);
+        pool->start();
+        co_await pool->wait_until_settled(20s);
+
+        EXPECT_EQ(one->tool_index(), two->tool_index());
+        EXPECT_TRUE(one->tools().find("a__echo"));
+        EXPECT_NE(three->tool_index(), one->tool_index());
+        EXPECT_TRUE(three->tools().find("echo"));
+        EXPECT_NE(four->tool_index(), one->tool_index());
+        EXPECT_FALSE(four->tools().find("b__echo"));
+
+        // Switched off in `two` only: `two` gets an index of its own, `one` keeps the shared one.
+        const auto shared = one->tool_index();
+        two->set_tool_enabled("a", "add", false);
+        EXPECT_NE(two->tool_index(), shared);
+        EXPECT_FALSE(two->tools().find("a__add"));
+        EXPECT_TRUE(one->tools().find("a__add"));
+        EXPECT_EQ(one->tool_index(), shared);
+        two->set_tool_enabled("a", "add", true);
+        EXPECT_EQ(two->tool_index(), shared);  // the same inputs again: the shared one
+
+        // A server gone from the pool is a new input: a new index, without its tools.
+        auto without_b = config_of({{"a", demo_entry()}});  // not inside co_await: GCC 12 (docs/design.md)
+        co_await pool->apply(std::move(without_b));
+        const auto after = one->tool_index();
+        EXPECT_NE(after, shared);
+        EXPECT_TRUE(one->tools().find("echo"));
+        EXPECT_FALSE(one->tools().find("b__echo"));
+        EXPECT_EQ(two->tool_index(), after);
+        co_await pool->shutdown();
+    });
+}
+
 TEST(Context, AForkedContextLeasesItsLazyServerAndReleasesItWhenDropped) {
     TempDir dir;
     const auto pids = dir.path / "pids";

@@ -92,7 +92,6 @@ private:
     AggregateHandler(std::shared_ptr<host::Context> context, std::shared_ptr<ClientRelay> relay);
     void on_event(const host::Event& e);
     void forward_log(const host::Event& e);
-    std::vector<std::string> tool_signature();
     /// The server that answers resources/read of `uri`, or nullopt.
     std::optional<std::string> owner_of_uri(const std::string& uri) const;
     /// An upstream error with the server named and config secrets removed.
@@ -103,7 +102,7 @@ private:
     std::shared_ptr<Metrics> metrics_;
     host::EventBus::Id subscription_ = 0;
     std::vector<HostTool> host_tools_;
-    std::vector<std::string> last_tools_;
+    std::shared_ptr<const host::ToolIndex> last_tools_;  // what tools/list_changed is judged against
     /// This client's tools/call in flight per server (id, context), the most recent last: log messages go there.
     std::map<std::string, std::vector<std::pair<std::uint64_t, mcp::RequestContext>>> calls_;
     std::uint64_t next_call_ = 0;

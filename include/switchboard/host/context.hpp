@@ -83,6 +83,9 @@ public:
     // Tools.
     /// This context's tool index, rebuilt when the pool's tools, the view or the overrides changed.
     const ToolIndex& tools();
+    /// The same index, shared: it stays what it is while the context's changes to another (a cheap way to tell
+    /// whether the tools changed).
+    std::shared_ptr<const ToolIndex> tool_index();
     /// Resolves an exposed name (or `server__tool`). When the name is not known yet and servers of this context are
     /// still starting, it looks again at each of their changes and goes ahead as soon as it is known. Errors (local,
     /// invalid_params) name the tool and list what is available, or say that the tool is switched off here.
@@ -127,7 +130,7 @@ private:
     std::map<std::string, Lease, std::less<>> leases_;
     std::set<std::string, std::less<>> servers_off_;
     std::set<std::pair<std::string, std::string>> tools_off_;
-    ToolIndex index_;
+    std::shared_ptr<const ToolIndex> index_;  // shared with the pool's other contexts of the same inputs
     bool index_dirty_ = true;
     AttachmentList attachments_;
 };

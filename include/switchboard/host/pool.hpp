@@ -113,6 +113,7 @@ struct ResourceTemplateInfo {
 };
 
 class ServerPool;
+class ToolIndex;
 
 /// A hold on a server: while any lease on a lazy server exists, the server stays up (reconnecting when it crashes).
 /// Move-only; dropping it (or release()) gives the hold back. Safe to drop after the pool is gone.
@@ -169,6 +170,11 @@ public:
     // What each server offers, as last listed. Shared with the caller, never copied: tool schemas are the bulk of a
     // host's memory, and every context's tool index points into these lists.
     std::shared_ptr<const std::vector<mcp::Tool>> tools(std::string_view server) const;
+    /// The tool index made from exactly the inputs `key` names, shared by the contexts that ask with the same key
+    /// (one built by `build` when none is kept). A gateway makes a context per stateless request, and each built
+    /// its own index: thousands of instructions a request, millions with a thousand tools. The key must name every
+    /// input of the index (see Context::tools); the last few indexes are kept.
+    std::shared_ptr<const ToolIndex> shared_tool_index(const std::string& key, const std::function<ToolIndex()>& build);
     std::vector<ResourceInfo> resources(std::string_view server) const;
     std::vector<ResourceTemplateInfo> resource_templates(std::string_view server) const;
     std::vector<PromptInfo> prompts(std::string_view server) const;
@@ -254,6 +260,8 @@ private:
     bool stopping_ = false;
     std::size_t active_requests_ = 0;
     std::shared_ptr<Shared> shared_;  // what outlives the pool while tasks still run
+    std::vector<std::pair<std::string, std::shared_ptr<const ToolIndex>>>
+        tool_indexes_;  // shared_tool_index, newest last
 };
 
 }  // namespace switchboard::host
