@@ -132,34 +132,50 @@ Outcome<void> Context::check_server(std::string_view server) const {
 
 const ToolIndex& Context::tools() { return *tool_index(); }
 
+namespace {
+
+// Appends `items` to a cache key so that no two different lists read the same: each item with its length.
+void append_list(std::string& key, const std::vector<std::string>& items) {
+    fmt::format_to(std::back_inserter(key), "[{}", items.size());
+    for (const auto& item : items) fmt::format_to(std::back_inserter(key), " {}:{}", item.size(), item);
+    key.push_back(']');
+}
+
+}  // namespace
+
 std::shared_ptr<const ToolIndex> Context::tool_index() {
     if (!index_dirty_ && index_) return index_;
-    const auto names = servers();
-    // What the index is made of: which servers, each one's tool list as last listed (the list itself: a new listing
-    // is a new list), whether it is connected, its config's allowed and excluded tools, and this context's patterns.
-    // A context that switched a tool off has an index of its own.
     std::vector<ServerTools> in;
-    std::string key;
-    for (const auto& name : names) {
+    for (const auto& name : servers()) {
         const auto phase = pool_->phase(name);
         if (phase != Phase::connected && phase != Phase::reconnecting) continue;
         const auto* sc = pool_->server_config(name);
         ServerTools st{name, {}, sc->allowed_tools, sc->excluded_tools, {}, pool_->tools(name)};
-        fmt::format_to(std::back_inserter(key), "{}\x1f{}\x1f{}\x1f{}\x1e", name,
-                       static_cast<const void*>(st.shared.get()), fmt::join(sc->allowed_tools, "\x1f"),
-                       fmt::join(sc->excluded_tools, "\x1f"));
         st.keep = [this, name](std::string_view tool) {
             return tool_enabled(name, tool) && patterns_allow(name, tool);
         };
         in.push_back(std::move(st));
     }
     auto build = [&] { return ToolIndex::build(in); };
-    if (tools_off_.empty()) {
-        fmt::format_to(std::back_inserter(key), "{}\x1e{}", fmt::join(options_.allow_tools, "\x1f"),
-                       fmt::join(options_.deny_tools, "\x1f"));
-        index_ = pool_->shared_tool_index(key, build);
-    } else {
+    if (!tools_off_.empty()) {  // a tool switched off here: an index of this context's own
         index_ = std::make_shared<const ToolIndex>(build());
+    } else {
+        // What the index is made of: the servers seen and connected, each one's tool list as last listed (the list
+        // itself: a new listing is a new list, and the pool keeps each list of a key alive, so that its address is
+        // not reused), its config's allowed and excluded tools, and this context's patterns.
+        std::string key;
+        std::vector<std::shared_ptr<const std::vector<mcp::Tool>>> lists;
+        for (const auto& st : in) {
+            fmt::format_to(std::back_inserter(key), "{}:{}@{}", st.server.size(), st.server,
+                           static_cast<const void*>(st.shared.get()));
+            append_list(key, st.allowed);
+            append_list(key, st.excluded);
+            lists.push_back(st.shared);
+        }
+        key.push_back('|');
+        append_list(key, options_.allow_tools);
+        append_list(key, options_.deny_tools);
+        index_ = pool_->shared_tool_index(key, std::move(lists), build);
     }
     index_dirty_ = false;
     return index_;

@@ -52,14 +52,19 @@ std::shared_ptr<const std::vector<mcp::Tool>> ServerPool::tools(std::string_view
     return s ? s->tools : no_tools();
 }
 
-std::shared_ptr<const ToolIndex> ServerPool::shared_tool_index(const std::string& key,
-                                                               const std::function<ToolIndex()>& build) {
+std::shared_ptr<const ToolIndex> ServerPool::shared_tool_index(
+    const std::string& key, std::vector<std::shared_ptr<const std::vector<mcp::Tool>>> lists,
+    const std::function<ToolIndex()>& build) {
     for (auto it = tool_indexes_.begin(); it != tool_indexes_.end(); ++it)
-        if (it->first == key) return it->second;
-    constexpr std::size_t kept = 8;
+        if (it->key == key) {
+            std::rotate(it, it + 1, tool_indexes_.end());  // most recently used last
+            return tool_indexes_.back().index;
+        }
+    // A few: each keeps its tool lists (schemas) alive, old ones too after a relist, until it is dropped here.
+    constexpr std::size_t kept = 4;
     if (tool_indexes_.size() >= kept) tool_indexes_.erase(tool_indexes_.begin());
     auto index = std::make_shared<const ToolIndex>(build());
-    tool_indexes_.emplace_back(key, index);
+    tool_indexes_.push_back(KeptIndex{key, std::move(lists), index});
     return index;
 }
 

@@ -126,7 +126,7 @@ json::value request_value(jsonrpc::Message&& msg) {
     json::object o(4);
     o.emplace("jsonrpc", "2.0");
     o.emplace("id", std::move(msg.id));
-    o.emplace("method", msg.method);
+    o.emplace("method", std::move(msg.method));
     if (!msg.params.is_null()) o.emplace("params", std::move(msg.params));
     return o;
 }

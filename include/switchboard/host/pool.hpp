@@ -173,8 +173,11 @@ public:
     /// The tool index made from exactly the inputs `key` names, shared by the contexts that ask with the same key
     /// (one built by `build` when none is kept). A gateway makes a context per stateless request, and each built
     /// its own index: thousands of instructions a request, millions with a thousand tools. The key must name every
-    /// input of the index (see Context::tools); the last few indexes are kept.
-    std::shared_ptr<const ToolIndex> shared_tool_index(const std::string& key, const std::function<ToolIndex()>& build);
+    /// input of the index (see Context::tool_index); `lists`, the tool lists it names by address, are kept with it,
+    /// so that no other list takes one of those addresses while the key is kept. The last few used are kept.
+    std::shared_ptr<const ToolIndex> shared_tool_index(const std::string& key,
+                                                       std::vector<std::shared_ptr<const std::vector<mcp::Tool>>> lists,
+                                                       const std::function<ToolIndex()>& build);
     std::vector<ResourceInfo> resources(std::string_view server) const;
     std::vector<ResourceTemplateInfo> resource_templates(std::string_view server) const;
     std::vector<PromptInfo> prompts(std::string_view server) const;
@@ -260,8 +263,12 @@ private:
     bool stopping_ = false;
     std::size_t active_requests_ = 0;
     std::shared_ptr<Shared> shared_;  // what outlives the pool while tasks still run
-    std::vector<std::pair<std::string, std::shared_ptr<const ToolIndex>>>
-        tool_indexes_;  // shared_tool_index, newest last
+    struct KeptIndex {
+        std::string key;
+        std::vector<std::shared_ptr<const std::vector<mcp::Tool>>> lists;
+        std::shared_ptr<const ToolIndex> index;
+    };
+    std::vector<KeptIndex> tool_indexes_;  // shared_tool_index, most recently used last
 };
 
 }  // namespace switchboard::host
