@@ -456,22 +456,27 @@ TEST(SerializeMessage, ResultWithMetaMembersIsTheMergedResult) {
 TEST(PeekEnvelope, ReadsWhatTheSerializersWrite) {
     const json::value params = json::object{{"a", 1}};
     for (const json::value& id : {json::value(7), json::value(-3), json::value("abc"), json::value("")}) {
-        auto req = rpc::peek_envelope(rpc::serialize_request(id, "tools/call", params));
+        // The texts are kept: a peek points into its text.
+        const auto request = rpc::serialize_request(id, "tools/call", params);
+        const auto result = rpc::serialize_result(id, params);
+        const auto error = rpc::serialize_error(id, rpc::Error{rpc::code::invalid_params, "no", {}, false});
+        auto req = rpc::peek_envelope(request);
         ASSERT_TRUE(req);
         EXPECT_EQ(req->kind, Kind::request);
         EXPECT_EQ(req->id, json::serialize(id));
-        auto res = rpc::peek_envelope(rpc::serialize_result(id, params));
+        auto res = rpc::peek_envelope(result);
         ASSERT_TRUE(res);
         EXPECT_EQ(res->kind, Kind::response);
         EXPECT_FALSE(res->error);
         EXPECT_EQ(res->id, json::serialize(id));
-        auto err = rpc::peek_envelope(rpc::serialize_error(id, rpc::Error{rpc::code::invalid_params, "no", {}, false}));
+        auto err = rpc::peek_envelope(error);
         ASSERT_TRUE(err);
         EXPECT_EQ(err->kind, Kind::response);
         EXPECT_TRUE(err->error);
         EXPECT_EQ(err->id, json::serialize(id));
     }
-    auto note = rpc::peek_envelope(rpc::serialize_notification("notifications/progress", params));
+    const auto notification = rpc::serialize_notification("notifications/progress", params);
+    auto note = rpc::peek_envelope(notification);
     ASSERT_TRUE(note);
     EXPECT_EQ(note->kind, Kind::notification);
     EXPECT_TRUE(note->id.empty());
