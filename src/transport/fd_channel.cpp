@@ -301,8 +301,8 @@ bool FdChannel::try_write(std::string& message) {
         return try_write(message);
     }
     const auto written = static_cast<std::size_t>(std::max<ssize_t>(n, 0));
-    message
-        .pop_back();  // the message as it was; what is left goes without its newline (the asynchronous write adds it)
+    // The message as it was; what is left goes without its newline (the asynchronous write adds it).
+    message.pop_back();
     if (written == message.size() + 1) return true;
     if (n < 0) {
         // Would block: the asynchronous write takes over. A real error (EPIPE) is kept for it to report, so that it

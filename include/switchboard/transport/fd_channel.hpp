@@ -55,7 +55,7 @@ private:
     bool read_message_ = false;
     std::function<boost::asio::awaitable<void>(jsonrpc::Received&)> on_closed_;
     boost::system::error_code write_error_;  // a failed try_write, reported by the next write
-    bool write_is_socket_ = true;  // try_write: sendmsg(MSG_NOSIGNAL) until the descriptor turns out not a socket
+    bool write_is_socket_ = true;  // try_write: send(MSG_NOSIGNAL) until the descriptor turns out not a socket
     std::string read_end_reason_;
 };
 
