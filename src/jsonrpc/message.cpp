@@ -174,10 +174,17 @@ bool append_serialized(std::string& out, const Source& source, std::size_t max =
 // characters, and writes every other byte as it is). Most strings written are short keys and values, so the end of a
 // string is what costs: a byte-by-byte loop took about 5 instructions per byte, eight bytes at a time still about 65
 // per string.
+
+// The same test a byte at a time, for what is left over.
+bool plain_bytes(const char* p, std::size_t n) {
+    for (; n > 0; ++p, --n) {
+        const auto c = static_cast<unsigned char>(*p);
+        if (c == '"' || c == '\\' || c < 0x20) return false;
+    }
+    return true;
+}
+
 #if defined(__SSE2__)
-// Sixteen bytes at a time. The last 1-15 bytes are read with one load of 16 when that stays within the page (reading
-// the bytes after the string there cannot fault; they are masked out), which the address and thread sanitizers would
-// report as an overflow.
 // A bit set for each of the 16 bytes at `p` that must be escaped.
 __attribute__((no_sanitize_address, no_sanitize_thread)) unsigned flagged(const char* p) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
@@ -187,6 +194,9 @@ __attribute__((no_sanitize_address, no_sanitize_thread)) unsigned flagged(const 
     return static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(control, quote), backslash)));
 }
 
+// Sixteen bytes at a time. The last 1-15 bytes are read with one load of 16 when that stays within the page (reading
+// the bytes after the string there cannot fault; they are masked out), which the address and thread sanitizers would
+// report as an overflow.
 __attribute__((no_sanitize_address, no_sanitize_thread)) bool plain(std::string_view s) {
     const char* p = s.data();
     std::size_t n = s.size();
@@ -195,11 +205,7 @@ __attribute__((no_sanitize_address, no_sanitize_thread)) bool plain(std::string_
     if (n == 0) return true;
     if (s.size() >= 16) return flagged(s.data() + s.size() - 16) == 0;  // the last 16, overlapping what was checked
     if ((reinterpret_cast<std::uintptr_t>(p) & 4095) <= 4096 - 16) return (flagged(p) & ((1u << n) - 1)) == 0;
-    for (; n > 0; ++p, --n) {
-        const auto c = static_cast<unsigned char>(*p);
-        if (c == '"' || c == '\\' || c < 0x20) return false;
-    }
-    return true;
+    return plain_bytes(p, n);
 }
 #else
 // Eight bytes at a time.
@@ -215,11 +221,7 @@ bool plain(std::string_view s) {
         if (((w - 0x20 * ones) & ~w & highs) != 0 || has_zero(w ^ ('"' * ones)) || has_zero(w ^ ('\\' * ones)))
             return false;
     }
-    for (; n > 0; ++p, --n) {
-        const auto c = static_cast<unsigned char>(*p);
-        if (c == '"' || c == '\\' || c < 0x20) return false;
-    }
-    return true;
+    return plain_bytes(p, n);
 }
 #endif
 
