@@ -145,37 +145,46 @@ void append_list(std::string& key, const std::vector<std::string>& items) {
 
 std::shared_ptr<const ToolIndex> Context::tool_index() {
     if (!index_dirty_ && index_) return index_;
-    std::vector<ServerTools> in;
-    for (const auto& name : servers()) {
+    // The servers seen and connected, each with its tool list as last listed.
+    std::vector<std::string> connected;
+    std::vector<std::shared_ptr<const std::vector<mcp::Tool>>> lists;
+    for (auto& name : servers()) {
         const auto phase = pool_->phase(name);
         if (phase != Phase::connected && phase != Phase::reconnecting) continue;
-        const auto* sc = pool_->server_config(name);
-        ServerTools st{name, {}, sc->allowed_tools, sc->excluded_tools, {}, pool_->tools(name)};
-        st.keep = [this, name](std::string_view tool) {
-            return tool_enabled(name, tool) && patterns_allow(name, tool);
-        };
-        in.push_back(std::move(st));
+        lists.push_back(pool_->tools(name));
+        connected.push_back(std::move(name));
     }
-    auto build = [&] { return ToolIndex::build(in); };
+    // Only when no index of the same inputs is kept: the inputs copy each server's filters.
+    auto build = [&] {
+        std::vector<ServerTools> in;
+        for (std::size_t i = 0; i < connected.size(); ++i) {
+            const auto* sc = pool_->server_config(connected[i]);
+            ServerTools st{connected[i], {}, sc->allowed_tools, sc->excluded_tools, {}, lists[i]};
+            st.keep = [this, name = connected[i]](std::string_view tool) {
+                return tool_enabled(name, tool) && patterns_allow(name, tool);
+            };
+            in.push_back(std::move(st));
+        }
+        return ToolIndex::build(in);
+    };
     if (!tools_off_.empty()) {  // a tool switched off here: an index of this context's own
         index_ = std::make_shared<const ToolIndex>(build());
     } else {
-        // What the index is made of: the servers seen and connected, each one's tool list as last listed (the list
-        // itself: a new listing is a new list, and the pool keeps each list of a key alive, so that its address is
-        // not reused), its config's allowed and excluded tools, and this context's patterns.
+        // What the index is made of: the servers seen and connected, each one's tool list (the list itself: a new
+        // listing is a new list, and the pool keeps each list of a key alive, so that its address is not reused),
+        // its config's allowed and excluded tools, and this context's patterns.
         std::string key;
-        std::vector<std::shared_ptr<const std::vector<mcp::Tool>>> lists;
-        for (const auto& st : in) {
-            fmt::format_to(std::back_inserter(key), "{}:{}@{}", st.server.size(), st.server,
-                           static_cast<const void*>(st.shared.get()));
-            append_list(key, st.allowed);
-            append_list(key, st.excluded);
-            lists.push_back(st.shared);
+        for (std::size_t i = 0; i < connected.size(); ++i) {
+            const auto* sc = pool_->server_config(connected[i]);
+            fmt::format_to(std::back_inserter(key), "{}:{}@{}", connected[i].size(), connected[i],
+                           static_cast<const void*>(lists[i].get()));
+            append_list(key, sc->allowed_tools);
+            append_list(key, sc->excluded_tools);
         }
         key.push_back('|');
         append_list(key, options_.allow_tools);
         append_list(key, options_.deny_tools);
-        index_ = pool_->shared_tool_index(key, std::move(lists), build);
+        index_ = pool_->shared_tool_index(key, lists, build);  // a copy: `build` reads them too
     }
     index_dirty_ = false;
     return index_;
