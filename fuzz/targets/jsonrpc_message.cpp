@@ -1,7 +1,10 @@
 // JSON-RPC message parsing: whatever a peer sends is either a message or an error, never a crash (nesting is bounded:
 // a hostile 100,000-level document is an error, not a stack overflow); a parsed message serializes to text that
-// parses again to the same kind of message.
+// parses again to the same kind of message; and parse_message, which reads the envelope from the parser's events,
+// says exactly what parsing the whole text to a value and reading that says.
 #include <switchboard/jsonrpc/message.hpp>
+
+#include <boost/json/parse.hpp>
 
 #include <cstdint>
 #include <cstdlib>
@@ -12,6 +15,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string_view text(reinterpret_cast<const char*>(data), size);
     auto m = rpc::parse_message(text);
     (void)rpc::preview(text, 40);
+    {
+        namespace json = boost::json;
+        json::parse_options options;
+        options.max_depth = rpc::max_message_depth;
+        json::error_code ec;
+        auto v = json::parse(text, ec, json::storage_ptr(), options);
+        auto whole = ec ? rpc::Outcome<rpc::Message>(rpc::parse_error(ec)) : rpc::parse_message(std::move(v), {});
+        if (m.has_value() != whole.has_value()) std::abort();
+        if (!m && (m.error().code != whole.error().code || m.error().message != whole.error().message)) std::abort();
+        if (m &&
+            (m->kind != whole->kind || m->id != whole->id || m->method != whole->method || m->params != whole->params ||
+             m->result != whole->result || m->error.has_value() != whole->error.has_value() ||
+             (m->error && (m->error->code != whole->error->code || m->error->data != whole->error->data))))
+            std::abort();
+    }
     if (!m) return 0;
     std::string again;
     switch (m->kind) {

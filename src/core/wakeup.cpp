@@ -45,9 +45,11 @@ private:
     Wakeup* head_ = nullptr;
 };
 
-Wakeup::Wakeup(asio::any_io_executor ex)
-    : ex_(std::move(ex)),
-      service_(asio::use_service<detail::WakeupService>(asio::query(ex_, asio::execution::context))) {}
+Wakeup::Registry& Wakeup::registry(const asio::any_io_executor& ex) {
+    return asio::use_service<detail::WakeupService>(asio::query(ex, asio::execution::context));
+}
+
+Wakeup::Wakeup(asio::any_io_executor ex) : ex_(std::move(ex)), service_(registry(ex_)) {}
 
 Wakeup::~Wakeup() { abort(); }
 

@@ -17,6 +17,7 @@
 #include <CLI/CLI.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
 
 #include <csignal>
 #include <cstdio>
@@ -157,6 +158,12 @@ int main(int argc, char** argv) {
             boost::asio::co_spawn(ctx, ws->run(), report("websocket server"));
             fmt::print(stderr, "listening on {}\n", ws->url());
         }
+        // SIGTERM and SIGINT end the process through main's return, as stdin's end does in stdio mode: its exit
+        // handlers run (a profile-guided build's instrumented server writes its profile there; scripts/bench).
+        boost::asio::signal_set signals(ctx, SIGTERM, SIGINT);
+        signals.async_wait([&ctx](const boost::system::error_code& ec, int) {
+            if (!ec) ctx.stop();
+        });
         std::fflush(stderr);
         ctx.run();
         return exit_code;

@@ -69,7 +69,7 @@ std::optional<std::int64_t> id_of_dropped(const std::string& head, const std::st
 struct Connection::Pending {
     // A reply wakes the waiter at once, inside the read loop, where the channel allows it (no event-loop round trip
     // between a reply and its caller); the deadline timer, a stall or the end of the connection queue the wake-up.
-    explicit Pending(const asio::any_io_executor& ex) : wakeup(ex) {}
+    Pending(const asio::any_io_executor& ex, core::Wakeup::Registry& wakeups) : wakeup(ex, wakeups) {}
     core::Wakeup wakeup;
     std::optional<Outcome<json::value>> outcome;
     std::string method;
@@ -95,6 +95,7 @@ std::shared_ptr<Connection> Connection::create(asio::any_io_executor ex, std::sh
 
 Connection::Connection(asio::any_io_executor ex, std::shared_ptr<Channel> channel, Options options)
     : executor_(ex),
+      wakeups_(core::Wakeup::registry(executor_)),
       channel_(std::move(channel)),
       options_(std::move(options)),
       outbox_signal_(ex),
@@ -443,7 +444,7 @@ awaitable<Outcome<json::value>> Connection::request_view(std::string method, con
                                                          RequestOptions options) {
     if (closed_error_) co_return *closed_error_;
     const std::int64_t id = next_id_++;
-    auto p = std::make_shared<Pending>(executor_);
+    auto p = std::make_shared<Pending>(executor_, wakeups_);
     p->method = method;
     json::value with_token;  // only when progress is asked for: the params plus _meta.progressToken
     const bool tokened = static_cast<bool>(options.on_progress);

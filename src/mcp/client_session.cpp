@@ -44,8 +44,10 @@ std::vector<std::string> string_list(const json::value* v) {
 
 bool mrtr_method(std::string_view m) { return m == "tools/call" || m == "prompts/get" || m == "resources/read"; }
 
+// Rounded up: a step's timeout truncated to whole milliseconds ended up to 1 ms before the deadline it was cut from,
+// so a start that ran out of time could fail before the host's own startupTimeoutMs had passed, and then not say so.
 std::chrono::milliseconds remaining(clock::time_point deadline) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - clock::now());
     return std::max(left, std::chrono::milliseconds(1));
 }
 
@@ -295,7 +297,9 @@ std::optional<Error> ClientSession::unusable_result(const std::string& method, c
 
 // The error paths live in the two functions above: a coroutine's frame holds the temporaries of all its branches at
 // once, and this one, on every request's path, is kept under the 1 KiB that Asio recycles.
-awaitable<Outcome<json::value>> ClientSession::request(std::string method, json::object params, CallOptions options) {
+template <class Result>
+awaitable<Outcome<Result>> ClientSession::request_as(std::string method, json::object params, CallOptions options,
+                                                     Result (*convert)(json::value&&)) {
     bool version_retried = false;
     for (int round = 0;; ++round) {
         // The params are read where they are (a retry needs them again: no copy per attempt). The _meta is not
@@ -316,7 +320,7 @@ awaitable<Outcome<json::value>> ClientSession::request(std::string method, json:
             co_return r.error();
         }
         if (auto bad = unusable_result(method, *r, round)) co_return std::move(*bad);
-        if (result_type_of(r->get_object()) != "input_required") co_return std::move(*r);  // complete
+        if (result_type_of(r->get_object()) != "input_required") co_return convert(std::move(*r));  // complete
         // Multi round-trip (input_required): answer what it asks, echo requestState, retry with a new id.
         const auto& o = r->get_object();
         params.erase("inputResponses");
@@ -329,6 +333,16 @@ awaitable<Outcome<json::value>> ClientSession::request(std::string method, json:
         if (const auto* state = o.if_contains("requestState"); state && state->is_string())
             params["requestState"] = *state;
     }
+}
+
+namespace {
+// request_as's conversions.
+json::value as_value(json::value&& v) { return std::move(v); }
+CallToolResult as_tool_result(json::value&& v) { return CallToolResult::from_json(std::move(v)); }
+}  // namespace
+
+awaitable<Outcome<json::value>> ClientSession::request(std::string method, json::object params, CallOptions options) {
+    return request_as<json::value>(std::move(method), std::move(params), std::move(options), &as_value);
 }
 
 namespace {
@@ -491,9 +505,7 @@ awaitable<Outcome<CallToolResult>> ClientSession::call_tool(std::string name, js
     json::object params(2);  // emplaced, not an init-list: the arguments are moved, not copied; no growth
     params.emplace("name", std::move(name));
     params.emplace("arguments", std::move(arguments));
-    auto r = co_await request("tools/call", std::move(params), std::move(options));
-    if (!r) co_return r.error();
-    co_return CallToolResult::from_json(std::move(*r));
+    return request_as<CallToolResult>("tools/call", std::move(params), std::move(options), &as_tool_result);
 }
 
 awaitable<Outcome<std::vector<Resource>>> ClientSession::list_resources() {

@@ -131,6 +131,105 @@ TEST(ParseMessage, NumbersTooBigForADoubleAreAParseError) {
     ASSERT_TRUE(fine.has_value()) << fine.error().message;
 }
 
+// parse_message reads the envelope from the parser's events, without the DOM of the whole message: it must say exactly
+// what parsing the whole text and reading that value says, for every message and every mistake in one.
+rpc::Outcome<rpc::Message> parse_whole(std::string_view text) {
+    json::parse_options options;
+    options.max_depth = rpc::max_message_depth;
+    json::error_code ec;
+    auto v = json::parse(text, ec, json::storage_ptr(), options);
+    if (ec) return rpc::parse_error(ec);
+    return rpc::parse_message(std::move(v), {});
+}
+
+TEST(ParseMessage, TheEnvelopeReadFromEventsIsTheOneReadFromTheWholeValue) {
+    const std::vector<std::string> texts = {
+        R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"a":[1,2.5,null,true]}}})",
+        R"( {"method":"x","jsonrpc":"2.0"} )",
+        R"({"jsonrpc":"2.0","id":"abc","result":{"content":[{"type":"text","text":"hi"}],"_meta":{"k":{"x":1}}}})",
+        R"({"jsonrpc":"2.0","id":1,"result":null})",
+        R"({"jsonrpc":"2.0","id":1,"result":5})",
+        R"({"jsonrpc":"2.0","id":1,"result":"a string result that is longer than sixteen bytes"})",
+        R"({"jsonrpc":"2.0","id":1,"result":[]})",
+        R"({"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"nope","data":{"a":1}}})",
+        R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}})",
+        R"({"jsonrpc":"2.0","method":"m","params":[1,2]})",
+        R"({"jsonrpc":"2.0","method":"m","params":null})",
+        R"({"jsonrpc":"2.0","method":"m","params":3})",
+        R"({"jsonrpc":"2.0","id":null,"method":"m"})",
+        R"({"jsonrpc":"2.0","id":1.5,"method":"m"})",
+        R"({"jsonrpc":"2.0","id":{"a":1},"result":{}})",
+        R"({"jsonrpc":"2.0","method":5})",
+        R"({"jsonrpc":"1.0","id":1,"method":"m"})",
+        R"({"jsonrpc":{"v":"2.0"},"id":1,"method":"m"})",
+        R"({"id":1,"method":"m"})",
+        R"({"jsonrpc":"2.0","id":1})",
+        R"({})",
+        // The last of a key given twice counts, as in json::object.
+        R"({"jsonrpc":"2.0","id":1,"id":2,"method":"a","method":"b","params":{"x":1},"params":{"y":2}})",
+        R"({"jsonrpc":"1.0","jsonrpc":"2.0","id":1,"result":1,"result":{"r":2}})",
+        R"({"jsonrpc":"2.0","id":1,"result":{"r":2},"method":"both"})",
+        // Members of no interest, of every kind, are read over.
+        R"({"x":{"deep":[{"a":[[],{}]}]},"jsonrpc":"2.0","y":[1,"s"],"id":3,"z":"zz","w":1e5,"result":{}})",
+        // Escapes, in keys and in values at the envelope's level and below (the parser gives them in parts).
+        R"({"json\u0072pc":"2.\u0030","\u0069d":"i\"d","me\u0074hod":"tools\/call","params":{"k\u0065y":"v\n"}})",
+        R"({"jsonrpc":"2.0","id":"\u00e9\u4e2d","method":"m\u00e9thod"})",
+        R"({"jsonrpc":"2.0","id":"\ud83d\ude00","result":{"\u0000":"\ud83d"}})",
+        // A string of the envelope's level longer than the parser's 4 KiB buffer, with an escape early: in parts.
+        R"({"jsonrpc":"2.0","id":"a\"b)" + std::string(9000, 'x') + R"(","method":"m"})",
+        R"({"jsonrpc":"2.0","\u0069)" + std::string(5000, 'd') + R"(":1,"id":2,"method":"m"})",
+        R"({"jsonrpc":"2.0","id":1,"result":{"t":"a\"b)" + std::string(9000, 'y') + R"("}})",
+        // Numbers too big for a double, wherever they are.
+        R"({"jsonrpc":"2.0","id":1e400,"error":{}})",
+        R"({"jsonrpc":"2.0","method":"x","params":{"a":[1,-1e999]}})",
+        R"({"jsonrpc":"2.0","id":1,"result":{"n":0e400},"oops")",
+        R"({"jsonrpc":"2.0","q":1e999,"id":1,"result":{}})",
+        // One that a later duplicate replaces does not count, as in the value the whole text parses to.
+        R"({"jsonrpc":"2.0","id":1,"result":{},"x":1e400,"x":0})",
+        R"({"jsonrpc":"2.0","method":"m","params":{"a":1e400,"a":1}})",
+        R"({"jsonrpc":"2.0","id":1e400,"id":1,"result":{}})",
+        R"({"jsonrpc":"2.0","id":18446744073709551615,"result":{}})",
+        R"({"jsonrpc":"2.0","id":-9223372036854775808,"result":{}})",
+        // Not an object, not JSON, more than one value.
+        R"([{"jsonrpc":"2.0","method":"m"}])",
+        R"("just a string")",
+        R"(42)",
+        R"(null)",
+        R"([1,2)",
+        R"({"jsonrpc":"2.0","method":"m"} {"x":1})",
+        R"({"jsonrpc":"2.0","method":"m"}x)",
+        R"({"jsonrpc":"2.0","method":"m")",
+        R"({"jsonrpc":"2.0","method":"m",})",
+        R"({"jsonrpc":"2.0","method":"m" /* no comments */})",
+        "",
+        "   ",
+        std::string(2000, '[') + std::string(2000, ']'),
+        R"({"jsonrpc":"2.0","id":1,"result":)" + std::string(1500, '[') + std::string(1500, ']') + "}",
+        R"({"jsonrpc":"2.0","id":1,"result":)" + std::string(998, '[') + std::string(998, ']') + "}",
+    };
+    for (const auto& text : texts) {
+        const auto events = rpc::parse_message(text);
+        const auto whole = parse_whole(text);
+        ASSERT_EQ(events.has_value(), whole.has_value()) << text;
+        if (!whole) {
+            EXPECT_EQ(events.error().code, whole.error().code) << text;
+            EXPECT_EQ(events.error().message, whole.error().message) << text;
+            continue;
+        }
+        EXPECT_EQ(events->kind, whole->kind) << text;
+        EXPECT_EQ(events->id, whole->id) << text;
+        EXPECT_EQ(events->method, whole->method) << text;
+        EXPECT_EQ(events->params, whole->params) << text;
+        EXPECT_EQ(events->result, whole->result) << text;
+        ASSERT_EQ(events->error.has_value(), whole->error.has_value()) << text;
+        if (whole->error) {
+            EXPECT_EQ(events->error->code, whole->error->code) << text;
+            EXPECT_EQ(events->error->message, whole->error->message) << text;
+            EXPECT_EQ(events->error->data, whole->error->data) << text;
+        }
+    }
+}
+
 TEST(SerializeMessage, RequestRoundTrips) {
     json::value params = json::parse(R"({"name":"echo","arguments":{"text":"hi"}})");
     auto m = rpc::parse_message(rpc::serialize_request(12, "tools/call", params));

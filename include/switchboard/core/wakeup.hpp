@@ -29,6 +29,11 @@ class WakeupService;
 class Wakeup {
 public:
     explicit Wakeup(boost::asio::any_io_executor ex);
+    /// The io_context's record of the Wakeups that hold a waiter. Finding it locks the context's service registry and
+    /// walks it: an owner that makes a Wakeup per request (a connection) finds it once and passes it in.
+    using Registry = detail::WakeupService;
+    static Registry& registry(const boost::asio::any_io_executor& ex);
+    Wakeup(boost::asio::any_io_executor ex, Registry& registry) : ex_(std::move(ex)), service_(registry) {}
     Wakeup(const Wakeup&) = delete;
     Wakeup& operator=(const Wakeup&) = delete;
     /// A waiter still there is completed (queued) with operation_aborted.

@@ -27,6 +27,10 @@
 #include <string>
 #include <unordered_map>
 
+namespace switchboard::core::detail {
+class WakeupService;  // core/wakeup.hpp
+}
+
 namespace switchboard::jsonrpc {
 
 struct Progress {
@@ -173,6 +177,7 @@ private:
     std::string with_context(std::string message) const;
 
     boost::asio::any_io_executor executor_;
+    core::detail::WakeupService& wakeups_;  // for each request's Wakeup (core::Wakeup::Registry)
     std::shared_ptr<Channel> channel_;
     Options options_;
     RequestHandler request_handler_;

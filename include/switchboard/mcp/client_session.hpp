@@ -149,6 +149,11 @@ public:
     jsonrpc::Connection& connection() { return *connection_; }
 
 private:
+    /// request()'s body, giving its result through `convert`: a typed call (call_tool) is one coroutine frame, not
+    /// one of its own around request()'s.
+    template <class Result>
+    boost::asio::awaitable<Outcome<Result>> request_as(std::string method, boost::json::object params,
+                                                       CallOptions options, Result (*convert)(boost::json::value&&));
     ClientSession(std::shared_ptr<jsonrpc::Connection> c, ClientOptions o);
 
     boost::asio::awaitable<Outcome<void>> establish();
