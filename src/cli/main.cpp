@@ -262,6 +262,20 @@ int main(int argc, char** argv) {
     serve_cmd->add_option("--cors-proxy-allow", serve_options.cors_proxy_allow,
                           "A CIDR block the CORS proxy may reach although special (loopback, private, ...); repeatable");
 
+    // Every --help ends with the guide that says more (a command's subcommands share its guide).
+    const auto guide = [](CLI::App* cmd, std::string_view doc) {
+        const auto footer = fmt::format("More: {} in the Switchboard sources (README.md lists every guide).", doc);
+        cmd->footer(footer);
+        for (auto* sub : cmd->get_subcommands({})) sub->footer(footer);
+    };
+    guide(&app, "docs/cli.md");
+    for (auto* cmd : {status_cmd, tools_cmd, call_cmd, resources_cmd, read_cmd, prompts_cmd, prompt_cmd})
+        guide(cmd, "docs/cli.md");
+    for (auto* cmd : {agents_cmd, conv_cmd, run_cmd, chat_cmd, models_cmd}) guide(cmd, "docs/chat.md");
+    guide(catalog_cmd, "docs/config.md");
+    guide(auth_cmd, "docs/auth.md");
+    guide(serve_cmd, "docs/gateway.md");
+
     CLI11_PARSE(app, argc, argv);
     if (db.empty()) db = conv.db;  // `--db` before the command, or after it
     if (!db.empty()) agent.db = db;

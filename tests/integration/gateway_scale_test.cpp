@@ -99,7 +99,7 @@ protected:
         if (!dir_.empty()) fs::remove_all(dir_);
     }
 
-    // The config README's Gateway section documents: round robin for everything, except a request whose
+    // docs/gateway.md (Scaling out) documents: round robin for everything, except a request whose
     // Mcp-Session-Id starts with an instance's prefix, which goes to that instance.
     void start_nginx() {
         port_ = free_port();
