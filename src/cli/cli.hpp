@@ -101,6 +101,7 @@ struct ServeOptions {
     std::string auth;         ///< --auth oauth: an OAuth resource server (JWTs of --issuer for --audience)
     std::string issuer, audience, jwks_url;
     int clock_skew = 60;  ///< --clock-skew: seconds of leeway on a token's exp and nbf
+    bool skills = false;  ///< --skills: serve the local skills too (the Skills extension)
 };
 /// Fills the token from the environment and checks the options: an error message (exit 2) or nullopt.
 std::optional<std::string> check_serve_options(ServeOptions& options);

@@ -4,6 +4,8 @@
 #include "agent_session.hpp"
 #include "gateway_tools.hpp"
 
+#include <switchboard/agent/definition.hpp>
+
 #include <switchboard/auth/resource_server.hpp>
 #include <switchboard/core/as_tuple.hpp>
 #include <switchboard/core/one_shot_event.hpp>
@@ -76,12 +78,30 @@ awaitable<void> serve_session(std::shared_ptr<gateway::Gateway> gw, std::shared_
 }
 
 awaitable<void> settle(std::shared_ptr<host::ServerPool> pool, std::shared_ptr<core::OneShotEvent> settled,
-                       std::shared_ptr<GatewayTools> tools) {
+                       std::shared_ptr<GatewayTools> tools, std::shared_ptr<gateway::SkillDirectory> skills) {
     co_await pool->wait_until_settled();
     report_failures(*pool);
     // Agents and skills (served skills need the servers up) become tools of every client session.
     if (tools->llm) tools->definitions = co_await all_definitions(pool);
+    // The skills the gateway serves, listed once before the first client asks (its handshake declares them).
+    co_await skills->listing();
     settled->set();
+}
+
+// `serve --skills`: the local skill folders run and chat would find, under names the Skills extension allows.
+std::vector<gateway::LocalSkill> local_skills() {
+    std::vector<gateway::LocalSkill> out;
+    auto found = agent::discover(agent::DiscoveryOptions::from_environment(std::filesystem::current_path()));
+    for (const auto& d : found.definitions) {
+        if (d.kind != agent::Definition::Kind::skill || d.path.empty()) continue;
+        if (d.name.find('_') != std::string::npos) {
+            spdlog::warn("serve --skills: skill \"{}\" is not served: the Skills extension's names have no '_'",
+                         d.name);
+            continue;
+        }
+        out.push_back(gateway::LocalSkill{d.name, d.description, d.path.parent_path()});
+    }
+    return out;
 }
 
 awaitable<void> run_http(std::shared_ptr<transport::HttpServer> http) { co_await http->run(); }
@@ -250,7 +270,6 @@ awaitable<int> run_gateway(Host& h, std::shared_ptr<gateway::ClientRelay> relay,
         tools->llm = std::make_shared<llm::Client>(ex, settings);
         tools->registry = std::make_shared<agent::ForkRegistry>(agent::ForkRegistry::default_dir());
     }
-    core::spawn_logged(ex, settle(h.pool, settled, tools), "serve: first start");
 
     gateway::GatewayOptions go;
     go.context.name = "gateway";
@@ -264,7 +283,9 @@ awaitable<int> run_gateway(Host& h, std::shared_ptr<gateway::ClientRelay> relay,
         "prefixed with its server's name (server__name).";
     // The gateway's tools as a client sees them (same view, same names), for checking Mcp-Param-* headers.
     auto tool_view = host::Context::create(h.pool, go.context);
+    if (o.skills) go.local_skills = local_skills();
     auto gw = gateway::Gateway::create(h.pool, relay, std::move(go));
+    core::spawn_logged(ex, settle(h.pool, settled, tools, gw->skills()), "serve: first start");
 
     auto watch = ConfigWatch::start(ex, h.pool);
     core::ScopeExit stop_watch([watch] { watch->stop(); });

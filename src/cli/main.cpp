@@ -256,6 +256,8 @@ int main(int argc, char** argv) {
     serve_cmd->add_option("--clock-skew", serve_options.clock_skew, "--auth oauth: seconds of leeway on exp and nbf")
         ->capture_default_str()
         ->check(CLI::Range(0, 600));
+    serve_cmd->add_flag("--skills", serve_options.skills,
+                        "Serve the local skills (.switchboard/skills, .claude/skills, ...) beside the servers' skills");
     serve_cmd->add_flag("--quiet", serve_options.quiet, "No access log (one line per HTTP request on stderr)");
     serve_cmd->add_flag("--cors-proxy", serve_options.cors_proxy,
                         "Serve /cors-proxy?url=URL for browser pages (the llama.cpp web UI); private addresses refused");

@@ -1,6 +1,7 @@
 #include <switchboard/gateway/aggregate_handler.hpp>
 
 #include <switchboard/core/scope_exit.hpp>
+#include <switchboard/mcp/skills.hpp>
 #include <switchboard/mcp/static_handler.hpp>
 #include <switchboard/mcp/version.hpp>
 
@@ -80,6 +81,11 @@ json::object AggregateHandler::capabilities() const {
     json::object resources{{"listChanged", true}, {"subscribe", true}};
     caps["resources"] = std::move(resources);
     caps["completions"] = json::object();
+    if (skills_ && skills_->declared()) {
+        json::object skills;
+        if (skills_->directory_read()) skills["directoryRead"] = true;
+        caps["extensions"] = json::object{{mcp::skills_extension, std::move(skills)}};
+    }
     return caps;
 }
 
@@ -285,6 +291,11 @@ std::optional<std::string> AggregateHandler::owner_of_uri(const std::string& uri
 
 Reply AggregateHandler::read_resource(std::string uri, mcp::RequestContext ctx) {
     auto self = shared_from_this();
+    if (skills_ && skills_->declared()) {
+        // A skill's files are routed by its directory (a renamed skill's URIs are the gateway's own).
+        auto skill = co_await skills_->read(uri);
+        if (skill) co_return skill_result(std::move(*skill));
+    }
     auto server = owner_of_uri(uri);
     if (!server) {
         json::object data;
@@ -303,6 +314,24 @@ Reply AggregateHandler::read_resource(std::string uri, mcp::RequestContext ctx) 
     auto result = r->to_json();
     strip_upstream_meta(result);
     co_return result;
+}
+
+Reply AggregateHandler::extension_request(std::string method, json::object params, mcp::RequestContext) {
+    auto self = shared_from_this();
+    const bool skill_method =
+        method == "skills/list" || method == "skills/get" || method == "resources/directory/read";
+    if (!skill_method || !skills_ || !skills_->declared()) co_return mcp::method_not_found(method);
+    auto answer = co_await skills_->answer(std::move(method), std::move(params));
+    co_return skill_result(std::move(answer));
+}
+
+Outcome<json::object> AggregateHandler::skill_result(SkillAnswer answer) const {
+    if (!answer.result) {
+        if (answer.server.empty()) return answer.result.error();
+        return upstream_error(answer.server, answer.result.error());
+    }
+    strip_upstream_meta(*answer.result);
+    return std::move(*answer.result);
 }
 
 mcp::ServerHandler::Reply<void> AggregateHandler::subscribe(std::string uri, mcp::RequestContext) {
@@ -463,6 +492,7 @@ awaitable<void> Gateway::serve(std::shared_ptr<jsonrpc::Channel> channel) {
     auto context = host::Context::create(pool_, std::move(co));
     auto handler = AggregateHandler::create(context, relay_, options_.metrics);
     if (options_.host_tools) handler->set_host_tools(options_.host_tools(context));
+    handler->set_skills(skills_);
     mcp::Server server(options_.server, handler);
     ++sessions_;
     struct Count {

@@ -294,7 +294,6 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
     }
 
     static awaitable<Outcome<json::value>> answer(Outcome<json::value> r) { co_return std::move(r); }
-    static awaitable<Outcome<json::object>> answer_object(Outcome<json::object> r) { co_return std::move(r); }
 
     awaitable<Outcome<json::value>> subscription(bool on, std::string uri, std::shared_ptr<RequestContext::State> ctx) {
         if (uri.empty()) co_return invalid_params("missing \"uri\"");
@@ -337,7 +336,7 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
             return handler->get_prompt(string_field(p, "name"), std::move(args), std::move(ctx));
         }
         if (name == "completion/complete") return handler->complete(std::move(p), std::move(ctx));
-        return answer_object(method_not_found(method));
+        return handler->extension_request(method, std::move(p), std::move(ctx));
     }
 
     // 2026-07-28: a long-lived request; acknowledged at once, then held open until the client cancels it.

@@ -73,6 +73,10 @@ ServerHandler::Reply<json::object> ServerHandler::complete(json::object, Request
     return not_found("completion/complete");
 }
 
+ServerHandler::Reply<json::object> ServerHandler::extension_request(std::string method, json::object, RequestContext) {
+    co_return method_not_found(method);
+}
+
 void ServerHandler::notify_list_changed(ListKind kind) {
     std::erase_if(listeners_, [](const auto& w) { return w.expired(); });
     const auto listeners = listeners_;  // a listener may add another

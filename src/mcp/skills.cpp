@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <openssl/sha.h>
 
+#include <algorithm>
+
 namespace switchboard::mcp {
 
 namespace asio = boost::asio;
@@ -49,6 +51,7 @@ std::optional<Skill> parse_skill(const json::value& v, std::string& error) {
         return std::nullopt;
     }
     s.frontmatter = fm->get_object();
+    s.entry = *o;
     const auto* res = o->if_contains("resources");
     if (res && res->is_string() && res->get_string() == "dynamic") return s;
     if (!res || !res->is_array()) {
@@ -95,7 +98,7 @@ std::optional<Skill> parse_skill(const json::value& v, std::string& error) {
 }
 
 asio::awaitable<Outcome<std::vector<Skill>>> list_skills(std::shared_ptr<ClientSession> session,
-                                                        std::vector<std::string>& warnings) {
+                                                        std::vector<std::string>& warnings, SkillCacheHint* hint) {
     std::vector<Skill> skills;
     std::string cursor;
     for (int page = 0; page < 1000; ++page) {
@@ -116,10 +119,21 @@ asio::awaitable<Outcome<std::vector<Skill>>> list_skills(std::shared_ptr<ClientS
             else
                 warnings.push_back(std::move(error));
         }
+        if (hint) {
+            const auto* ttl = o->if_contains("ttlMs");
+            const std::int64_t page_ttl = ttl && ttl->is_int64() ? std::max<std::int64_t>(ttl->get_int64(), 0) : 0;
+            hint->ttl_ms = page == 0 ? page_ttl : std::min(hint->ttl_ms, page_ttl);
+            if (string_field(*o, "cacheScope") == "private") hint->cache_scope = "private";
+        }
         cursor = string_field(*o, "nextCursor");
         if (cursor.empty()) break;
     }
     co_return skills;
+}
+
+asio::awaitable<Outcome<std::vector<Skill>>> list_skills(std::shared_ptr<ClientSession> session,
+                                                        std::vector<std::string>& warnings) {
+    return list_skills(std::move(session), warnings, nullptr);
 }
 
 asio::awaitable<Outcome<Skill>> get_skill(std::shared_ptr<ClientSession> session, std::string uri) {

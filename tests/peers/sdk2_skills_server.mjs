@@ -3,6 +3,7 @@
 // a supporting file) and "report-writer" (`context: fork`), plus a tool so that the server is an ordinary one too.
 //
 //   --tamper   serves a SKILL.md of pdf-forms of the published size but another digest (a host must refuse it)
+//   --only NAME  serves only that skill (a gateway test: one name two servers share, one only one has)
 import { McpServer } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { SkillsExtension, memorySkillFiles } from '@modelcontextprotocol/server/ext/skills';
@@ -17,6 +18,9 @@ const files = {
     '---\nname: report-writer\ndescription: Writes a short report on a topic\ncontext: fork\n---\n\n' +
     'You write reports of exactly three sentences.\n',
 };
+
+const only = process.argv.indexOf('--only');
+if (only > 0) for (const path of Object.keys(files)) if (!path.startsWith(`${process.argv[only + 1]}/`)) delete files[path];
 
 const catalog = await SkillsExtension.load(memorySkillFiles(files), { cacheHint: { ttlMs: 60000, cacheScope: 'public' } });
 let skills = catalog;

@@ -17,6 +17,9 @@
 // - list_changed: the context's tool/prompt/resource changes become notifications to the client (listChanged is
 //   advertised for all three).
 // - errors from upstreams name the server; values of the config's headers and env never appear in them.
+// - skills (the Skills extension, declared when an upstream declares it or local skills are served): skills/list,
+//   skills/get, resources/directory/read and resources/read of a skill's files go through the gateway's
+//   SkillDirectory (gateway/skill_directory.hpp: names merged by the tools' rule, files routed to their server).
 // - host tools (GatewayOptions::host_tools: agents and skills as agent__<name> / skill__<name>, tool search) are
 //   listed after the context's tools and answered by the gateway itself; a context tool of the same name wins.
 //
@@ -25,6 +28,7 @@
 
 #include <switchboard/gateway/metrics.hpp>
 #include <switchboard/gateway/relay.hpp>
+#include <switchboard/gateway/skill_directory.hpp>
 #include <switchboard/host/context.hpp>
 #include <switchboard/mcp/server.hpp>
 #include <switchboard/mcp/server_handler.hpp>
@@ -74,10 +78,15 @@ public:
     Reply<boost::json::object> list_prompts(std::string cursor, mcp::RequestContext ctx) override;
     Reply<boost::json::object> get_prompt(std::string name, Args arguments, mcp::RequestContext ctx) override;
     Reply<boost::json::object> complete(boost::json::object params, mcp::RequestContext ctx) override;
+    /// skills/list, skills/get, resources/directory/read (when skills are served); others: method not found.
+    Reply<boost::json::object> extension_request(std::string method, boost::json::object params,
+                                                 mcp::RequestContext ctx) override;
 
     host::Context& context() { return *context_; }
     /// Tools this handler answers itself (set once, before the session serves).
     void set_host_tools(std::vector<HostTool> tools) { host_tools_ = std::move(tools); }
+    /// The skills this handler serves (set once, before the session serves; null: none).
+    void set_skills(std::shared_ptr<SkillDirectory> skills) { skills_ = std::move(skills); }
 
     /// A prompt as exposed: its name here, the server and the server's own name.
     struct ExposedPrompt {
@@ -94,6 +103,8 @@ private:
     void forward_log(const host::Event& e);
     /// The server that answers resources/read of `uri`, or nullopt.
     std::optional<std::string> owner_of_uri(const std::string& uri) const;
+    /// A skill answer as a client gets it (an upstream's error named and cleaned as upstream_error does).
+    jsonrpc::Outcome<boost::json::object> skill_result(SkillAnswer answer) const;
     /// An upstream error with the server named and config secrets removed.
     jsonrpc::Error upstream_error(const std::string& server, jsonrpc::Error e) const;
 
@@ -102,6 +113,7 @@ private:
     std::shared_ptr<Metrics> metrics_;
     host::EventBus::Id subscription_ = 0;
     std::vector<HostTool> host_tools_;
+    std::shared_ptr<SkillDirectory> skills_;
     std::shared_ptr<const host::ToolIndex> last_tools_;  // what tools/list_changed is judged against
     /// This client's tools/call in flight per server (id, context), the most recent last: log messages go there.
     std::map<std::string, std::vector<std::pair<std::uint64_t, mcp::RequestContext>>> calls_;
@@ -117,6 +129,8 @@ struct GatewayOptions {
     std::shared_ptr<Metrics> metrics;  ///< counts the forwarded tool calls when set
     /// The host tools of a client session, given its context (e.g. agents whose forks start from it); may be unset.
     std::function<std::vector<HostTool>(std::shared_ptr<host::Context>)> host_tools;
+    /// Local skill folders served beside the upstreams' skills (`serve --skills`).
+    std::vector<LocalSkill> local_skills;
 };
 
 class Gateway : public std::enable_shared_from_this<Gateway> {
@@ -127,6 +141,8 @@ public:
     /// context of its own, until the channel ends.
     boost::asio::awaitable<void> serve(std::shared_ptr<jsonrpc::Channel> channel);
     std::size_t sessions() const { return sessions_; }
+    /// The skills every session serves.
+    const std::shared_ptr<SkillDirectory>& skills() const { return skills_; }
     /// Ends the requests still waiting in input_required rounds for a client's retry.
     boost::asio::awaitable<void> shutdown();
 
@@ -136,12 +152,14 @@ private:
         // One store for every session: a stateless client's retry (requestState) comes on a session of its own.
         if (!options_.server.input_rounds)
             options_.server.input_rounds = mcp::make_input_rounds(pool_->executor(), options_.server.input_timeout);
+        skills_ = SkillDirectory::create(pool_, std::move(options_.local_skills));
     }
     std::shared_ptr<host::ServerPool> pool_;
     std::shared_ptr<ClientRelay> relay_;
     GatewayOptions options_;
     std::uint64_t next_ = 1;
     std::size_t sessions_ = 0;
+    std::shared_ptr<SkillDirectory> skills_;
 };
 
 }  // namespace switchboard::gateway

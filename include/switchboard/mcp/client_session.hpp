@@ -83,6 +83,8 @@ public:
     bool has_capability(std::string_view name, std::string_view flag = {}) const;
     /// Whether the server declared the extension `id` (capabilities.extensions.<id> is an object).
     bool has_extension(std::string_view id) const;
+    /// The ServerCapabilities the server declared (an extension's settings are under "extensions").
+    const boost::json::object& server_capabilities() const { return capabilities_; }
     const Implementation& server_info() const { return server_info_; }
     const std::string& instructions() const { return instructions_; }
     const std::string& server_name() const { return options_.server_name; }

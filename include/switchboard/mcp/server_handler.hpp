@@ -58,6 +58,10 @@ public:
     virtual Reply<boost::json::object> get_prompt(std::string name, Args arguments, RequestContext ctx);
     /// completion/complete: `params` as sent (ref, argument, context); returns a CompleteResult.
     virtual Reply<boost::json::object> complete(boost::json::object params, RequestContext ctx);
+    /// Any other request (an extension's methods: skills/list, skills/get, resources/directory/read, ...): `params`
+    /// as sent; returns the result object. Default: "method not found".
+    virtual Reply<boost::json::object> extension_request(std::string method, boost::json::object params,
+                                                         RequestContext ctx);
 
     /// Tells every session served that a list changed (legacy: notifications/<kind>/list_changed; modern: to the
     /// listen streams that asked for it). Advertise `<kind>.listChanged` in capabilities() to use it.

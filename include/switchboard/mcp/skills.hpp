@@ -39,6 +39,8 @@ struct Skill {
     boost::json::object frontmatter;  ///< name, description and the rest, verbatim
     /// Every file, SKILL.md included; nullopt when the server says "dynamic".
     std::optional<std::vector<SkillFile>> files;
+    /// The entry as the server sent it (its `_meta` and any other member kept): what a gateway passes on.
+    boost::json::object entry;
 
     std::string name() const;
     std::string description() const;
@@ -49,7 +51,17 @@ struct Skill {
 /// Parses one entry of skills/list or skills/get; nullopt and `error` set when it is malformed.
 std::optional<Skill> parse_skill(const boost::json::value& v, std::string& error);
 
-/// Every skill the server lists (all pages; a malformed entry is skipped and named in `warnings`).
+/// What a listing says of how long it may be kept (the least ttlMs of its pages; "private" when any page says so).
+struct SkillCacheHint {
+    std::int64_t ttl_ms = 0;
+    std::string cache_scope = "public";
+};
+
+/// Every skill the server lists (all pages; a malformed entry is skipped and named in `warnings`); `hint`, when not
+/// null, gets the listing's cache hint. (Two overloads, not a default argument: GCC 12, docs/design.md.)
+boost::asio::awaitable<Outcome<std::vector<Skill>>> list_skills(std::shared_ptr<ClientSession> session,
+                                                                std::vector<std::string>& warnings,
+                                                                SkillCacheHint* hint);
 boost::asio::awaitable<Outcome<std::vector<Skill>>> list_skills(std::shared_ptr<ClientSession> session,
                                                                 std::vector<std::string>& warnings);
 /// One skill by the URI of its SKILL.md.
