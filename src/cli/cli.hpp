@@ -102,6 +102,10 @@ struct ServeOptions {
     std::string issuer, audience, jwks_url;
     int clock_skew = 60;  ///< --clock-skew: seconds of leeway on a token's exp and nbf
     bool skills = false;  ///< --skills: serve the local skills too (the Skills extension)
+    int header_timeout = 10;  ///< --header-timeout: seconds a client has to send a complete request head
+    int idle_timeout = 60;    ///< --idle-timeout: seconds a kept-alive connection may stay silent
+    int metrics_port = -1;    ///< --metrics-port (with --stdio): /healthz, /readyz, /metrics there; -1: none
+    int page_size = 1000;     ///< --page-size: longer lists come in pages (0: never)
 };
 /// Fills the token from the environment and checks the options: an error message (exit 2) or nullopt.
 std::optional<std::string> check_serve_options(ServeOptions& options);

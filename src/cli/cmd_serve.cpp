@@ -14,6 +14,8 @@
 #include <switchboard/gateway/aggregate_handler.hpp>
 #include <switchboard/gateway/ops.hpp>
 #include <switchboard/http/cors_proxy.hpp>
+#include <switchboard/http/listener.hpp>
+#include <switchboard/http/server.hpp>
 #include <switchboard/mcp/version.hpp>
 #include <switchboard/transport/fd_channel.hpp>
 #include <switchboard/transport/http_server.hpp>
@@ -236,7 +238,7 @@ void log_access(const http::AccessEntry& e) {
     fmt::print(stderr, "access method={} path={} status={} duration_ms={:.1f}{}{} bytes_in={} bytes_out={}\n",
                logfmt_value(std::string_view(e.request.method_string())), logfmt_value(e.path), e.response.status(), ms,
                session.empty() ? "" : " session=", session.empty() ? "" : logfmt_value(session),
-               e.request.body().size(), e.response.bytes_sent());
+               e.body_bytes, e.response.bytes_sent());
     std::fflush(stderr);
 }
 
@@ -284,6 +286,7 @@ awaitable<int> run_gateway(Host& h, std::shared_ptr<gateway::ClientRelay> relay,
     // The gateway's tools as a client sees them (same view, same names), for checking Mcp-Param-* headers.
     auto tool_view = host::Context::create(h.pool, go.context);
     if (o.skills) go.local_skills = local_skills();
+    go.page_size = static_cast<std::size_t>(o.page_size);
     auto gw = gateway::Gateway::create(h.pool, relay, std::move(go));
     core::spawn_logged(ex, settle(h.pool, settled, tools, gw->skills()), "serve: first start");
 
@@ -308,6 +311,28 @@ awaitable<int> run_gateway(Host& h, std::shared_ptr<gateway::ClientRelay> relay,
         });
 
     if (o.stdio) {
+        // --metrics-port: the operations endpoints on a listener of their own (stdout carries the one client).
+        std::shared_ptr<http::Server> ops;
+        if (o.metrics_port >= 0) {
+            http::ServerOptions so;
+            so.name = "metrics";
+            so.address = o.bind;
+            so.port = static_cast<std::uint16_t>(o.metrics_port);
+            so.bearer_token = o.token;
+            if (transport::is_loopback_address(o.bind)) so.allowed_hosts = transport::loopback_hosts();
+            ops = std::make_shared<http::Server>(ex, gateway::ops_routes(h.pool, gw, metrics), std::move(so));
+            if (auto ec = ops->listen()) {
+                fmt::print(stderr, "switchboard serve: cannot listen on {}:{}: {}\n", o.bind, o.metrics_port,
+                           ec.message());
+                signals.cancel();
+                co_return 1;
+            }
+            core::spawn_logged(ex, [ops]() -> awaitable<void> { co_await ops->run(); }, "serve: metrics");
+            fmt::print(stderr, "metrics: listening on http://{}:{}/metrics\n", http::url_host(o.bind), ops->port());
+        }
+        core::ScopeExit stop_ops([ops] {
+            if (ops) ops->stop();
+        });
         auto channel = transport::make_stdio_server_channel(ex);
         core::spawn_logged(ex, serve_stdio_session(gw, channel, settled, stop), "serve: stdio session");
         fmt::print(stderr, "switchboard serve: serving one client on stdin/stdout\n");
@@ -328,6 +353,8 @@ awaitable<int> run_gateway(Host& h, std::shared_ptr<gateway::ClientRelay> relay,
     ho.bearer_token = o.token;
     ho.cors = true;
     ho.session_id_prefix = o.instance_id;
+    ho.header_timeout = std::chrono::seconds(o.header_timeout);
+    ho.idle_timeout = std::chrono::seconds(o.idle_timeout);
     if (transport::is_loopback_address(o.bind)) ho.allowed_hosts = transport::loopback_hosts();
     for (auto v : mcp::legacy_versions) ho.legacy_versions.emplace_back(v);
     for (auto v : mcp::modern_versions) ho.modern_versions.emplace_back(v);
@@ -397,7 +424,7 @@ awaitable<int> run_gateway(Host& h, std::shared_ptr<gateway::ClientRelay> relay,
         ho.cors_extra_allow_headers = "*";
     }
     ho.access_log = [metrics, quiet = o.quiet](const http::AccessEntry& e) {
-        metrics->record_http(e.response.status(), e.request.body().size(), e.response.bytes_sent());
+        metrics->record_http(e.response.status(), e.body_bytes, e.response.bytes_sent());
         if (!quiet) log_access(e);
     };
     auto session = [gw, settled](std::shared_ptr<jsonrpc::Channel> ch) {
@@ -436,6 +463,8 @@ std::optional<std::string> check_serve_options(ServeOptions& o) {
         if (!http::parse_cidr(text, error)) return fmt::format("--cors-proxy-allow: {}", error);
     }
     if (!o.cors_proxy_allow.empty() && !o.cors_proxy) return std::string("--cors-proxy-allow needs --cors-proxy");
+    if (o.metrics_port >= 0 && !o.stdio)
+        return std::string("--metrics-port goes with --stdio (over HTTP, /metrics is on the --port listener)");
     if (!o.auth.empty() && o.auth != "oauth") return fmt::format("--auth: \"{}\" is not a mode (oauth)", o.auth);
     if (o.auth == "oauth" && (o.issuer.empty() || o.audience.empty()))
         return std::string("--auth oauth needs --issuer URL (the authorization server) and --audience URL (this "

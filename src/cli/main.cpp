@@ -256,6 +256,25 @@ int main(int argc, char** argv) {
     serve_cmd->add_option("--clock-skew", serve_options.clock_skew, "--auth oauth: seconds of leeway on exp and nbf")
         ->capture_default_str()
         ->check(CLI::Range(0, 600));
+    serve_cmd
+        ->add_option("--header-timeout", serve_options.header_timeout,
+                     "Seconds a client has to send a complete request head (slow clients are closed)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 3600));
+    serve_cmd
+        ->add_option("--idle-timeout", serve_options.idle_timeout,
+                     "Seconds a kept-alive connection may stay silent before it is closed")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 86400));
+    serve_cmd
+        ->add_option("--metrics-port", serve_options.metrics_port,
+                     "With --stdio: serve /healthz, /readyz and /metrics on this port (0: any free port)")
+        ->check(CLI::Range(0, 65535));
+    serve_cmd
+        ->add_option("--page-size", serve_options.page_size,
+                     "Lists (tools, resources, templates, prompts) longer than this come in pages (0: never)")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 1000000));
     serve_cmd->add_flag("--skills", serve_options.skills,
                         "Serve the local skills (.switchboard/skills, .claude/skills, ...) beside the servers' skills");
     serve_cmd->add_flag("--quiet", serve_options.quiet, "No access log (one line per HTTP request on stderr)");

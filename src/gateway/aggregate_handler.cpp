@@ -156,7 +156,7 @@ Error AggregateHandler::upstream_error(const std::string& server, Error e) const
 // ---------------------------------------------------------------------------------------------------------------
 // Tools
 
-Reply AggregateHandler::list_tools(std::string, mcp::RequestContext) {
+Reply AggregateHandler::list_tools(std::string cursor, mcp::RequestContext) {
     auto self = shared_from_this();
     json::array tools;
     const auto& index = context_->tools();
@@ -173,9 +173,7 @@ Reply AggregateHandler::list_tools(std::string, mcp::RequestContext) {
         o["inputSchema"] = t.input_schema;
         tools.push_back(std::move(o));
     }
-    json::object result;
-    result["tools"] = std::move(tools);
-    co_return result;
+    co_return page_of(std::move(tools), "tools", "name", cursor, page_size_);
 }
 
 Reply AggregateHandler::call_tool(std::string name, json::object arguments, mcp::RequestContext ctx) {
@@ -253,7 +251,7 @@ Reply AggregateHandler::call_tool(std::string name, json::object arguments, mcp:
 // ---------------------------------------------------------------------------------------------------------------
 // Resources. A URI listed by several servers belongs to the first of them in config order.
 
-Reply AggregateHandler::list_resources(std::string, mcp::RequestContext) {
+Reply AggregateHandler::list_resources(std::string cursor, mcp::RequestContext) {
     auto self = shared_from_this();
     std::set<std::string> seen;
     json::array list;
@@ -261,12 +259,10 @@ Reply AggregateHandler::list_resources(std::string, mcp::RequestContext) {
         if (!seen.insert(r.resource.uri).second) continue;
         list.push_back(r.resource.raw);
     }
-    json::object result;
-    result["resources"] = std::move(list);
-    co_return result;
+    co_return page_of(std::move(list), "resources", "uri", cursor, page_size_);
 }
 
-Reply AggregateHandler::list_resource_templates(std::string, mcp::RequestContext) {
+Reply AggregateHandler::list_resource_templates(std::string cursor, mcp::RequestContext) {
     auto self = shared_from_this();
     std::set<std::string> seen;
     json::array list;
@@ -274,9 +270,7 @@ Reply AggregateHandler::list_resource_templates(std::string, mcp::RequestContext
         if (!seen.insert(t.resource_template.uri_template).second) continue;
         list.push_back(t.resource_template.raw);
     }
-    json::object result;
-    result["resourceTemplates"] = std::move(list);
-    co_return result;
+    co_return page_of(std::move(list), "resourceTemplates", "uriTemplate", cursor, page_size_);
 }
 
 std::optional<std::string> AggregateHandler::owner_of_uri(const std::string& uri) const {
@@ -387,7 +381,7 @@ std::vector<AggregateHandler::ExposedPrompt> AggregateHandler::expose_prompts(
     return out;
 }
 
-Reply AggregateHandler::list_prompts(std::string, mcp::RequestContext) {
+Reply AggregateHandler::list_prompts(std::string cursor, mcp::RequestContext) {
     auto self = shared_from_this();
     const auto prompts = context_->prompts();
     json::array list;
@@ -396,9 +390,7 @@ Reply AggregateHandler::list_prompts(std::string, mcp::RequestContext) {
         o["name"] = e.name;
         list.push_back(std::move(o));
     }
-    json::object result;
-    result["prompts"] = std::move(list);
-    co_return result;
+    co_return page_of(std::move(list), "prompts", "name", cursor, page_size_);
 }
 
 Reply AggregateHandler::get_prompt(std::string name, Args arguments, mcp::RequestContext ctx) {
@@ -493,6 +485,7 @@ awaitable<void> Gateway::serve(std::shared_ptr<jsonrpc::Channel> channel) {
     auto handler = AggregateHandler::create(context, relay_, options_.metrics);
     if (options_.host_tools) handler->set_host_tools(options_.host_tools(context));
     handler->set_skills(skills_);
+    handler->set_page_size(options_.page_size);
     mcp::Server server(options_.server, handler);
     ++sessions_;
     struct Count {

@@ -347,9 +347,10 @@ awaitable<std::shared_ptr<const SkillListing>> SkillDirectory::build() {
         }
         const auto renamed = prefixed_skill_name(c.server, name);
         if (renamed.empty() || !c.skill.uri.ends_with(skill_md_suffix)) {
-            spdlog::warn("serve: server \"{}\": skill \"{}\" left out: its name is another server's too, and it "
-                         "cannot be renamed",
-                         c.server, name);
+            spdlog::warn(
+                "serve: server \"{}\": skill \"{}\" left out: its name is another server's too, and it "
+                "cannot be renamed",
+                c.server, name);
             continue;
         }
         route.exposed_root = renamed_root(route.upstream_root, renamed);
@@ -363,9 +364,10 @@ awaitable<std::shared_ptr<const SkillListing>> SkillDirectory::build() {
         }
         if (text) route.skill_md = rename_skill_md(*text, renamed);
         if (!route.skill_md) {
-            spdlog::warn("serve: server \"{}\": skill \"{}\" left out: its name is another server's too, and its "
-                         "SKILL.md could not be read or has no name line to rename",
-                         c.server, name);
+            spdlog::warn(
+                "serve: server \"{}\": skill \"{}\" left out: its name is another server's too, and its "
+                "SKILL.md could not be read or has no name line to rename",
+                c.server, name);
             continue;
         }
         out->entries.push_back(renamed_entry(c.skill, route, renamed));
@@ -405,8 +407,10 @@ awaitable<SkillAnswer> SkillDirectory::answer(std::string method, json::object p
         co_return SkillAnswer{{}, not_found("Skill", uri)};
     }
     if (!route->local_dir.empty())
-        co_return SkillAnswer{{}, Error{code::method_not_found, "resources/directory/read is not served for the "
-                                                                "gateway's local skills"}};
+        co_return SkillAnswer{{},
+                              Error{code::method_not_found,
+                                    "resources/directory/read is not served for the "
+                                    "gateway's local skills"}};
     const auto server = route->server;
     const SkillRoute r = *route;  // the listing may be replaced while this waits
     auto session = co_await pool_->session(server);

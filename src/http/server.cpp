@@ -21,6 +21,7 @@
 #include <spdlog/spdlog.h>
 
 #include <array>
+#include <map>
 
 namespace switchboard::http {
 
@@ -147,6 +148,8 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     core::TaskGroup connections;
     std::vector<std::weak_ptr<ServerConnection>> conns;
     std::size_t count = 0;
+    std::map<boost::asio::ip::address, std::size_t> per_address;  // open connections per client address
+    std::chrono::steady_clock::time_point last_refusal_log{};
     bool stopped = false;
 
     // The one place where a request meets its handler: the shared checks (request_gate.hpp), the OAuth verifier,
@@ -204,16 +207,49 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
         co_await res.send_error(status, message, std::move(headers));
     }
 
-    awaitable<void> serve(std::shared_ptr<ServerConnection> conn) {
+    // Reads one request under the slow-client limits: on a kept-alive connection the first byte within idle_timeout;
+    // the head within header_timeout (of the connection's start, or of that first byte); the body at min_body_rate
+    // after header_timeout's grace (a chunked body, of no announced length: within read_timeout); all of it within
+    // read_timeout. A client past a limit is closed (beast's timeout closes the stream).
+    awaitable<beast::error_code> read_request(ServerConnection& conn, bhttp::request_parser<bhttp::string_body>& parser,
+                                              bool kept_alive) {
+        auto& stream = conn.stream;
+        auto& buffer = conn.buffer;
+        const auto began = std::chrono::steady_clock::now();
+        if (kept_alive && buffer.size() == 0) {
+            stream.expires_after(opt.idle_timeout);
+            auto [ec, n] = co_await stream.async_read_some(buffer.prepare(4096), as_tuple_awaitable);
+            stream.expires_never();
+            if (ec) co_return ec;
+            buffer.commit(n);
+        }
+        stream.expires_after(std::min(opt.header_timeout, opt.read_timeout));
+        auto [ec, n] = co_await bhttp::async_read_header(stream, buffer, parser, as_tuple_awaitable);
+        if (!ec && !parser.is_done()) {
+            auto allowed = std::chrono::duration_cast<std::chrono::milliseconds>(opt.read_timeout);
+            if (const auto length = parser.content_length(); length && opt.min_body_rate > 0)
+                allowed = std::min(allowed, std::chrono::duration_cast<std::chrono::milliseconds>(opt.header_timeout) +
+                                                std::chrono::milliseconds(*length * 1000 / opt.min_body_rate));
+            const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                                     began);
+            stream.expires_after(std::max(allowed - spent, std::chrono::milliseconds(1)));
+            auto [body_ec, body_n] = co_await bhttp::async_read(stream, buffer, parser, as_tuple_awaitable);
+            ec = body_ec;
+        }
+        stream.expires_never();
+        co_return ec;
+    }
+
+    awaitable<void> serve(std::shared_ptr<ServerConnection> conn, boost::asio::ip::address peer) {
         auto& stream = conn->stream;
-        auto& buffer = conn->buffer;
-        core::ScopeExit count_down([this, self = shared_from_this()] { --count; });
-        for (;;) {
+        core::ScopeExit count_down([this, peer, self = shared_from_this()] {
+            --count;
+            if (auto it = per_address.find(peer); it != per_address.end() && --it->second == 0) per_address.erase(it);
+        });
+        for (bool kept_alive = false;; kept_alive = true) {
             bhttp::request_parser<bhttp::string_body> parser;
             limit_request_parser(parser, opt);
-            stream.expires_after(opt.read_timeout);
-            auto [ec, n] = co_await bhttp::async_read(stream, buffer, parser, as_tuple_awaitable);
-            stream.expires_never();
+            auto ec = co_await read_request(*conn, parser, kept_alive);
             if (ec) {
                 Responder res(conn, parser.get().version() ? parser.get().version() : 11, false, opt.write_timeout,
                               opt.error_body);
@@ -223,10 +259,12 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
             ServerRequest req = parser.release();
             Responder res(conn, req.version(), req.keep_alive(), opt.write_timeout, opt.error_body);
             const auto began = std::chrono::steady_clock::now();
+            const auto body_bytes = req.body().size();  // the handler may move the body out
             co_await dispatch(req, res);
             if (opt.access_log && res.started()) {
                 try {
-                    opt.access_log(AccessEntry{req, res, path_of(req.target()), std::chrono::steady_clock::now() - began});
+                    opt.access_log(AccessEntry{req, res, path_of(req.target()), std::chrono::steady_clock::now() - began,
+                                               body_bytes});
                 } catch (const std::exception& e) {
                     spdlog::warn("{}: access log: {}", opt.name, e.what());
                 }
@@ -242,11 +280,26 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
         auto self = shared_from_this();
         std::function<std::size_t()> open_count = [this] { return count; };
         std::function<void(tcp::socket)> start = [this](tcp::socket sock) {
+            boost::system::error_code ec;
+            const auto peer = sock.remote_endpoint(ec).address();
+            if (ec) return;  // already gone
+            auto& from_peer = per_address[peer];
+            if (from_peer >= opt.max_connections_per_address) {
+                // Said at most once a second, not once per refused connection.
+                const auto now = std::chrono::steady_clock::now();
+                if (now - last_refusal_log >= std::chrono::seconds(1)) {
+                    last_refusal_log = now;
+                    spdlog::warn("{}: {} connections from {}; refusing more from it", opt.name, from_peer,
+                                 peer.to_string());
+                }
+                return;  // the socket closes here
+            }
+            ++from_peer;
             auto conn = std::make_shared<ServerConnection>(std::move(sock));
             std::erase_if(conns, [](const auto& w) { return w.expired(); });
             conns.push_back(conn);
             ++count;
-            connections.spawn(serve(conn), opt.name + " connection");
+            connections.spawn(serve(conn, peer), opt.name + " connection");
         };
         co_await accept_loop(acceptor, opt.name, stopped, open_count, opt.max_connections, start);
     }

@@ -112,6 +112,9 @@ void HttpServer::Impl::start() {
     if (!opt.cors_extra_allow_headers.empty()) so.cors_allow_headers += ", " + opt.cors_extra_allow_headers;
     so.cors_expose_headers = "Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate";
     so.max_connections = opt.max_connections;
+    so.max_connections_per_address = opt.max_connections_per_address;
+    so.header_timeout = opt.header_timeout;
+    so.idle_timeout = opt.idle_timeout;
     so.read_timeout = opt.read_timeout;
     so.write_timeout = opt.write_timeout;
     so.error_body = [](bhttp::status, const std::string& message) { return error_body(code_transport, message); };

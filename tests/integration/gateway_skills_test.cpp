@@ -37,10 +37,13 @@ protected:
         // "docs" serves pdf-forms and report-writer; "Team_B" only report-writer: that name clashes, pdf-forms not.
         const std::string server = PEERS_DIR + std::string("/sdk2_skills_server.mjs");
         std::ofstream(dir_ / "config.json") << R"({"mcpServers": {
-            "docs": {"command": )" << q(node()) << R"(, "args": [)" << q(server) << R"(], "startupTimeoutMs": 60000},
-            "Team_B": {"command": )" << q(node()) << R"(, "args": [)" << q(server)
+            "docs": {"command": )" << q(node())
+                                            << R"(, "args": [)" << q(server) << R"(], "startupTimeoutMs": 60000},
+            "Team_B": {"command": )" << q(node())
+                                            << R"(, "args": [)" << q(server)
                                             << R"(, "--only", "report-writer"], "startupTimeoutMs": 60000},
-            "demo": {"command": )" << q(demo_server()) << R"(}
+            "demo": {"command": )" << q(demo_server())
+                                            << R"(}
         }})";
     }
     void TearDown() override {
@@ -68,8 +71,9 @@ protected:
 
     // The Inspector v2 CLI; its exit status, and its stdout in `out`.
     int inspector(const std::string& args, std::string& out) {
-        const auto cli = std::string(PEERS_DIR) + "/node_modules/@modelcontextprotocol/inspector/clients/launcher/"
-                                                  "build/index.js";
+        const auto cli = std::string(PEERS_DIR) +
+                         "/node_modules/@modelcontextprotocol/inspector/clients/launcher/"
+                         "build/index.js";
         return run_command("HOME=" + dir_.string() + " " + node() + " " + cli + " --cli " + gateway_->url + " " + args +
                                " --format json 2>&1",
                            out);
@@ -77,7 +81,8 @@ protected:
 
     static std::map<std::string, json::object> by_name(const json::value& listing) {
         std::map<std::string, json::object> out;
-        for (const auto& s : listing.at("skills").as_array()) out[std::string(s.at("name").as_string())] = s.as_object();
+        for (const auto& s : listing.at("skills").as_array())
+            out[std::string(s.at("name").as_string())] = s.as_object();
         return out;
     }
 
@@ -126,10 +131,10 @@ TEST_F(GatewaySkills, TheInspectorCliListsAndVerifiesSkillsInBothEras) {
         }
         EXPECT_EQ(verified, 3) << out;
         // skills/get and resources/read of a renamed skill's file go to its own server.
-        ASSERT_EQ(inspector("--protocol-era " + era +
-                                " --method resources/read --uri skill://team-b-report-writer/SKILL.md",
-                            out),
-                  0)
+        ASSERT_EQ(
+            inspector("--protocol-era " + era + " --method resources/read --uri skill://team-b-report-writer/SKILL.md",
+                      out),
+            0)
             << out;
         EXPECT_NE(out.find("name: team-b-report-writer"), std::string::npos) << out;
         ASSERT_EQ(inspector("--protocol-era " + era + " --method skills/get --uri skill://pdf-forms/SKILL.md", out), 0)

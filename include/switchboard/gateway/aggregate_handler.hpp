@@ -27,6 +27,7 @@
 #pragma once
 
 #include <switchboard/gateway/metrics.hpp>
+#include <switchboard/gateway/pages.hpp>
 #include <switchboard/gateway/relay.hpp>
 #include <switchboard/gateway/skill_directory.hpp>
 #include <switchboard/host/context.hpp>
@@ -87,6 +88,8 @@ public:
     void set_host_tools(std::vector<HostTool> tools) { host_tools_ = std::move(tools); }
     /// The skills this handler serves (set once, before the session serves; null: none).
     void set_skills(std::shared_ptr<SkillDirectory> skills) { skills_ = std::move(skills); }
+    /// Lists longer than this come in pages (gateway/pages.hpp); 0: one page.
+    void set_page_size(std::size_t n) { page_size_ = n; }
 
     /// A prompt as exposed: its name here, the server and the server's own name.
     struct ExposedPrompt {
@@ -114,6 +117,7 @@ private:
     host::EventBus::Id subscription_ = 0;
     std::vector<HostTool> host_tools_;
     std::shared_ptr<SkillDirectory> skills_;
+    std::size_t page_size_ = 0;
     std::shared_ptr<const host::ToolIndex> last_tools_;  // what tools/list_changed is judged against
     /// This client's tools/call in flight per server (id, context), the most recent last: log messages go there.
     std::map<std::string, std::vector<std::pair<std::uint64_t, mcp::RequestContext>>> calls_;
@@ -131,6 +135,8 @@ struct GatewayOptions {
     std::function<std::vector<HostTool>(std::shared_ptr<host::Context>)> host_tools;
     /// Local skill folders served beside the upstreams' skills (`serve --skills`).
     std::vector<LocalSkill> local_skills;
+    /// Lists (tools, resources, templates, prompts) longer than this come in pages; 0: one page.
+    std::size_t page_size = default_page_size;
 };
 
 class Gateway : public std::enable_shared_from_this<Gateway> {

@@ -135,6 +135,7 @@ struct AccessEntry {
     const Responder& response;                     ///< status(), bytes_sent(), sent_header()
     std::string_view path;                         ///< the target without its query
     std::chrono::steady_clock::duration duration;  ///< from the request being read to the response's end
+    std::size_t body_bytes = 0;                    ///< the body as received (a handler may move it out of `request`)
 };
 using AccessLog = std::function<void(const AccessEntry& entry)>;
 
@@ -161,7 +162,16 @@ struct ServerOptions {
     /// with its challenge when refused). bearer_token, when also set, is accepted besides (the web UI's token).
     std::shared_ptr<TokenVerifier> token_verifier;
     std::size_t max_connections = 512;
-    std::chrono::seconds read_timeout{120};  ///< idle keep-alive connection, or a slow request
+    /// Connections from one client address at once (more are closed at accept): one client cannot take every slot.
+    std::size_t max_connections_per_address = 64;
+    /// A request head must be complete this long after the connection opened, or after its first byte on a kept-alive
+    /// connection (slow-header clients are closed).
+    std::chrono::seconds header_timeout{10};
+    /// A kept-alive connection that sends nothing for this long is closed.
+    std::chrono::seconds idle_timeout{60};
+    /// A body must arrive at this many bytes a second at least, counted after header_timeout's grace.
+    std::size_t min_body_rate = 1024;
+    std::chrono::seconds read_timeout{120};  ///< the longest a request (head and body) may take to arrive
     std::chrono::seconds write_timeout{60};  ///< a client that stops reading is dropped
     /// The body of every error response; default {"error":{"status":N,"message":"..."}}.
     ErrorBody error_body;

@@ -57,13 +57,16 @@ struct HttpServerOptions {
     std::vector<std::string> legacy_versions;
     std::vector<std::string> modern_versions;
     std::size_t max_connections = 512;
+    std::size_t max_connections_per_address = 64;  ///< from one client address at once (http::ServerOptions)
+    std::chrono::seconds header_timeout{10};       ///< a request head must be complete within this (slow clients)
+    std::chrono::seconds idle_timeout{60};         ///< a kept-alive connection with nothing to say is closed
     std::size_t max_sessions = 1024;
     /// Put before every legacy session id ("a" gives "a.<32 hex digits>"), so that a load balancer in front of
     /// several servers can send a session's requests to the one that created it (`switchboard serve --instance-id`).
     std::string session_id_prefix;
     std::size_t max_requests_per_session = 256;          ///< unanswered at once; more get 429
     std::chrono::seconds session_idle_timeout{30 * 60};  ///< a session with no traffic and no open stream ends
-    std::chrono::seconds read_timeout{120};              ///< idle keep-alive connection, or a slow request
+    std::chrono::seconds read_timeout{120};              ///< the longest a request (head and body) may take
     std::chrono::seconds write_timeout{60};              ///< a client that stops reading is dropped
     std::chrono::seconds sse_keepalive{15};              ///< comment line on quiet streams
     std::size_t replay_bytes = 4u * 1024 * 1024;         ///< per stream, kept for Last-Event-ID resumption
