@@ -9,9 +9,8 @@
 
 namespace switchboard::host {
 
-namespace asio = boost::asio;
 namespace json = boost::json;
-using asio::awaitable;
+using boost::asio::awaitable;
 using jsonrpc::Error;
 namespace code = jsonrpc::code;
 
