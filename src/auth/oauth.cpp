@@ -22,11 +22,6 @@
 
 namespace switchboard::auth {
 
-using detail::contains;
-using detail::join;
-using detail::now_s;
-using detail::str;
-
 namespace asio = boost::asio;
 using asio::awaitable;
 

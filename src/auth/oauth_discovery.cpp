@@ -12,10 +12,7 @@
 
 namespace switchboard::auth {
 
-using detail::fetch_server_metadata;
-
-namespace asio = boost::asio;
-using asio::awaitable;
+using boost::asio::awaitable;
 
 namespace detail {
 

@@ -2,6 +2,9 @@
 // carries from step to step, scope lists, requests to and errors from the authorization server. Private to auth.
 #pragma once
 
+#include "json_fields.hpp"
+#include "unix_time.hpp"
+
 #include <switchboard/auth/metadata.hpp>
 #include <switchboard/auth/oauth.hpp>
 #include <switchboard/http/client.hpp>
@@ -61,4 +64,15 @@ boost::asio::awaitable<std::optional<ServerMetadata>> fetch_server_metadata(std:
                                                                             std::string issuer, std::string* problem);
 
 }  // namespace detail
+
+// The oauth*.cpp files call these by their short names.
+using detail::contains;
+using detail::fetch_server_metadata;
+using detail::join;
+using detail::json_post;
+using detail::now_s;
+using detail::num;
+using detail::oauth_error;
+using detail::str;
+
 }  // namespace switchboard::auth

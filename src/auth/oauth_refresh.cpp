@@ -12,12 +12,7 @@
 
 namespace switchboard::auth {
 
-using detail::fetch_server_metadata;
-using detail::oauth_error;
-using detail::str;
-
-namespace asio = boost::asio;
-using asio::awaitable;
+using boost::asio::awaitable;
 
 awaitable<bool> OAuthAuthorizer::refresh() {
     if (creds_.tokens.refresh_token.empty()) co_return false;

@@ -12,17 +12,8 @@
 
 namespace switchboard::auth {
 
-using detail::contains;
-using detail::join;
-using detail::json_post;
-using detail::now_s;
-using detail::num;
-using detail::oauth_error;
-using detail::str;
-
-namespace asio = boost::asio;
 namespace json = boost::json;
-using asio::awaitable;
+using boost::asio::awaitable;
 
 awaitable<bool> OAuthAuthorizer::obtain_client(Flow& flow) {
     const auto& issuer = server_->issuer;

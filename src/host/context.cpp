@@ -11,8 +11,6 @@ namespace switchboard::host {
 
 namespace json = boost::json;
 using boost::asio::awaitable;
-using jsonrpc::Error;
-namespace code = jsonrpc::code;
 
 Context::Context(std::shared_ptr<ServerPool> pool, ContextOptions options)
     : pool_(std::move(pool)), options_(std::move(options)) {}

@@ -17,8 +17,6 @@ namespace asio = boost::asio;
 namespace json = boost::json;
 using asio::awaitable;
 using core::as_tuple_awaitable;
-using jsonrpc::Error;
-namespace code = jsonrpc::code;
 
 std::shared_ptr<const std::vector<mcp::Tool>> no_tools() {
     static const auto empty = std::make_shared<const std::vector<mcp::Tool>>();

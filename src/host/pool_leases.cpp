@@ -11,8 +11,6 @@ namespace switchboard::host {
 
 namespace asio = boost::asio;
 using asio::awaitable;
-using jsonrpc::Error;
-namespace code = jsonrpc::code;
 
 Lease::Lease(Lease&& other) noexcept : pool_(std::move(other.pool_)), server_(std::move(other.server_)) {
     other.server_.clear();

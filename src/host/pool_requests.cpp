@@ -16,8 +16,6 @@ namespace switchboard::host {
 namespace asio = boost::asio;
 namespace json = boost::json;
 using asio::awaitable;
-using jsonrpc::Error;
-namespace code = jsonrpc::code;
 
 namespace {
 

@@ -11,7 +11,6 @@ namespace switchboard::host {
 
 namespace asio = boost::asio;
 using asio::awaitable;
-using jsonrpc::Outcome;
 using ChannelPtr = std::shared_ptr<jsonrpc::Channel>;
 
 namespace {

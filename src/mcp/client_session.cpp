@@ -20,8 +20,6 @@ namespace switchboard::mcp {
 namespace asio = boost::asio;
 namespace json = boost::json;
 using asio::awaitable;
-using jsonrpc::Error;
-namespace code = jsonrpc::code;
 
 namespace {
 

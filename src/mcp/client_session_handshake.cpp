@@ -11,8 +11,6 @@ namespace switchboard::mcp {
 
 namespace json = boost::json;
 using boost::asio::awaitable;
-using jsonrpc::Error;
-namespace code = jsonrpc::code;
 
 namespace {
 

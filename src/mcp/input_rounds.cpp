@@ -17,8 +17,6 @@ namespace switchboard::mcp {
 namespace asio = boost::asio;
 namespace json = boost::json;
 using asio::awaitable;
-using jsonrpc::Error;
-namespace code = jsonrpc::code;
 using clock = std::chrono::steady_clock;
 
 struct InputRounds::Run {

@@ -10,7 +10,6 @@ namespace switchboard::mcp {
 
 namespace json = boost::json;
 using boost::asio::awaitable;
-using jsonrpc::Error;
 
 namespace {
 

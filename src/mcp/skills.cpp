@@ -9,8 +9,6 @@ namespace switchboard::mcp {
 
 namespace asio = boost::asio;
 namespace json = boost::json;
-using jsonrpc::Error;
-namespace code = jsonrpc::code;
 
 std::string Skill::name() const { return string_field(frontmatter, "name"); }
 std::string Skill::description() const { return string_field(frontmatter, "description"); }

@@ -11,8 +11,6 @@
 namespace switchboard::mcp {
 
 namespace json = boost::json;
-using jsonrpc::Error;
-namespace code = jsonrpc::code;
 
 struct StaticHandler::Entry {
     json::object definition;

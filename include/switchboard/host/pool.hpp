@@ -42,7 +42,10 @@
 
 namespace switchboard::host {
 
+// The names of jsonrpc that every file of host uses, short.
+using jsonrpc::Error;
 using jsonrpc::Outcome;
+namespace code = jsonrpc::code;
 
 struct PoolOptions {
     std::size_t max_message_size = 64u * 1024 * 1024;

@@ -31,7 +31,10 @@
 
 namespace switchboard::mcp {
 
+// The names of jsonrpc that every file of mcp uses, short.
+using jsonrpc::Error;
 using jsonrpc::Outcome;
+namespace code = jsonrpc::code;
 
 /// Answers to what a server asks of the client: legacy server-to-client requests and modern `inputRequests`.
 /// A handler receives the request's params and returns its result. Without a handler the capability is not

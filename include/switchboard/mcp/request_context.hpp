@@ -20,7 +20,10 @@
 
 namespace switchboard::mcp {
 
+// The names of jsonrpc that every file of mcp uses, short.
+using jsonrpc::Error;
 using jsonrpc::Outcome;
+namespace code = jsonrpc::code;
 
 class RequestContext {
 public:
