@@ -395,7 +395,7 @@ std::vector<Row> fork_rows(const Context& ctx, asio::io_context& io) {
     for (int i = 0; i < runs + warmup; ++i) {
         agent::Conversation conversation(rig.context, llm, agent::LoopOptions{});
         conversation.approvals().all = true;
-        agent::ForkEnvironment env{rig.pool, rig.context, llm, {researcher}, conversation.approvals()};
+        agent::ForkEnvironment env{rig.pool, rig.context, llm, {researcher}, conversation.shared_approvals()};
         for (auto& t : agent::fork_tools(env, 1, "")) conversation.add_local_tool(std::move(t));
         std::optional<clock::time_point> called, first_request;
         agent::Observer observer;

@@ -44,6 +44,12 @@ Conversation::Conversation(std::shared_ptr<host::Context> context, std::shared_p
                            LoopOptions options)
     : context_(std::move(context)), llm_(std::move(llm)), options_(std::move(options)) {}
 
+void Conversation::share_approvals(std::shared_ptr<Approvals> approvals) {
+    if (!approvals) return;
+    approvals_ = std::move(approvals);
+    shared_approvals_ = true;
+}
+
 void Conversation::set_messages(std::vector<llm::Message> messages) { messages_ = std::move(messages); }
 
 void Conversation::clear() { messages_.clear(); }
@@ -325,10 +331,12 @@ asio::awaitable<std::vector<llm::ToolExecutionResult>> Conversation::run_calls(c
             request.tool = rec.tool;
             request.arguments = call.arguments;
         }
-        bool allowed = approvals_.allows(request.name, rec.server, rec.tool);
+        // Checked now, not when the turn began: a shared object (a fork's) may have changed while this one ran.
+        bool allowed = approvals_->allows(request.name, rec.server, rec.tool);
         if (!allowed && observer.ask_approval && !cancelled(co_await asio::this_coro::cancellation_state)) {
             const auto decision = co_await observer.ask_approval(request);
-            approvals_.remember(decision, request.name, rec.server);
+            const auto remembered = shared_approvals_ ? fmt::format("{}__{}", rec.server, rec.tool) : request.name;
+            approvals_->remember(decision, remembered, rec.server);
             allowed = decision != Decision::deny;
         }
         const bool cancelled_now = cancelled(co_await asio::this_coro::cancellation_state);

@@ -158,6 +158,7 @@ asio::awaitable<ForkResult> run_fork(const Definition& listed, std::string task,
     running.kind = definition.kind == Definition::Kind::agent ? "agent" : "skill";
     running.name = definition.name;
     running.depth = depth;
+    running.parent = !env.parent.empty() ? env.parent : env.main ? env.main->name() : std::string();
     running.servers = declared;
     running.started_at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                                  std::chrono::system_clock::now().time_since_epoch())
@@ -177,8 +178,10 @@ asio::awaitable<ForkResult> run_fork(const Definition& listed, std::string task,
     loop.system_prompt = system;
     if (max_turns) loop.max_turns = *max_turns;
     Conversation conversation(context, llm, loop);
-    conversation.approvals() = env.approvals;
-    for (auto& t : fork_tools(env, depth + 1, definition.name)) conversation.add_local_tool(std::move(t));
+    conversation.share_approvals(env.approvals);  // live: the parent's object, not a copy
+    auto nested = env;                            // its agents are forked from this fork
+    nested.parent = context->name();
+    for (auto& t : fork_tools(nested, depth + 1, definition.name)) conversation.add_local_tool(std::move(t));
     if (env.tool_search && *env.tool_search) {
         ToolSearchEnvironment search{env.pool, context, **env.tool_search};
         for (auto& t : tool_search_tools(std::move(search))) conversation.add_local_tool(std::move(t));

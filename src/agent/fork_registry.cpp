@@ -57,6 +57,7 @@ void ForkRegistry::publish() {
         for (const auto& s : f.servers) servers.emplace_back(s);
         forks.push_back(json::object{{"kind", f.kind},
                                      {"name", f.name},
+                                     {"parent", f.parent},
                                      {"depth", f.depth},
                                      {"servers", std::move(servers)},
                                      {"startedAtMs", f.started_at_ms}});
@@ -97,6 +98,7 @@ std::vector<PublishedForks> read_published_forks(const fs::path& dir) {
             RunningFork r;
             if (const auto* k = fo->if_contains("kind"); k && k->is_string()) r.kind = k->get_string();
             if (const auto* n = fo->if_contains("name"); n && n->is_string()) r.name = n->get_string();
+            if (const auto* pa = fo->if_contains("parent"); pa && pa->is_string()) r.parent = pa->get_string();
             if (const auto* d = fo->if_contains("depth"); d && d->is_int64())
                 r.depth = static_cast<int>(d->get_int64());
             if (const auto* t = fo->if_contains("startedAtMs"); t && t->is_int64()) r.started_at_ms = t->get_int64();

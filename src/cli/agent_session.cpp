@@ -94,7 +94,9 @@ agent::Conversation& AgentSession::start(Host& h, std::shared_ptr<llm::Client> l
     }
     // Agents and skills (agent/definition.hpp) become agent__<name> / skill__<name> tools; their lazy servers start
     // only when one runs, in a fork of its own.
-    fork_env_ = agent::ForkEnvironment{h.pool, h.main, conversation_->llm_ptr(), std::move(definitions), approvals};
+    // Forks share the conversation's approvals (not a copy): an "always" given while one runs counts at once.
+    fork_env_ = agent::ForkEnvironment{h.pool, h.main, conversation_->llm_ptr(), std::move(definitions),
+                                       conversation_->shared_approvals()};
     fork_env_.registry = std::make_shared<agent::ForkRegistry>(agent::ForkRegistry::default_dir());
     for (auto& t : agent::fork_tools(fork_env_, 1, "")) conversation_->add_local_tool(std::move(t));
     return *conversation_;

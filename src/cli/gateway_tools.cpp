@@ -74,9 +74,9 @@ std::function<std::vector<gateway::HostTool>(std::shared_ptr<host::Context>)> ga
     return [pool, tools](std::shared_ptr<host::Context> context) {
         std::vector<gateway::HostTool> out;
         if (tools->llm && !tools->definitions.empty()) {
-            agent::Approvals approvals;
-            approvals.all = true;  // the client's call of the agent tool approved the run
-            agent::ForkEnvironment env{pool, context, tools->llm, tools->definitions, approvals};
+            auto approvals = std::make_shared<agent::Approvals>();
+            approvals->all = true;  // the client's call of the agent tool approved the run
+            agent::ForkEnvironment env{pool, context, tools->llm, tools->definitions, std::move(approvals)};
             env.registry = tools->registry;
             if (tools->tool_search) *env.tool_search = host::ToolCatalog::from_env(host::process_env());
             for (auto& t : agent::fork_tools(env, 1, "")) out.push_back(host_tool(std::move(t)));

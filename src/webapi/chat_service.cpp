@@ -299,7 +299,10 @@ std::shared_ptr<Chat> ChatService::make_chat(std::int64_t id, std::vector<llm::M
     chat->conversation->set_messages(std::move(messages));
     // Agents and skills: agent__<name> / skill__<name>, each run in a fork whose lazy servers start only for it.
     if (options_.definitions) {
-        agent::ForkEnvironment env{pool, chat->context, options_.llm, options_.definitions(), {}};
+        // The conversation's approvals, shared: what the user allows while a fork runs (an answer, or the
+        // switches) counts for the fork's next call, and what they allow for a fork's call is the conversation's.
+        agent::ForkEnvironment env{pool, chat->context, options_.llm, options_.definitions(),
+                                   chat->conversation->shared_approvals()};
         env.registry = options_.registry;
         env.model = chat->fork_model;
         for (auto& t : agent::fork_tools(env, 1, ""))

@@ -6,6 +6,7 @@
 #include <switchboard/store/conversation_store.hpp>
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 
 #include <fstream>
 
@@ -332,6 +333,7 @@ TEST_F(AgentCli, ModelsListsTheEndpointsModels) {
 #include <thread>
 #include <pty.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 namespace switchboard::test {
 namespace {
@@ -447,6 +449,58 @@ TEST_F(AgentCli, StatusListsTheForksOtherProcessesAreRunning) {
     cli_in(env, "--config " + cfg + " status", status_out);
     EXPECT_EQ(status_out.find("Running forks:"), std::string::npos) << status_out;
     EXPECT_FALSE(fs::exists(dir.path / "run/switchboard") && !fs::is_empty(dir.path / "run/switchboard"));
+}
+
+// `status --json` lists them too ({"servers": [...], "forks": [...]}): kind, agent, the context it was forked from,
+// its leased servers, how long it has run, and the process running it.
+TEST_F(AgentCli, StatusJsonListsTheRunningForksWithTheirParentContext) {
+    fs::create_directories(dir.path / ".switchboard/agents");
+    std::ofstream(dir.path / ".switchboard/agents/waiter.md")
+        << "---\nname: waiter\ndescription: Waits.\nmcp: [demo]\ntools: []\n---\nYou wait.\n";
+    FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("agent__waiter", R"({"task": "wait"})") +
+                               R"(]}, {"toolCalls": [)" + tool_call("slow", R"({"seconds": 3, "steps": 3})") +
+                               R"(]}, {"content": "waited"}, {"content": "done"}])");
+    ASSERT_TRUE(fake.running());
+    const auto cfg = config(fake);
+    const auto env = "cd " + dir.path.string() + " && XDG_RUNTIME_DIR=" + (dir.path / "run").string() + " ";
+    const auto status = [&] {
+        std::string out;
+        cli_in(env, "--config " + cfg + " status --json", out);
+        const auto pos = out.find("{\"servers\"");  // after any warning on stderr
+        json::error_code ec;
+        auto v = json::parse(pos == std::string::npos ? std::string() : out.substr(pos), ec);
+        return ec || !v.is_object() ? json::object() : v.as_object();
+    };
+    std::string run_out;
+    std::thread runner([&] { cli_in(env, "--config " + cfg + " run 'wait a bit' --yes --no-store", run_out); });
+    json::object seen;
+    for (int i = 0; i < 50 && seen.empty(); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        auto s = status();
+        if (s.contains("forks") && !s.at("forks").as_array().empty()) seen = std::move(s);
+    }
+    runner.join();
+    ASSERT_FALSE(seen.empty()) << run_out;
+    EXPECT_EQ(seen.at("servers").as_array().at(0).at("name").as_string(), "demo");
+    const auto& forks = seen.at("forks").as_array();
+    ASSERT_EQ(forks.size(), 1u) << json::serialize(seen);
+    const auto& f = forks[0].as_object();
+    EXPECT_EQ(f.at("kind").as_string(), "agent");
+    EXPECT_EQ(f.at("name").as_string(), "waiter");
+    EXPECT_EQ(f.at("parent").as_string(), "main");  // run's conversation is on the main context
+    EXPECT_EQ(f.at("depth").as_int64(), 1);
+    ASSERT_EQ(f.at("servers").as_array().size(), 1u);
+    EXPECT_EQ(f.at("servers").as_array()[0].as_string(), "demo");
+    EXPECT_GE(f.at("elapsedMs").as_int64(), 0);
+    EXPECT_LT(f.at("elapsedMs").as_int64(), 60'000);
+    EXPECT_GT(f.at("startedAtMs").as_int64(), 0);
+    EXPECT_GT(f.at("pid").as_int64(), 0);
+    EXPECT_NE(f.at("pid").as_int64(), ::getpid());  // the run's process, not the test's
+    EXPECT_NE(run_out.find("done"), std::string::npos) << run_out;
+    // Once it ended: an empty list, not a missing one.
+    const auto after = status();
+    ASSERT_TRUE(after.contains("forks")) << run_out;
+    EXPECT_TRUE(after.at("forks").as_array().empty()) << json::serialize(after);
 }
 
 }  // namespace

@@ -50,8 +50,9 @@ TEST_F(Cli, StatusJsonReportsEveryServer) {
     std::string out;
     auto cfg = demo_config();
     EXPECT_EQ(cli("--config " + cfg + " status --json", out), 1) << out;  // one server is broken
-    auto v = json::parse(out.substr(out.find('[')));
-    const auto& arr = v.as_array();
+    auto v = json::parse(out.substr(out.find("{\"servers\"")));
+    EXPECT_TRUE(v.at("forks").is_array());  // the running forks (agent_cli_test.cpp shows one)
+    const auto& arr = v.at("servers").as_array();
     ASSERT_EQ(arr.size(), 3u);
     const auto& a = arr[0].as_object();
     EXPECT_EQ(a.at("name").as_string(), "a");
@@ -78,7 +79,7 @@ TEST_F(Cli, StatusJsonIsValidUtf8WhenAServerPrintsInvalidBytes) {
     json::error_code ec;
     auto v = json::parse(out, ec);  // Boost.JSON rejects invalid UTF-8 in strings
     ASSERT_FALSE(ec) << ec.message() << ": " << out;
-    const std::string tail(v.as_array().at(0).at("stderrTail").as_string());
+    const std::string tail(v.at("servers").as_array().at(0).at("stderrTail").as_string());
     EXPECT_NE(tail.find("fatal: \uFFFD\uFFFD bad bytes"), std::string::npos) << tail;
 }
 
@@ -103,7 +104,7 @@ TEST_F(Cli, TheOfficialSdkV2ServerOverStdioInTheModernEraWithoutNoise) {
                             R"(/sdk2_stdio_server.mjs"], "startupTimeoutMs": 60000}}})");
     std::string out;
     ASSERT_EQ(cli("--config " + cfg + " status --json", out), 0) << out;
-    const auto status = json::parse(out).as_array().at(0);
+    const auto status = json::parse(out).at("servers").as_array().at(0);
     EXPECT_EQ(status.at("era").as_string(), "modern");
     EXPECT_EQ(status.at("protocolVersion").as_string(), "2026-07-28");
     EXPECT_EQ(status.at("tools").as_int64(), 2);

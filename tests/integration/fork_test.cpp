@@ -1,6 +1,7 @@
 // Agents and skills in forked contexts (agent/fork.hpp) with real processes and the scripted model: a lazy server's
 // process exists only while the fork that declared it runs; the main context's requests never carry its tools; two
-// forks share one process; required and optional servers; a server dying mid-fork; inline skills; no self-calls.
+// forks share one process; required and optional servers; a server dying mid-fork; inline skills; no self-calls;
+// approvals shared live between the conversation and its forks.
 #include "agent_harness.hpp"
 #include "coro_test.hpp"
 
@@ -33,6 +34,7 @@ class Fork : public ::testing::Test {
 protected:
     TempDir dir;
     std::optional<host::ToolCatalog> search_;  ///< set: the main conversation offers tool search (forks follow)
+    bool yes_ = true;                          ///< false: calls are approved by the observer's ask_approval
     fs::path pids() const { return dir.path / "notes.pids"; }
     /// An eager demo server "main" and a lazy one "notes" (with the extra tool echo_1) that records its pid.
     host::Config config() const {
@@ -54,8 +56,8 @@ protected:
         r.main = host::Context::create(r.pool, host::ContextOptions{});
         auto llm = std::make_shared<llm::Client>(ex, fake.settings());
         r.conversation = std::make_unique<agent::Conversation>(r.main, llm, agent::LoopOptions{});
-        r.conversation->approvals().all = true;
-        agent::ForkEnvironment env{r.pool, r.main, llm, std::move(defs), r.conversation->approvals()};
+        r.conversation->approvals().all = yes_;
+        agent::ForkEnvironment env{r.pool, r.main, llm, std::move(defs), r.conversation->shared_approvals()};
         *env.tool_search = search_;
         for (auto& t : agent::fork_tools(env, 1, "")) r.conversation->add_local_tool(std::move(t));
         r.pool->start();
@@ -132,6 +134,89 @@ TEST_F(Fork, WithToolSearchOnAForkOffersItToo) {
         EXPECT_TRUE(has(fork_tools, "search_tools"));
         EXPECT_TRUE(has(fork_tools, "call_tool"));
         EXPECT_TRUE(has(fork_tools, "echo_1"));  // its declared server's own tools as before
+        co_await rig.pool->shutdown();
+    });
+}
+
+// The fork shares the conversation's approvals, not a copy taken when it started: the user allows the fork's server
+// in the parent (the web UI's switches, or an answer given for another fork) while the fork runs, and the fork's next
+// call runs without asking.
+TEST_F(Fork, AnApprovalTheParentGivesWhileAForkRunsCoversTheForksNextCall) {
+    yes_ = false;
+    FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("agent__researcher", R"({"task": "Look twice."})") +
+                               R"(]}, {"toolCalls": [)" + tool_call("echo_1", R"({"message": "one"})") +
+                               R"(]}, {"toolCalls": [)" + tool_call("echo_1", R"({"message": "two"})") +
+                               R"(]}, {"content": "Looked twice."}, {"content": "Done."}])");
+    ASSERT_TRUE(fake.running());
+    run([&]() -> awaitable<void> {
+        std::vector<agent::Definition> defs{researcher()};  // built before the co_await (GCC 12)
+        auto rig = co_await start(fake, std::move(defs));
+        int asked = 0;
+        rig.observer.ask_approval = [&](const agent::ApprovalRequest& r) -> awaitable<agent::Decision> {
+            ++asked;
+            EXPECT_EQ(r.server, "notes");
+            // Once for the first call; a second question would be a copy's doing: denied, so that it shows.
+            co_return asked == 1 ? agent::Decision::allow_once : agent::Decision::deny;
+        };
+        std::vector<agent::ToolCallRecord> fork_calls;
+        rig.observer.on_tool_end = [&](const agent::ToolCallRecord& record, const llm::ToolExecutionResult&) {
+            if (record.name != "echo_1") return;
+            fork_calls.push_back(record);
+            // Between the fork's two calls, the user allows the server in the parent conversation.
+            if (fork_calls.size() == 1)
+                rig.conversation->approvals().remember(agent::Decision::always_server, "", "notes");
+        };
+        auto result = co_await rig.conversation->send("Ask the researcher.", rig.observer);
+        EXPECT_EQ(result.stop, agent::StopReason::done) << result.error;
+        EXPECT_EQ(result.answer, "Done.");
+        EXPECT_EQ(asked, 1);
+        CO_ASSERT_EQ(fork_calls.size(), 2u);
+        EXPECT_FALSE(fork_calls[0].denied);
+        EXPECT_FALSE(fork_calls[1].denied);
+        EXPECT_FALSE(fork_calls[1].is_error);
+        auto bodies = co_await fake.request_bodies();
+        CO_ASSERT_EQ(bodies.size(), 5u);
+        const auto main_result = message_text(bodies[4].at("messages").as_array().back());
+        EXPECT_NE(main_result.find("2 tool calls: echo_1"), std::string::npos) << main_result;
+        EXPECT_EQ(main_result.find("failed"), std::string::npos) << main_result;
+        co_await rig.pool->shutdown();
+    });
+}
+
+// An "always for this tool" answered for a fork's call is the conversation's: the next fork of the agent does not
+// ask again, and it is kept as server__tool, so the main context's own tool of the same name (another server's) still
+// asks.
+TEST_F(Fork, AnAlwaysGivenForAForksCallIsTheConversationsUnderTheToolsServer) {
+    yes_ = false;
+    FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("agent__researcher", R"({"task": "one"})") +
+                               R"(]}, {"toolCalls": [)" + tool_call("echo", R"({"message": "a"})") +
+                               R"(]}, {"content": "a"}, {"toolCalls": [)" +
+                               tool_call("agent__researcher", R"({"task": "two"})") + R"(]}, {"toolCalls": [)" +
+                               tool_call("echo", R"({"message": "b"})") + R"(]}, {"content": "b"}, {"toolCalls": [)" +
+                               tool_call("echo", R"({"message": "c"})") + R"(]}, {"content": "done"}])");
+    ASSERT_TRUE(fake.running());
+    run([&]() -> awaitable<void> {
+        std::vector<agent::Definition> defs{researcher()};  // built before the co_await (GCC 12)
+        auto rig = co_await start(fake, std::move(defs));
+        std::vector<std::string> asked;  // server of each question
+        rig.observer.ask_approval = [&](const agent::ApprovalRequest& r) -> awaitable<agent::Decision> {
+            asked.push_back(r.server);
+            EXPECT_EQ(r.name, "echo");
+            co_return asked.size() == 1 ? agent::Decision::always_tool : agent::Decision::allow_once;
+        };
+        auto result = co_await rig.conversation->send("Twice, then yourself.", rig.observer);
+        EXPECT_EQ(result.stop, agent::StopReason::done) << result.error;
+        EXPECT_EQ(result.answer, "done");
+        // The first fork's echo (notes) asked; the second fork's did not; the main context's echo (main) did.
+        CO_ASSERT_EQ(asked.size(), 2u);
+        EXPECT_EQ(asked[0], "notes");
+        EXPECT_EQ(asked[1], "main");
+        const auto& approvals = rig.conversation->approvals();
+        EXPECT_EQ(approvals.tools.count("notes__echo"), 1u);
+        EXPECT_EQ(approvals.tools.count("echo"), 0u);
+        CO_ASSERT_EQ(result.tool_calls.size(), 3u);
+        EXPECT_EQ(result.tool_calls[2].server, "main");
+        EXPECT_FALSE(result.tool_calls[2].denied);
         co_await rig.pool->shutdown();
     });
 }

@@ -105,12 +105,13 @@ protected:
     json::object stats() { return json::parse(get(as_->port, "/admin/stats").body).as_object(); }
 
     json::object server_status(const std::string& out) {
-        const auto pos = out.find("[{");  // stderr lines ([warning] ...) may come first
+        const auto pos = out.find("{\"servers\"");  // stderr lines ([warning] ...) may come first
         json::error_code ec;
         auto v = json::parse(
             pos == std::string::npos ? "" : std::string_view(out).substr(pos, out.find('\n', pos) - pos), ec);
-        if (ec || !v.is_array()) return {};
-        for (const auto& s : v.as_array())
+        const auto* servers = ec || !v.is_object() ? nullptr : v.as_object().if_contains("servers");
+        if (!servers || !servers->is_array()) return {};
+        for (const auto& s : servers->as_array())
             if (s.at("name").as_string() == "remote") return s.as_object();
         return {};
     }

@@ -1,6 +1,7 @@
 // The agent layer's pure parts: schema normalisation for strict endpoints, approvals, elicitation checks, sampling
 // requests as chat messages, file URIs.
 #include <switchboard/agent/approvals.hpp>
+#include <switchboard/agent/fork_registry.hpp>
 #include <switchboard/agent/server_requests.hpp>
 #include <switchboard/agent/tool_runner.hpp>
 #include <switchboard/agent/tool_schema.hpp>
@@ -8,6 +9,10 @@
 #include <gtest/gtest.h>
 
 #include <boost/json/parse.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
 
 namespace switchboard::agent {
 namespace {
@@ -66,6 +71,53 @@ TEST(Approvals, PatternsRememberedAndAll) {
     Approvals all;
     all.all = true;
     EXPECT_TRUE(all.allows("x", "y", "x"));
+}
+
+// What a fork remembers for "always for this tool" (server__tool) counts under any exposed name of that tool, and
+// for no other server's tool of the same name.
+TEST(Approvals, AQualifiedToolCountsUnderAnyExposedNameOfThatServersTool) {
+    Approvals a;
+    a.remember(Decision::always_tool, "notes__echo", "notes");
+    EXPECT_TRUE(a.allows("echo", "notes", "echo"));  // exposed bare in the fork, or in another context
+    EXPECT_TRUE(a.allows("notes__echo", "notes", "echo"));
+    EXPECT_FALSE(a.allows("echo", "main", "echo"));  // the parent's own echo is another server's
+    EXPECT_FALSE(a.allows("main__echo", "main", "echo"));
+}
+
+// The published file names the context each fork came from; a file written before that field existed still reads.
+TEST(ForkRegistry, PublishesTheParentContextAndReadsFilesWithoutIt) {
+    const auto dir = std::filesystem::temp_directory_path() / ("sb-forks-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    {
+        ForkRegistry registry(dir);
+        RunningFork f;
+        f.kind = "agent";
+        f.name = "researcher";
+        f.parent = "web:12";
+        f.depth = 1;
+        f.servers = {"notes"};
+        f.started_at_ms = 1700000000000;
+        registry.add(f);
+        auto read = read_published_forks(dir);
+        ASSERT_EQ(read.size(), 1u);
+        EXPECT_EQ(read[0].pid, ::getpid());
+        ASSERT_EQ(read[0].forks.size(), 1u);
+        EXPECT_EQ(read[0].forks[0].parent, "web:12");
+        EXPECT_EQ(read[0].forks[0].name, "researcher");
+        EXPECT_EQ(read[0].forks[0].servers, std::vector<std::string>{"notes"});
+        EXPECT_EQ(read[0].forks[0].started_at_ms, 1700000000000);
+    }
+    EXPECT_TRUE(read_published_forks(dir).empty());  // removed with the last fork (here: the registry)
+    // An older process's file (this process's pid, so that it counts as live): no "parent".
+    std::ofstream(dir / ("forks-" + std::to_string(::getpid()) + ".json"))
+        << R"({"pid": 1, "forks": [{"kind": "skill", "name": "old", "depth": 2, "servers": [], "startedAtMs": 5}]})";
+    auto read = read_published_forks(dir);
+    ASSERT_EQ(read.size(), 1u);
+    ASSERT_EQ(read[0].forks.size(), 1u);
+    EXPECT_EQ(read[0].forks[0].name, "old");
+    EXPECT_EQ(read[0].forks[0].depth, 2);
+    EXPECT_EQ(read[0].forks[0].parent, "");
+    std::filesystem::remove_all(dir);
 }
 
 TEST(Elicitation, AnswersCheckedAgainstTheFormSchema) {

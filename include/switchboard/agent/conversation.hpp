@@ -120,7 +120,13 @@ public:
     host::Context& context() { return *context_; }
     llm::Client& llm() { return *llm_; }
     const std::shared_ptr<llm::Client>& llm_ptr() const { return llm_; }
-    Approvals& approvals() { return approvals_; }
+    Approvals& approvals() { return *approvals_; }
+    /// The approvals object itself, for a fork to share (agent/fork.hpp).
+    const std::shared_ptr<Approvals>& shared_approvals() const { return approvals_; }
+    /// Uses `approvals` (a parent conversation's) instead of an own object: what either remembers, both see at once.
+    /// "Always for this tool" is then remembered as `server__tool`, since this conversation's exposed names are its
+    /// context's, not the owner's. Null: ignored.
+    void share_approvals(std::shared_ptr<Approvals> approvals);
     /// Changeable between runs (the web UI's model picker and turn limit).
     LoopOptions& loop_options() { return options_; }
     const std::vector<llm::Message>& messages() const { return messages_; }
@@ -166,7 +172,8 @@ private:
     std::shared_ptr<host::Context> context_;
     std::shared_ptr<llm::Client> llm_;
     LoopOptions options_;
-    Approvals approvals_;
+    std::shared_ptr<Approvals> approvals_ = std::make_shared<Approvals>();
+    bool shared_approvals_ = false;  // share_approvals(): remember tools as server__tool
     std::vector<llm::Message> messages_;
     std::vector<LocalTool> local_tools_;
     std::optional<std::int64_t> learned_window_;

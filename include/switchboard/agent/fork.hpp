@@ -33,7 +33,11 @@ struct ForkEnvironment {
     std::shared_ptr<host::Context> main;  ///< whose tools a definition's `tools` list picks from
     std::shared_ptr<llm::Client> llm;     ///< the configured model (a definition's `model` gets its own client)
     std::vector<Definition> definitions;  ///< every agent and skill, for `agent:` and for nested agent tools
-    Approvals approvals;                  ///< what the fork's own tool calls may run without asking
+    /// What the fork's own tool calls may run without asking: the approvals object of the conversation the fork
+    /// was started from (Conversation::shared_approvals), shared, not copied. An "always" given in the parent while
+    /// the fork runs counts for the fork's next call; one given for a fork's call counts for the parent, the other
+    /// forks and the conversation's store (see agent/approvals.hpp). Null: nothing runs without asking.
+    std::shared_ptr<Approvals> approvals;
     /// Skills served over MCP loaded so far, shared by the whole tree (what read_skill_file may read).
     std::shared_ptr<LoadedSkills> loaded_skills = std::make_shared<LoadedSkills>();
     /// The model the main conversation asks for now (the web UI's model picker; empty or null: the client's). A
@@ -41,6 +45,9 @@ struct ForkEnvironment {
     std::shared_ptr<const std::string> model{};
     /// Where running forks are recorded (and published for `switchboard status`); null: nowhere.
     std::shared_ptr<ForkRegistry> registry{};
+    /// The name of the context forks are started from, as status shows it (RunningFork::parent): empty, `main`'s
+    /// name; a fork's nested agents get the fork's context ("agent:<name>").
+    std::string parent{};
     /// Set (shared by every copy) once the main conversation offers tool search: forks offer it too, over the same
     /// catalog, so an agent reaches lazy servers it did not declare through search_tools / call_tool.
     std::shared_ptr<std::optional<host::ToolCatalog>> tool_search =

@@ -3,8 +3,10 @@
 // /tmp/switchboard-<uid>), rewritten atomically when a fork starts or ends and removed when none runs. A file whose
 // process is gone is stale: readers ignore and remove it.
 //
-//   {"pid": 123, "forks": [{"kind": "agent", "name": "researcher", "depth": 1, "servers": ["notes"],
-//                           "startedAtMs": 1700000000000}]}
+//   {"pid": 123, "forks": [{"kind": "agent", "name": "researcher", "parent": "main", "depth": 1,
+//                           "servers": ["notes"], "startedAtMs": 1700000000000}]}
+//
+// Readers take what they know and ignore the rest; "parent" was added later (a file without it reads as "").
 //
 // Thread-safety: on one thread (the pool's executor); the files are written and read with plain file calls (a few
 // hundred bytes, on a tmpfs in the usual case).
@@ -22,6 +24,7 @@ namespace switchboard::agent {
 struct RunningFork {
     std::string kind;  ///< "agent" or "skill"
     std::string name;
+    std::string parent;  ///< the context it was forked from ("main", "web:12", "gateway:3", "agent:<name>")
     int depth = 1;
     std::vector<std::string> servers;  ///< the servers it declared (leased for it)
     std::int64_t started_at_ms = 0;    ///< Unix time
