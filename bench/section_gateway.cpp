@@ -5,6 +5,12 @@
 // the client is never the limit: 1 client calling in sequence (p50, p99, calls/s), then 50 clients (50 sessions, each
 // calling in sequence) for calls/s. Our client speaks 2026-07-28 to ours and to the demo server, 2025-11-25 to the TS
 // SDK v1 gateway (the newest it knows). Rounds interleave the three; the best of each is kept.
+//
+// CPU per forwarded call: the kernel's own accounting of the server processes (the first field of
+// /proc/PID/task/*/schedstat, ns on CPU, summed over threads), read before and after N sequential keep-alive calls
+// from one client, for the gateway process and for its upstream (its child, the demo server over stdio) apart; the
+// client's CPU is not counted. Ours in both eras (a legacy session: 2025-11-25 handshake and Mcp-Session-Id; and
+// stateless 2026-07-28), the TS SDK gateway (node + its upstream) in the legacy era, the only one it speaks.
 #include "harness.hpp"
 #include "server_process.hpp"
 #include "sync.hpp"
@@ -20,6 +26,9 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
 
 #include <unistd.h>
 
@@ -39,16 +48,21 @@ std::string trimmed(std::string s) {
     return s;
 }
 
-awaitable<std::shared_ptr<mcp::ClientSession>> open_session(std::string url) {
+// `era`: the protocol to speak without probing; default: probe (2026-07-28 with ours, legacy with the TS SDK v1).
+awaitable<std::shared_ptr<mcp::ClientSession>> open_session(std::string url, std::optional<mcp::Era> era) {
     auto ex = co_await asio::this_coro::executor;
     transport::HttpClientOptions ho;
     ho.server_name = "bench";
     auto ch = transport::make_streamable_http_channel(ex, url, ho);
     mcp::ClientOptions co;
     co.server_name = "bench";
+    co.known_era = era;
     auto s = co_await mcp::ClientSession::connect(ex, ch, co);
     if (!s) throw std::runtime_error("connect " + url + ": " + s.error().message);
     co_return *s;
+}
+awaitable<std::shared_ptr<mcp::ClientSession>> open_session(std::string url) {
+    return open_session(std::move(url), std::nullopt);
 }
 
 // The upstream itself over stdio, as the gateway reaches it.
@@ -77,6 +91,124 @@ awaitable<void> echo_calls(std::shared_ptr<mcp::ClientSession> s, int n, std::ve
         if (us) us->push_back(std::chrono::duration<double, std::micro>(clock::now() - t0).count());
     }
 }
+
+// ---- CPU accounting of other processes ----------------------------------------------------------------------------
+
+// ns on CPU per thread of a process: the first field of /proc/PID/task/TID/schedstat (sum_exec_runtime).
+std::map<int, std::int64_t> thread_cpu_ns(int pid) {
+    std::map<int, std::int64_t> out;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(fmt::format("/proc/{}/task", pid), ec)) {
+        std::ifstream in(e.path() / "schedstat");
+        std::int64_t ns = 0;
+        if (in >> ns) out[std::stoi(e.path().filename().string())] = ns;
+    }
+    return out;
+}
+
+// Direct children: /proc/PID/task/*/children when the kernel has it (CONFIG_PROC_CHILDREN), else a scan of every
+// /proc/N/stat for its parent (field 4, after the command name in parentheses).
+std::vector<int> children_of(int pid) {
+    std::set<int> out;
+    std::error_code ec;
+    bool have_children_file = false;
+    for (const auto& e : std::filesystem::directory_iterator(fmt::format("/proc/{}/task", pid), ec)) {
+        std::ifstream in(e.path() / "children");
+        if (!in) continue;
+        have_children_file = true;
+        for (int c = 0; in >> c;) out.insert(c);
+    }
+    if (!have_children_file) {
+        for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+            const auto name = e.path().filename().string();
+            if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+            std::ifstream in(e.path() / "stat");
+            std::string stat((std::istreambuf_iterator<char>(in)), {});
+            const auto close = stat.rfind(')');
+            if (close == std::string::npos) continue;
+            std::istringstream rest(stat.substr(close + 1));
+            std::string state;
+            int ppid = 0;
+            if (rest >> state >> ppid && ppid == pid) out.insert(std::stoi(name));
+        }
+    }
+    return {out.begin(), out.end()};
+}
+
+std::vector<int> descendants_of(int pid) {
+    std::vector<int> out;
+    for (int c : children_of(pid)) {
+        out.push_back(c);
+        for (int d : descendants_of(c)) out.push_back(d);
+    }
+    return out;
+}
+
+// CPU snapshots of a set of processes; `since` gives the ns spent since an earlier snapshot. A thread that ended in
+// between takes its time with it (schedstat is per live thread): `lost_threads` says so.
+struct CpuSnapshot {
+    std::map<int, std::map<int, std::int64_t>> by_pid;
+    static CpuSnapshot of(const std::vector<int>& pids) {
+        CpuSnapshot s;
+        for (int p : pids) s.by_pid[p] = thread_cpu_ns(p);
+        return s;
+    }
+    std::int64_t since(const CpuSnapshot& before, bool* lost_threads) const {
+        std::int64_t ns = 0;
+        for (const auto& [pid, threads] : by_pid) {
+            const auto b = before.by_pid.find(pid);
+            for (const auto& [tid, t] : threads) {
+                std::int64_t t0 = 0;
+                if (b != before.by_pid.end())
+                    if (auto i = b->second.find(tid); i != b->second.end()) t0 = i->second;
+                ns += t - t0;
+            }
+            if (b != before.by_pid.end())
+                for (const auto& [tid, t] : b->second)
+                    if (!threads.contains(tid) && lost_threads) *lost_threads = true;
+        }
+        return ns;
+    }
+};
+
+// µs of CPU per call in the gateway process and in its upstream (every descendant of it), one measurement window.
+struct CpuPerCall {
+    double gateway_us = 0;
+    double upstream_us = 0;
+    int calls = 0;
+    bool lost_threads = false;
+    double total_us() const { return gateway_us + upstream_us; }
+};
+
+// `calls` sequential keep-alive tools/call echo from one session, after 200 to warm up; the client is this process,
+// so its CPU is not in either number.
+CpuPerCall measure_cpu(const std::string& url, int gateway_pid, std::optional<mcp::Era> era, int calls) {
+    asio::io_context io;
+    auto s = run_sync(io, open_session(url, era));
+    run_sync(io, echo_calls(s, 200, nullptr));
+    const auto up = descendants_of(gateway_pid);
+    if (up.empty()) throw std::runtime_error("the gateway has no upstream child process");
+    const auto g0 = CpuSnapshot::of({gateway_pid});
+    const auto u0 = CpuSnapshot::of(up);
+    run_sync(io, echo_calls(s, calls, nullptr));
+    const auto g1 = CpuSnapshot::of({gateway_pid});
+    const auto u1 = CpuSnapshot::of(up);
+    run_sync(io, s->close());
+    CpuPerCall out;
+    out.calls = calls;
+    out.gateway_us = static_cast<double>(g1.since(g0, &out.lost_threads)) / 1e3 / calls;
+    out.upstream_us = static_cast<double>(u1.since(u0, &out.lost_threads)) / 1e3 / calls;
+    return out;
+}
+
+// The window with the cheapest gateway, kept whole (its upstream from the same window).
+struct BestCpu {
+    std::optional<CpuPerCall> c;
+    std::string error;
+    void keep(const CpuPerCall& m) {
+        if (!c || m.gateway_us < c->gateway_us) c = m;
+    }
+};
 
 struct Numbers {
     Latencies one;        ///< 1 client, sequential
@@ -133,19 +265,85 @@ struct Best {
     }
 };
 
+// The CPU rows: the gateway against its own upstream in each era (<= 2x), and against the TS SDK gateway (>= 10x
+// lower, both in the legacy era, the protocol the TS SDK v1 gateway speaks).
+void cpu_rows(std::vector<Row>& rows, const BestCpu& legacy, const BestCpu& modern, const BestCpu& ts) {
+    auto lost = [](const CpuPerCall& c) {
+        return c.lost_threads ? "; a thread ended during the window: its time is missing" : "";
+    };
+    auto vs_upstream = [&](const BestCpu& b, std::string era) {
+        const auto metric = fmt::format("gateway CPU per forwarded call, {} (vs its stdio upstream's own)", era);
+        if (!b.c) return failed(metric, b.error);
+        const auto& c = *b.c;
+        Row r;
+        r.metric = metric;
+        r.unit = "µs CPU";
+        r.ours = c.gateway_us;
+        r.peer = c.upstream_us;
+        r.peer_name = "demo server (upstream, stdio)";
+        r.target = "<= 2x the upstream";
+        judge(r, c.gateway_us / c.upstream_us, 2.0, true, "x the upstream");
+        r.note += fmt::format("; {} calls, schedstat of both processes{}", c.calls, lost(c));
+        return r;
+    };
+    rows.push_back(vs_upstream(legacy, "legacy session (2025-11-25, Mcp-Session-Id)"));
+    rows.push_back(vs_upstream(modern, "stateless 2026-07-28"));
+
+    const std::string metric = "gateway CPU per forwarded call, legacy session (vs the TS SDK gateway's node process)";
+    if (!legacy.c || !ts.c) {
+        rows.push_back(failed(metric, !legacy.c ? legacy.error : ts.error));
+        return;
+    }
+    Row r;
+    r.metric = metric;
+    r.unit = "µs CPU";
+    r.ours = legacy.c->gateway_us;
+    r.peer = ts.c->gateway_us;
+    r.peer_name = "TS SDK gateway (node)";
+    r.target = ">= 10x lower than TS SDK";
+    judge(r, ts.c->gateway_us / legacy.c->gateway_us, 10.0, false, "x lower");
+    if (modern.c) r.note += fmt::format("; ours in stateless 2026-07-28: {:.1f} µs", modern.c->gateway_us);
+    r.note += fmt::format("; TS SDK {} calls{}", ts.c->calls, lost(*ts.c));
+    rows.push_back(std::move(r));
+
+    Row t;
+    t.metric = "gateway + upstream CPU per forwarded call, legacy session (vs the TS SDK gateway + its upstream)";
+    t.unit = "µs CPU";
+    t.ours = legacy.c->total_us();
+    t.peer = ts.c->total_us();
+    t.peer_name = "TS SDK gateway + demo server";
+    t.note = fmt::format("the same demo server upstream: ours {:.1f} µs (spoken to in 2026-07-28), the TS SDK's {:.1f} "
+                         "µs (legacy)",
+                         legacy.c->upstream_us, ts.c->upstream_us);
+    rows.push_back(std::move(t));
+}
+
 std::vector<Row> run_gateway(const Context& ctx) {
     const int rounds = ctx.quick ? 1 : 2;
     const int calls = ctx.quick ? 1000 : 5000, each = ctx.quick ? 40 : 200;
     const auto config = std::filesystem::temp_directory_path() / fmt::format("switchboard-bench-gw-{}.json", ::getpid());
     std::ofstream(config) << R"({"mcpServers": {"demo": {"command": ")" << ctx.demo() << R"("}}})";
 
+    const int cpu_calls = ctx.quick ? 2000 : 5000, ts_cpu_calls = ctx.quick ? 1000 : 4000;
     Best ours, direct, stdio, ts;
+    BestCpu cpu_legacy, cpu_modern, cpu_ts;
     for (int round = 0; round < rounds; ++round) {
         try {
             ServerProcess gw({ctx.bin_dir + "/switchboard", "--config", config.string(), "serve", "--port", "0",
                               "--quiet"},
                              {});
-            ours.keep(measure(trimmed(gw.wait_listening()), calls, each));
+            const auto url = trimmed(gw.wait_listening());
+            ours.keep(measure(url, calls, each));
+            try {
+                cpu_legacy.keep(measure_cpu(url, gw.pid(), mcp::Era::legacy, cpu_calls));
+            } catch (const std::exception& e) {
+                cpu_legacy.error = e.what();
+            }
+            try {
+                cpu_modern.keep(measure_cpu(url, gw.pid(), mcp::Era::modern, cpu_calls));
+            } catch (const std::exception& e) {
+                cpu_modern.error = e.what();
+            }
         } catch (const std::exception& e) {
             ours.error = e.what();
         }
@@ -165,7 +363,13 @@ std::vector<Row> run_gateway(const Context& ctx) {
             ServerProcess peer({ctx.node, ctx.peers_dir + "/ts_gateway.mjs", "--port", std::to_string(port),
                                 "--command", ctx.demo()},
                                {});
-            ts.keep(measure(trimmed(peer.wait_listening()), ctx.quick ? 500 : 2000, ctx.quick ? 10 : 40));
+            const auto url = trimmed(peer.wait_listening());
+            ts.keep(measure(url, ctx.quick ? 500 : 2000, ctx.quick ? 10 : 40));
+            try {
+                cpu_ts.keep(measure_cpu(url, peer.pid(), mcp::Era::legacy, ts_cpu_calls));
+            } catch (const std::exception& e) {
+                cpu_ts.error = e.what();
+            }
         } catch (const std::exception& e) {
             ts.error = e.what();
         }
@@ -226,6 +430,7 @@ std::vector<Row> run_gateway(const Context& ctx) {
         r.note = fmt::format("demo --http p50 {:.1f} µs", direct.n->one.percentile(50));
         rows.push_back(std::move(r));
     }
+    cpu_rows(rows, cpu_legacy, cpu_modern, cpu_ts);
     return rows;
 }
 

@@ -70,13 +70,15 @@ awaitable<void> pipelined_worker(std::shared_ptr<mcp::ClientSession> s, int* iss
     }
 }
 
-Measured measure_ours(const std::string& url, int n, int pipelined) {
+// `era`: the protocol to speak without probing (http_seq's `legacy`); default: probe.
+Measured measure_ours(const std::string& url, int n, int pipelined, std::optional<mcp::Era> era = std::nullopt) {
     asio::io_context io;
     transport::HttpClientOptions ho;
     ho.server_name = "bench";
     auto ch = transport::make_streamable_http_channel(io.get_executor(), url, ho);
     mcp::ClientOptions co;
     co.server_name = "bench";
+    co.known_era = era;
     auto session = run_sync(io, mcp::ClientSession::connect(io.get_executor(), ch, co));
     if (!session) throw std::runtime_error("connect: " + session.error().message);
     Measured warm, m;
@@ -191,11 +193,13 @@ std::vector<Row> run(const Context& ctx) {
     return rows;
 }
 
-// `switchboard-bench --child http_seq URL N` makes N sequential calls to URL (after 200 to warm up), for counting
-// system calls and instructions per call by hand (bench/README.md), as stdio_seq does for stdio.
+// `switchboard-bench --child http_seq URL N [legacy]` makes N sequential calls to URL (after 200 to warm up), for
+// counting system calls and instructions per call by hand (bench/README.md), as stdio_seq does for stdio; `legacy`
+// speaks 2025-11-25 (initialize, Mcp-Session-Id) instead of probing.
 json::object http_seq_child(const std::vector<std::string>& args) {
     const int n = std::stoi(args.at(2));  // args.at(0) is the bin dir
-    auto m = measure_ours(args.at(1), n, 0);
+    const auto era = args.size() > 3 && args[3] == "legacy" ? std::optional<mcp::Era>(mcp::Era::legacy) : std::nullopt;
+    auto m = measure_ours(args.at(1), n, 0, era);
     json::object out;
     out["host_pid"] = ::getpid();
     out["p50_us"] = m.seq.percentile(50);

@@ -66,6 +66,9 @@ public:
     ServerProcess(const ServerProcess&) = delete;
     ServerProcess& operator=(const ServerProcess&) = delete;
 
+    /// The process started (the gateway section reads its CPU time and finds its children through /proc).
+    pid_t pid() const { return pid_; }
+
     /// The text after "listening on " in the server's stderr, within 30 s; throws otherwise.
     std::string wait_listening() const {
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);

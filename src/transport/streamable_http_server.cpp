@@ -332,7 +332,8 @@ awaitable<void> HttpServer::Impl::deliver(Responder& res, std::shared_ptr<Stream
     }
     if (ok && sse) ok = co_await res.end_stream();
     if (ok && !sse && !ended && !pipe->disconnected) {
-        Reply r = json_reply(d.unanswered_status, d.unanswered_body);
+        Reply r = json_reply(d.unanswered_status, error_body(d.unanswered_code, std::string(d.unanswered_message),
+                                                             d.unanswered_id, nullptr));
         if (!d.session_id.empty()) r.headers.emplace_back("Mcp-Session-Id", d.session_id);
         co_await res.send(std::move(r));
     }

@@ -116,9 +116,12 @@ struct DeliverOptions {
     bool priming = false;    // send an empty event carrying an id first
     std::string session_id;  // echoed as Mcp-Session-Id
     std::function<void()> on_disconnect;
-    // Sent when the stream ends before any answer (its session ended): never leave the client waiting.
+    // Sent when the stream ends before any answer (its session ended): never leave the client waiting. The error's
+    // body is built only then, not for every request (2.5 k instructions a request).
     bhttp::status unanswered_status = bhttp::status::internal_server_error;
-    std::string unanswered_body;
+    int unanswered_code = -32603;
+    std::string_view unanswered_message;  // a string literal
+    boost::json::value unanswered_id;
 };
 
 }  // namespace switchboard::transport::streamable

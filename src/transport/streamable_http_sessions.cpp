@@ -234,8 +234,9 @@ awaitable<void> HttpServer::Impl::handle_legacy(ServerRequest& req, Responder& r
     d.priming = s->version >= "2025-11-25";
     d.session_id = s->id;
     d.unanswered_status = bhttp::status::not_found;
-    d.unanswered_body =
-        error_body(code_session_not_found, "Session ended before the request was answered", msg.id, nullptr);
+    d.unanswered_code = code_session_not_found;
+    d.unanswered_message = "Session ended before the request was answered";
+    d.unanswered_id = msg.id;
     std::weak_ptr<Session> weak = s;
     d.on_disconnect = [weak] {
         // Legacy: a dropped connection is not a cancellation; the answer waits in the stream's log.

@@ -228,8 +228,9 @@ awaitable<void> HttpServer::Impl::handle_modern(ServerRequest& req, Responder& r
 
     DeliverOptions d;
     d.sse_ok = sse_ok;
-    d.unanswered_body =
-        error_body(-32603, "Internal error: the request ended without an answer", st->request_id, nullptr);
+    d.unanswered_code = -32603;
+    d.unanswered_message = "Internal error: the request ended without an answer";
+    d.unanswered_id = st->request_id;
     d.on_disconnect = [weak] {
         // Closing the response stream is the cancellation signal of 2026-07-28.
         auto sp = weak.lock();
