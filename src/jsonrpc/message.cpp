@@ -201,18 +201,29 @@ void finish(std::string& out) {
     if (out.size() == out.capacity()) out.reserve(out.size() + 1);  // room for the framing's newline
 }
 
-}  // namespace
-
-std::string serialize_request(const Id& id, std::string_view method, const json::value& params) {
-    std::string out = start(&id);
+// The start of a request (`id` given) or a notification (none): the envelope, the id, the method.
+inline std::string start_call(const Id* id, std::string_view method) {
+    std::string out = start(id);
     out.append(R"(,"method":)");
     append_json(out, method);
+    return out;
+}
+
+// A request or a notification whose params are written as they are (null: none).
+inline std::string serialize_call(const Id* id, std::string_view method, const json::value& params) {
+    std::string out = start_call(id, method);
     if (!params.is_null()) {
         out.append(R"(,"params":)");
         append_json(out, params);
     }
     finish(out);
     return out;
+}
+
+}  // namespace
+
+std::string serialize_request(const Id& id, std::string_view method, const json::value& params) {
+    return serialize_call(&id, method, params);
 }
 
 MetaMembers::MetaMembers(const json::object& members) {
@@ -269,9 +280,7 @@ std::string serialize_request(const Id& id, std::string_view method, const json:
                               const MetaMembers& meta) {
     const auto* o = params.if_object();
     if (!o && !params.is_null()) return serialize_request(id, method, params);  // MCP params are objects
-    std::string out = start(&id);
-    out.append(R"(,"method":)");
-    append_json(out, method);
+    std::string out = start_call(&id, method);
     out.append(R"(,"params":)");
     append_with_meta(out, o, meta, std::string::npos);
     finish(out);
@@ -279,15 +288,7 @@ std::string serialize_request(const Id& id, std::string_view method, const json:
 }
 
 std::string serialize_notification(std::string_view method, const json::value& params) {
-    std::string out = start(nullptr);
-    out.append(R"(,"method":)");
-    append_json(out, method);
-    if (!params.is_null()) {
-        out.append(R"(,"params":)");
-        append_json(out, params);
-    }
-    finish(out);
-    return out;
+    return serialize_call(nullptr, method, params);
 }
 
 std::string serialize_result(const Id& id, const json::value& result) {

@@ -1,10 +1,10 @@
 // The legacy HTTP+SSE client channel (2024-11-05): one long GET carries everything the server sends; the first
 // `endpoint` event names where to POST; each message the client sends is its own POST, answered 202.
+#include "http_client_channel.hpp"
 #include "http_options.hpp"
 #include "message_queue.hpp"
 
 #include <switchboard/jsonrpc/message.hpp>
-#include <switchboard/core/as_tuple.hpp>
 #include <switchboard/core/task_group.hpp>
 #include <switchboard/http/client.hpp>
 #include <switchboard/http/sse_parser.hpp>
@@ -15,41 +15,20 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <deque>
-
 namespace switchboard::transport {
 
 namespace asio = boost::asio;
 namespace json = boost::json;
 using asio::awaitable;
-using http::Exchange;
-using http::Failure;
 using http::Fields;
 using http::SseEvent;
-using http::SseParser;
-using http::Url;
 using jsonrpc::Received;
 namespace bhttp = boost::beast::http;
 
-using core::as_tuple_awaitable;
+namespace {
 
-class SseChannel final : public jsonrpc::Channel {
-public:
-    struct State;
-    explicit SseChannel(std::shared_ptr<State> s) : s_(std::move(s)) {}
-    ~SseChannel() override;
-
-    awaitable<Received> read() override;
-    awaitable<boost::system::error_code> write(std::string message) override;
-    awaitable<void> close() override;
-    std::size_t max_message_size() const override;
-
-private:
-    std::shared_ptr<State> s_;
-};
-
-struct SseChannel::State : std::enable_shared_from_this<State> {
-    State(asio::any_io_executor e, HttpClientOptions o)
+struct SseState : std::enable_shared_from_this<SseState> {
+    SseState(asio::any_io_executor e, HttpClientOptions o)
         : ex(e),
           opts(std::move(o)),
           inbox(e),
@@ -61,9 +40,9 @@ struct SseChannel::State : std::enable_shared_from_this<State> {
     HttpClientOptions opts;
     detail::MessageQueue inbox;  // what read() hands out; ended when `closed` is set
     std::shared_ptr<http::Client> client;
-    Url url, endpoint;
-    std::unique_ptr<Exchange> stream;
-    SseParser parser;
+    http::Url url, endpoint;
+    std::unique_ptr<http::Exchange> stream;
+    http::SseParser parser;
     core::TaskGroup tasks;  // the GET stream pump: close() cancels and joins it
     bool closed = false;
 
@@ -83,10 +62,7 @@ struct SseChannel::State : std::enable_shared_from_this<State> {
         SseEvent ev;
         while (parser.next(ev)) {
             if (ev.kind == SseEvent::Kind::oversize) {
-                spdlog::warn("[{}] dropped an SSE event of {} bytes, over the {} byte limit", name(), ev.length,
-                             opts.max_message_size);
-                push(Received{Received::Kind::oversize, {}, ev.length, std::string(ev.head), std::string(ev.tail), {},
-                              nullptr});
+                detail::push_oversize(inbox, name(), ev, opts.max_message_size);
             } else if (ev.type == "endpoint") {
                 endpoint_ref = std::string(ev.data);
                 if (stop_at_endpoint) return;
@@ -128,7 +104,7 @@ struct SseChannel::State : std::enable_shared_from_this<State> {
         auto r = co_await client->send(endpoint, bhttp::verb::post, std::move(message), std::move(f));
         std::string problem;
         if (!r) {
-            if (r.error().kind == Failure::Kind::connect || r.error().kind == Failure::Kind::tls) {
+            if (r.error().kind == http::Failure::Kind::connect || r.error().kind == http::Failure::Kind::tls) {
                 finish(r.error().message);
                 co_return boost::system::error_code{};
             }
@@ -144,49 +120,31 @@ struct SseChannel::State : std::enable_shared_from_this<State> {
         if (!problem.empty()) {
             problem = client->scrub(std::move(problem));
             spdlog::warn("[{}] {}", name(), problem);
-            if (!id_json.empty()) {
-                json::object err;
-                err["code"] = jsonrpc::code::transport_error;
-                err["message"] = problem;
-                push(Received{Received::Kind::message,
-                              fmt::format(R"({{"jsonrpc":"2.0","id":{},"error":{}}})", id_json, json::serialize(err)),
-                              0,
-                              {},
-                              {},
-                              {}, nullptr});
-            }
+            if (!id_json.empty())
+                inbox.push_message(detail::error_response(id_json, jsonrpc::code::transport_error, std::move(problem)));
         }
         co_return boost::system::error_code{};
     }
+
+    // For StateChannel: close() ends the stream and waits for the pump; abandon() (on destruction) does not wait.
+    awaitable<void> close() {
+        finish("closed");
+        co_await tasks.shutdown();
+    }
+    void abandon() {
+        finish("closed");
+        tasks.cancel();
+    }
 };
 
-SseChannel::~SseChannel() {
-    s_->finish("closed");
-    s_->tasks.cancel();
-}
+using SseChannel = detail::StateChannel<SseState>;
 
-awaitable<Received> SseChannel::read() {
-    auto s = s_;
-    co_return co_await s->inbox.read();
-}
-
-awaitable<boost::system::error_code> SseChannel::write(std::string message) {
-    auto s = s_;
-    co_return co_await s->write(std::move(message));
-}
-
-awaitable<void> SseChannel::close() {
-    auto s = s_;
-    s->finish("closed");
-    co_await s->tasks.shutdown();
-}
-
-std::size_t SseChannel::max_message_size() const { return s_->opts.max_message_size; }
+}  // namespace
 
 awaitable<jsonrpc::Outcome<std::shared_ptr<jsonrpc::Channel>>> connect_sse_channel(asio::any_io_executor ex,
                                                                                    std::string url_text,
                                                                                    HttpClientOptions options) {
-    auto st = std::make_shared<SseChannel::State>(ex, std::move(options));
+    auto st = std::make_shared<SseState>(ex, std::move(options));
     const std::string name = st->name();
     auto error = [&](std::string why) {
         return jsonrpc::Error::make_local(jsonrpc::code::transport_error, st->client->scrub(std::move(why)));
@@ -199,7 +157,7 @@ awaitable<jsonrpc::Outcome<std::shared_ptr<jsonrpc::Channel>>> connect_sse_chann
     // The whole set-up (connect, the stream's header, the endpoint event) within the connect timeout.
     auto timed_out = std::make_shared<bool>(false);
     auto limit = std::make_shared<asio::steady_timer>(ex, st->opts.connect_timeout);
-    limit->async_wait([weak = std::weak_ptr<SseChannel::State>(st), timed_out](boost::system::error_code ec) {
+    limit->async_wait([weak = std::weak_ptr<SseState>(st), timed_out](boost::system::error_code ec) {
         if (ec) return;
         *timed_out = true;
         if (auto s = weak.lock()) s->client->close();

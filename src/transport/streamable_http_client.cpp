@@ -1,6 +1,7 @@
 // The Streamable HTTP client channel. write() looks at each outgoing message once (method, id, `_meta`) to derive
 // headers and the session's state; requests are POSTed in their own coroutines so that a slow call never delays the
 // others; every message received (JSON bodies, SSE events of POST replies, the GET stream) is queued for read().
+#include "http_client_channel.hpp"
 #include "http_options.hpp"
 #include "message_queue.hpp"
 
@@ -53,13 +54,6 @@ std::optional<json::value> parse_json(std::string_view text) {
     return v;
 }
 
-std::string error_response(std::string_view id_json, int code, std::string message) {
-    json::object err;
-    err["code"] = code;
-    err["message"] = std::move(message);
-    return fmt::format(R"({{"jsonrpc":"2.0","id":{},"error":{}}})", id_json, json::serialize(err));
-}
-
 std::string string_at(const json::object& o, std::string_view key) {
     const auto* v = o.if_contains(key);
     return v && v->is_string() ? std::string(v->get_string()) : std::string();
@@ -70,30 +64,13 @@ struct StreamEnd {
     Failure failure;     // otherwise
 };
 
-}  // namespace
-
-class StreamableHttpChannel final : public jsonrpc::Channel {
-public:
-    struct State;
-    explicit StreamableHttpChannel(std::shared_ptr<State> s) : s_(std::move(s)) {}
-    ~StreamableHttpChannel() override;
-
-    awaitable<Received> read() override;
-    awaitable<boost::system::error_code> write(std::string message) override;
-    awaitable<void> close() override;
-    std::size_t max_message_size() const override;
-
-private:
-    std::shared_ptr<State> s_;
-};
-
-struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
+struct StreamableHttpState : std::enable_shared_from_this<StreamableHttpState> {
     struct Inflight {
         std::shared_ptr<http::Abort> abort = std::make_shared<http::Abort>();  // closes whatever the request uses
         bool cancelled = false;
     };
 
-    State(asio::any_io_executor e, std::string url_text, HttpClientOptions o)
+    StreamableHttpState(asio::any_io_executor e, std::string url_text, HttpClientOptions o)
         : ex(e),
           opts(std::move(o)),
           inbox(e),
@@ -134,9 +111,7 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
     void push(Received r) { inbox.push(std::move(r)); }
 
     void push_error(const std::string& id_json, int code, std::string message) {
-        push(Received{
-            Received::Kind::message, error_response(id_json, code, client->scrub(std::move(message))), 0, {}, {}, {},
-            nullptr});
+        inbox.push_message(detail::error_response(id_json, code, client->scrub(std::move(message))));
     }
 
     void fail_channel(std::string reason) {
@@ -234,11 +209,7 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
             while (parser.next(ev)) {
                 if (ev.kind == SseEvent::Kind::oversize) {
                     saw_oversize = true;
-                    spdlog::warn("[{}] dropped an SSE event of {} bytes, over the {} byte limit", name(), ev.length,
-                                 opts.max_message_size);
-                    push(Received{
-                        Received::Kind::oversize, {}, ev.length, std::string(ev.head), std::string(ev.tail), {},
-                        nullptr});
+                    detail::push_oversize(inbox, name(), ev, opts.max_message_size);
                 } else if (ev.type == "message") {
                     on_message(ev.data);
                 }
@@ -618,35 +589,23 @@ struct StreamableHttpChannel::State : std::enable_shared_from_this<State> {
         client->close();
         co_await tasks.shutdown();
     }
+
+    // For StateChannel (the channel destroyed): everything ended at once, nothing waited for.
+    void abandon() {
+        closed = true;
+        inbox.end({});
+        client->close();
+        tasks.cancel();
+    }
 };
 
-StreamableHttpChannel::~StreamableHttpChannel() {
-    s_->closed = true;
-    s_->inbox.end({});
-    s_->client->close();
-    s_->tasks.cancel();
-}
+using StreamableHttpChannel = detail::StateChannel<StreamableHttpState>;
 
-awaitable<Received> StreamableHttpChannel::read() {
-    auto s = s_;
-    co_return co_await s->inbox.read();
-}
-
-awaitable<boost::system::error_code> StreamableHttpChannel::write(std::string message) {
-    auto s = s_;
-    co_return co_await s->write(std::move(message));
-}
-
-awaitable<void> StreamableHttpChannel::close() {
-    auto s = s_;
-    co_await s->close();
-}
-
-std::size_t StreamableHttpChannel::max_message_size() const { return s_->opts.max_message_size; }
+}  // namespace
 
 std::shared_ptr<jsonrpc::Channel> make_streamable_http_channel(asio::any_io_executor ex, std::string url,
                                                                HttpClientOptions options) {
-    auto state = std::make_shared<StreamableHttpChannel::State>(ex, std::move(url), std::move(options));
+    auto state = std::make_shared<StreamableHttpState>(ex, std::move(url), std::move(options));
     return std::make_shared<StreamableHttpChannel>(std::move(state));
 }
 

@@ -1,0 +1,124 @@
+// What the web UI tests share (web_ui.test.mjs: the servers, tools, resources, prompts and settings pages and the OAuth
+// login; web_ui_chat.test.mjs: the chat page): the binaries from the environment, `switchboard serve` and other
+// processes started and stopped, a page in Debian's chromium driven by playwright-core (from tests/peers).
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const { chromium } = createRequire(join(here, '..', 'peers', 'package.json'))('playwright-core');
+
+export const BIN = process.env.SWITCHBOARD_BIN && resolve(process.env.SWITCHBOARD_BIN);
+export const DEMO = process.env.SWITCHBOARD_DEMO && resolve(process.env.SWITCHBOARD_DEMO);
+export const CHROMIUM = '/usr/bin/chromium';
+// The README's screenshots are refreshed on request (SWITCHBOARD_SCREENSHOTS=docs/screenshots); a plain run writes
+// them to a temporary folder, so that running the tests does not change tracked files.
+export const SCREENSHOTS = process.env.SWITCHBOARD_SCREENSHOTS
+  ? resolve(process.env.SWITCHBOARD_SCREENSHOTS)
+  : mkdtempSync(join(tmpdir(), 'switchboard-screenshots-'));
+export const WAIT = 15_000;
+
+export const missing = [
+  !BIN && 'SWITCHBOARD_BIN',
+  !DEMO && 'SWITCHBOARD_DEMO',
+  !existsSync(CHROMIUM) && CHROMIUM,
+].filter(Boolean);
+
+/** Polls `check` until it returns a truthy value; fails with `what` after `timeout` ms. */
+export async function until(what, check, timeout = WAIT) {
+  const end = Date.now() + timeout;
+  let last;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > end) assert.fail(`timed out waiting for ${what}${last ? `: ${last.message}` : ''}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * Starts `command args` and resolves with the first match of `pattern` in its output (`stream`: stdout or stderr),
+ * failing if it exits first. Returns the process too, and a function giving all of that output so far. `env`: the
+ * variables to set besides ours.
+ */
+export function startAndWaitFor(command, args, stream, pattern, name, cwd, env) {
+  const proc = spawn(command, args, {
+    cwd,
+    env: env ? { ...process.env, ...env } : process.env,
+    stdio: ['ignore', stream === 'stdout' ? 'pipe' : 'ignore', 'pipe'],
+  });
+  let out = '';
+  const output = () => out;
+  const match = new Promise((ok, fail) => {
+    const timer = setTimeout(() => fail(new Error(`${name} did not say where it listens; output:\n${out}`)), WAIT);
+    proc[stream].setEncoding('utf8');
+    proc[stream].on('data', (chunk) => {
+      out += chunk;
+      const m = pattern.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        ok(m);
+      }
+    });
+    proc.on('exit', (code) => fail(new Error(`${name} exited (${code}); output:\n${out}`)));
+  });
+  return { proc, output, match };
+}
+
+/** `switchboard serve` on a free port (in `cwd`, else ours); resolves with the process and the page's URL. */
+export async function serveGateway(args, cwd) {
+  const { proc, output, match } = startAndWaitFor(
+    BIN,
+    [...args, 'serve', '--port', '0', '--quiet'],
+    'stderr',
+    /listening on (http:\/\/127\.0\.0\.1:\d+)\/mcp/,
+    'serve',
+    cwd,
+  );
+  const m = await match;
+  return { proc, base: `${m[1]}/`, output };
+}
+
+export async function stopProcess(proc) {
+  if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+  const exited = new Promise((r) => proc.once('exit', r));
+  proc.kill('SIGTERM');
+  const timer = setTimeout(() => proc.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(timer);
+}
+
+export async function launchBrowser() {
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  return browser;
+}
+
+/** A browser with one 1280x800 page, light; the page's uncaught errors go to `errors`. */
+export async function openPage(errors) {
+  const browser = await launchBrowser();
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 }, colorScheme: 'light' });
+  page.setDefaultTimeout(WAIT);
+  page.on('pageerror', (e) => errors.push(e.message));
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  return { browser, page };
+}
