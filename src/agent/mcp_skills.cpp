@@ -37,12 +37,57 @@ asio::awaitable<std::optional<std::string>> read_checked(std::shared_ptr<mcp::Cl
     co_return bytes;
 }
 
+// Adds the entries one server lists (live, or from the catalog) under the naming rule of add_mcp_skills.
+void add_listed(const std::string& server, std::vector<mcp::Skill> listed, bool from_catalog,
+                std::vector<Definition>& definitions, std::vector<std::string>& notes) {
+    for (auto& skill : listed) {
+        Definition d;
+        d.kind = Definition::Kind::skill;
+        d.name = skill.name();
+        d.description = skill.description();
+        d.origin = "mcp:" + server;
+        d.required = {server};
+        d.fork = false;  // until its SKILL.md says `context: fork`
+        d.from_catalog = from_catalog;
+        if (!is_valid_name(d.name)) {
+            notes.push_back(fmt::format("server \"{}\": skill {} left out: invalid name \"{}\"", server, skill.uri,
+                                        d.name));
+            continue;
+        }
+        if (taken(definitions, d.name)) {
+            auto renamed = fmt::format("{}-{}", server, d.name);
+            if (!is_valid_name(renamed) || taken(definitions, renamed)) {
+                notes.push_back(
+                    fmt::format("server \"{}\": skill \"{}\" left out: the name is taken", server, d.name));
+                continue;
+            }
+            notes.push_back(fmt::format("server \"{}\": skill \"{}\" offered as \"{}\" (the name is taken)", server,
+                                        d.name, renamed));
+            d.name = std::move(renamed);
+        }
+        d.served = std::move(skill);
+        definitions.push_back(std::move(d));
+    }
+}
+
 }  // namespace
 
+void add_catalog_skills(const host::ServerConfig& server, const host::ToolCatalog& catalog,
+                        std::vector<Definition>& definitions, std::vector<std::string>& notes) {
+    auto entry = catalog.load(server);
+    if (!entry || !entry->skills) return;
+    add_listed(server.name, std::move(*entry->skills), true, definitions, notes);
+}
+
 asio::awaitable<void> add_mcp_skills(std::shared_ptr<host::ServerPool> pool, std::vector<Definition>& definitions,
-                                     std::vector<std::string>& notes) {
+                                     std::vector<std::string>& notes, std::optional<host::ToolCatalog> catalog) {
     for (const auto& st : pool->status()) {
-        if (st.phase != host::Phase::connected) continue;
+        if (st.phase != host::Phase::connected) {
+            // A lazy server is not started to be asked: what it listed when it last ran, if recorded.
+            const auto* sc = pool->server_config(st.name);
+            if (catalog && sc && sc->lazy && sc->enabled) add_catalog_skills(*sc, *catalog, definitions, notes);
+            continue;
+        }
         auto session = co_await pool->session(st.name);
         if (!session || !(*session)->has_extension(mcp::skills_extension)) continue;
         std::vector<std::string> warnings;
@@ -52,42 +97,29 @@ asio::awaitable<void> add_mcp_skills(std::shared_ptr<host::ServerPool> pool, std
             notes.push_back(fmt::format("server \"{}\": skills/list failed: {}", st.name, listed.error().message));
             continue;
         }
-        for (auto& skill : *listed) {
-            Definition d;
-            d.kind = Definition::Kind::skill;
-            d.name = skill.name();
-            d.description = skill.description();
-            d.origin = "mcp:" + st.name;
-            d.required = {st.name};
-            d.fork = false;  // until its SKILL.md says `context: fork`
-            if (!is_valid_name(d.name)) {
-                notes.push_back(fmt::format("server \"{}\": skill {} left out: invalid name \"{}\"", st.name,
-                                            skill.uri, d.name));
-                continue;
-            }
-            if (taken(definitions, d.name)) {
-                auto renamed = fmt::format("{}-{}", st.name, d.name);
-                if (!is_valid_name(renamed) || taken(definitions, renamed)) {
-                    notes.push_back(fmt::format("server \"{}\": skill \"{}\" left out: the name is taken", st.name,
-                                                d.name));
-                    continue;
-                }
-                notes.push_back(fmt::format("server \"{}\": skill \"{}\" offered as \"{}\" (the name is taken)",
-                                            st.name, d.name, renamed));
-                d.name = std::move(renamed);
-            }
-            d.served = std::move(skill);
-            definitions.push_back(std::move(d));
-        }
+        add_listed(st.name, std::move(*listed), false, definitions, notes);
     }
+}
+
+asio::awaitable<void> add_mcp_skills(std::shared_ptr<host::ServerPool> pool, std::vector<Definition>& definitions,
+                                     std::vector<std::string>& notes) {
+    co_await add_mcp_skills(std::move(pool), definitions, notes, std::nullopt);
 }
 
 asio::awaitable<std::string> load_mcp_skill(std::shared_ptr<host::ServerPool> pool, Definition& d) {
     const auto server = d.required.front();  // a served skill's only server is its own (add_mcp_skills)
+    // Leased before it is asked: a dormant lazy server (a skill listed from the catalog) starts now, and stays up
+    // while the loaded copy runs (its fork takes a lease of its own too).
+    auto lease = co_await pool->acquire(server);
+    if (!lease)
+        co_return fmt::format("skill \"{}\": server \"{}\" is unavailable: {}", d.name, server, lease.error().message);
     auto session = co_await pool->session(server);
     if (!session)
         co_return fmt::format("skill \"{}\": server \"{}\" is unavailable: {}", d.name, server,
                               session.error().message);
+    if (!(*session)->has_extension(mcp::skills_extension))
+        co_return fmt::format("skill \"{}\": server \"{}\" no longer serves skills (it does not declare {})", d.name,
+                              server, mcp::skills_extension);
     auto skill = *d.served;
     std::string error;
     auto text = co_await read_checked(*session, skill, skill.uri, error);
@@ -120,6 +152,7 @@ asio::awaitable<std::string> load_mcp_skill(std::shared_ptr<host::ServerPool> po
     // Not taken from a served file: its `mcp:` / `mcpServers` (servers of ours, or processes to start) and its
     // `allowed-tools` (permissions). Its own server is what it declares.
     d.served = std::move(skill);
+    d.hold = std::make_shared<host::Lease>(std::move(*lease));
     co_return std::string();
 }
 
@@ -153,6 +186,11 @@ LocalTool read_skill_file_tool(std::shared_ptr<host::ServerPool> pool, std::shar
                                         Status::bad_arguments);
         auto server = entry->server;
         auto skill = entry->skill;
+        // Leased for the read: a lazy server may have stopped since the skill was loaded.
+        auto lease = co_await pool->acquire(server);
+        if (!lease)
+            co_return llm::error_result(call, server, fmt::format("server \"{}\" is unavailable: {}", server,
+                                                                  lease.error().message));
         auto session = co_await pool->session(server);
         if (!session)
             co_return llm::error_result(call, server, fmt::format("server \"{}\" is unavailable: {}", server,

@@ -112,7 +112,8 @@ std::vector<agent::Definition> load_definitions() {
 awaitable<std::vector<agent::Definition>> all_definitions(std::shared_ptr<host::ServerPool> pool) {
     auto definitions = load_definitions();
     std::vector<std::string> notes;
-    co_await agent::add_mcp_skills(pool, definitions, notes);
+    // A dormant lazy server's skills come from the catalog: it starts only when one of them runs.
+    co_await agent::add_mcp_skills(pool, definitions, notes, host::ToolCatalog::from_env(host::process_env()));
     for (const auto& n : notes) fmt::print(stderr, "switchboard: {}\n", n);
     co_return definitions;
 }

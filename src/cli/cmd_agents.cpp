@@ -1,8 +1,11 @@
 // `switchboard agents [--json]`: the agents and skills found from the working directory, the servers each declares,
-// and which of those are lazy or not configured. Reads files only: no server is started.
+// and which of those are lazy or not configured; then the skills the tool catalog recorded for the lazy servers
+// (served over MCP by a dormant server: it starts when one runs). Reads files only: no server is started.
 #include "cli.hpp"
 
 #include <switchboard/agent/definition.hpp>
+#include <switchboard/agent/mcp_skills.hpp>
+#include <switchboard/host/tool_catalog.hpp>
 
 #include <fmt/format.h>
 #include <boost/json/array.hpp>
@@ -70,11 +73,21 @@ std::string display_path(const fs::path& path, const agent::DiscoveryOptions& op
     return path.string();
 }
 
+// Where a definition is: its file, or for a served skill its SKILL.md's URI and server.
+std::string display_where(const Definition& d, const agent::DiscoveryOptions& options) {
+    if (!d.served) return display_path(d.path, options);
+    return fmt::format("{} ({}{})", d.served->uri, d.origin, d.from_catalog ? ", catalog" : "");
+}
+
 }  // namespace
 
 int agents(const host::Config& config, const GlobalOptions& g) {
     const auto options = agent::DiscoveryOptions::from_environment(fs::current_path());
-    const auto found = agent::discover(options);
+    auto found = agent::discover(options);
+    // The skills a dormant lazy server serves, as the catalog recorded them when it last ran (it is not started).
+    const auto catalog = host::ToolCatalog::from_env(host::process_env());
+    for (const auto& server : config.servers)
+        if (server.lazy && server.enabled) agent::add_catalog_skills(server, catalog, found.definitions, found.notes);
     for (const auto& e : found.errors) fmt::print(stderr, "switchboard: {}\n", e);
     for (const auto& n : found.notes) fmt::print(stderr, "switchboard: note: {}\n", n);
 
@@ -98,6 +111,14 @@ int agents(const host::Config& config, const GlobalOptions& g) {
             o["fork"] = d.fork;
             if (!d.model.empty()) o["model"] = d.model;
             if (!d.run_as.empty()) o["runAs"] = d.run_as;
+            if (d.served) {
+                // Served over MCP: by which server, from where this listing came ("catalog": the server is lazy
+                // and was not running; it starts when the skill runs), and the entry's SKILL.md.
+                o["served"] = json::object{{"server", d.required.front()},
+                                           {"source", d.from_catalog ? "catalog" : "server"},
+                                           {"dormant", d.from_catalog},
+                                           {"uri", d.served->uri}};
+            }
             out.push_back(std::move(o));
         }
         print_json(std::move(out));
@@ -118,7 +139,7 @@ int agents(const host::Config& config, const GlobalOptions& g) {
                 declared.push_back(
                     std::find(d.required.begin(), d.required.end(), name) != d.required.end() ? name : name + "?");
             rows.push_back({d.name, d.kind == Definition::Kind::agent ? "agent" : "skill", joined(declared),
-                            joined(s.lazy), joined(s.missing), display_path(d.path, options)});
+                            joined(s.lazy), joined(s.missing), display_where(d, options)});
         }
         std::size_t w[5] = {};
         for (const auto& r : rows) {

@@ -1,9 +1,11 @@
 // `switchboard catalog [--json]`: what the tool catalog (host/tool_catalog.hpp) holds for each lazy server.
-// `switchboard catalog refresh [SERVER...]`: starts each lazy server once (acquire, read its tools, release) and
-// records its tools; exit status 1 when one could not be started or recorded.
+// `switchboard catalog refresh [SERVER...]`: starts each lazy server once (acquire, read its tools and, when it
+// declares the Skills extension, list its skills, release) and records them; exit status 1 when one could not be
+// started or recorded.
 #include "cli.hpp"
 
 #include <switchboard/host/tool_catalog.hpp>
+#include <switchboard/mcp/skills.hpp>
 
 #include <fmt/format.h>
 #include <fmt/chrono.h>
@@ -54,6 +56,11 @@ awaitable<int> catalog(const host::Config& config, const GlobalOptions& g) {
                 for (const auto& t : entry->tools) names.push_back(json::string(t.name));
                 o["updated"] = entry->updated;
                 o["tools"] = std::move(names);
+                if (entry->skills) {
+                    json::array skills;
+                    for (const auto& sk : *entry->skills) skills.push_back(json::string(sk.name()));
+                    o["skills"] = std::move(skills);
+                }
             }
             out.push_back(std::move(o));
             continue;
@@ -67,6 +74,11 @@ awaitable<int> catalog(const host::Config& config, const GlobalOptions& g) {
         fmt::print("{}: {} tool{}, recorded {}{}\n", sc->name, names.size(), names.size() == 1 ? "" : "s",
                    when(entry->updated), current ? "" : " (stale: the config entry changed since)");
         if (!names.empty()) fmt::print("  {}\n", fmt::join(names, ", "));
+        if (entry->skills && !entry->skills->empty()) {
+            std::vector<std::string> skills;
+            for (const auto& sk : *entry->skills) skills.push_back(sk.name());
+            fmt::print("  skills: {}\n", fmt::join(skills, ", "));
+        }
     }
     if (g.json) print_json(std::move(out));
     co_return 0;
@@ -86,24 +98,39 @@ awaitable<int> catalog_refresh(const host::Config& config, const GlobalOptions& 
             auto lease = co_await h.pool->acquire(sc->name);
             std::string error;
             std::size_t count = 0;
+            std::optional<std::vector<mcp::Skill>> skills;
             if (!lease) {
                 error = lease.error().message;
             } else {
                 auto tools = h.pool->tools(sc->name);
                 count = tools ? tools->size() : 0;
-                if (!tools)
-                    error = "it listed no tools";
-                else
-                    store.save(*sc, *tools, &error);
+                if (!tools) error = "it listed no tools";
+                // Its skills too, when it serves them (Skills extension): what a dormant server's skills are offered
+                // from.
+                auto session = co_await h.pool->session(sc->name);
+                if (error.empty() && session && (*session)->has_extension(mcp::skills_extension)) {
+                    std::vector<std::string> warnings;
+                    auto listed = co_await mcp::list_skills(*session, warnings);
+                    for (const auto& w : warnings)
+                        fmt::print(stderr, "switchboard: {}: a skill is not recorded: {}\n", sc->name, w);
+                    if (listed)
+                        skills = std::move(*listed);
+                    else
+                        error = "skills/list failed: " + listed.error().message;
+                }
+                if (error.empty()) store.save(*sc, *tools, skills, &error);
                 lease->release();
             }
             if (!error.empty()) status = 1;
+            const std::size_t skill_count = skills ? skills->size() : 0;
             if (g.json) {
                 json::object o{{"server", sc->name}, {"ok", error.empty()}, {"tools", count}};
+                if (skills) o["skills"] = skill_count;
                 if (!error.empty()) o["error"] = error;
                 out.push_back(std::move(o));
             } else if (error.empty()) {
-                fmt::print("{}: {} tool{} recorded in {}\n", sc->name, count, count == 1 ? "" : "s",
+                fmt::print("{}: {} tool{}{} recorded in {}\n", sc->name, count, count == 1 ? "" : "s",
+                           skills ? fmt::format(" and {} skill{}", skill_count, skill_count == 1 ? "" : "s") : "",
                            store.file(sc->name).string());
             } else {
                 fmt::print(stderr, "switchboard: {}: {}\n", sc->name, error);

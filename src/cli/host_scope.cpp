@@ -36,6 +36,8 @@ awaitable<int> with_host(host::Config config, Settle settle, host::PoolOptions o
     h.pool->start();
     if (settle == Settle::all) co_await h.pool->wait_until_settled();
     const int code = co_await body(h);
+    // A lazy server this command started may still be listing its skills for the catalog: a moment for that.
+    co_await recorder.finish(std::chrono::seconds(2));
     h.main.reset();
     co_await h.pool->shutdown();
     co_return code;

@@ -1,5 +1,6 @@
 #include <switchboard/host/tool_catalog.hpp>
 
+#include <switchboard/core/as_tuple.hpp>
 #include <switchboard/core/atomic_file.hpp>
 
 #include <switchboard/host/pool.hpp>
@@ -10,17 +11,25 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <unistd.h>
 
 namespace switchboard::host {
 
+namespace asio = boost::asio;
 namespace json = boost::json;
 namespace fs = std::filesystem;
 
@@ -94,6 +103,14 @@ std::optional<CatalogEntry> ToolCatalog::read(std::string_view server) const {
     if (const auto* tools = o->if_contains("tools"); tools && tools->is_array())
         for (const auto& t : tools->get_array())
             if (t.is_object()) e.tools.push_back(mcp::Tool::from_json(t));
+    // Absent in files written before skills were recorded: no skills, the rest as it was.
+    if (const auto* skills = o->if_contains("skills"); skills && skills->is_array()) {
+        e.skills.emplace();
+        for (const auto& entry : skills->get_array()) {
+            std::string ignored;  // an entry we cannot parse was not one the server could have listed
+            if (auto skill = mcp::parse_skill(entry, ignored)) e.skills->push_back(std::move(*skill));
+        }
+    }
     return e;
 }
 
@@ -107,6 +124,14 @@ std::optional<CatalogEntry> ToolCatalog::load(const ServerConfig& server) const 
 }
 
 bool ToolCatalog::save(const ServerConfig& server, const std::vector<mcp::Tool>& tools, std::string* error) const {
+    std::optional<std::vector<mcp::Skill>> skills;
+    if (auto current = read(server.name); current && current->config_hash == catalog_hash(server))
+        skills = std::move(current->skills);
+    return save(server, tools, skills, error);
+}
+
+bool ToolCatalog::save(const ServerConfig& server, const std::vector<mcp::Tool>& tools,
+                       const std::optional<std::vector<mcp::Skill>>& skills, std::string* error) const {
     auto fail = [&](std::string what) {
         if (error) *error = std::move(what);
         return false;
@@ -123,6 +148,26 @@ bool ToolCatalog::save(const ServerConfig& server, const std::vector<mcp::Tool>&
                      {"configHash", catalog_hash(server)},
                      {"updated", static_cast<std::int64_t>(now)},
                      {"tools", std::move(list)}};
+    if (skills) {
+        json::array entries;
+        for (const auto& skill : *skills) {
+            if (!skill.entry.empty()) {
+                entries.push_back(skill.entry);  // as the server sent it
+                continue;
+            }
+            json::object entry{{"uri", skill.uri}, {"frontmatter", skill.frontmatter}};
+            if (!skill.files) {
+                entry["resources"] = "dynamic";
+            } else {
+                json::array files;
+                for (const auto& f : *skill.files)
+                    files.push_back(json::object{{"uri", f.uri}, {"size", f.size}, {"digest", f.digest}});
+                entry["resources"] = std::move(files);
+            }
+            entries.push_back(std::move(entry));
+        }
+        doc["skills"] = std::move(entries);
+    }
     core::AtomicWriteOptions options;
     options.durable = false;  // a cache: losing it costs one listing
     if (auto why = core::write_file_atomically(file(server.name), json::serialize(doc), options); !why.empty())
@@ -130,14 +175,94 @@ bool ToolCatalog::save(const ServerConfig& server, const std::vector<mcp::Tool>&
     return true;
 }
 
-CatalogRecorder::CatalogRecorder(std::shared_ptr<ServerPool> pool, ToolCatalog catalog) : pool_(pool) {
+// Per server: a skill listing is running, and another is wanted once it ends (the resources changed meanwhile).
+struct CatalogRecorder::Listings {
+    std::map<std::string, bool, std::less<>> running;  // server → another listing wanted
+};
+
+namespace {
+
+// Lists a connected lazy server's skills and records them with its tools; again while a change came in meanwhile.
+asio::awaitable<void> record_skills(std::weak_ptr<ServerPool> weak, ToolCatalog catalog,
+                                    std::shared_ptr<CatalogRecorder::Listings> listings, std::string name) {
+    for (;;) {
+        listings->running[name] = false;
+        std::optional<std::vector<mcp::Skill>> skills;
+        std::string hash;
+        std::shared_ptr<mcp::ClientSession> session;
+        Lease lease;
+        {
+            auto p = weak.lock();
+            const auto* sc = p ? p->server_config(name) : nullptr;
+            // Never started for this: only a server that is up now is asked (session() would start a dormant one).
+            if (!sc || !sc->lazy || p->phase(name) != Phase::connected) break;
+            hash = catalog_hash(*sc);
+            auto s = co_await p->session(name);
+            if (!s) break;
+            session = std::move(*s);
+            if (session->has_extension(mcp::skills_extension)) {
+                // Held while it lists and until the skills are recorded (a connected server: nothing starts), so
+                // that a last release meanwhile does not stop it first: a first run that used it for a moment still
+                // records its skills. (Released at the end of this pass: a release may stop it at once.)
+                auto held = co_await p->acquire(name);
+                if (!held) break;
+                lease = std::move(*held);
+            }
+        }  // the pool is not kept alive by this task while it waits for the server
+        const bool list = session->has_extension(mcp::skills_extension);
+        if (list) {
+            std::vector<std::string> warnings;
+            auto listed = co_await mcp::list_skills(session, warnings);
+            for (const auto& w : warnings)
+                spdlog::debug("server \"{}\": a skill not recorded in the catalog: {}", name, w);
+            if (!listed) {
+                spdlog::debug("server \"{}\": skills/list failed; its catalog skills are left as they were: {}", name,
+                              listed.error().message);
+                if (!listings->running[name]) break;
+                continue;
+            }
+            skills = std::move(*listed);
+        }
+        session.reset();
+        auto p = weak.lock();
+        const auto* sc = p ? p->server_config(name) : nullptr;
+        // The entry changed, or the server went away, while it was listed: these skills are not the current ones.
+        if (!sc || catalog_hash(*sc) != hash || p->phase(name) != Phase::connected) break;
+        auto tools = p->tools(name);
+        const auto stored = catalog.read(name);
+        const bool had_skills = stored && stored->config_hash == hash && stored->skills;
+        if (tools && (list || had_skills)) {
+            std::string error;
+            if (!catalog.save(*sc, *tools, skills, &error))
+                spdlog::warn("server \"{}\": cannot record its skills in the catalog: {}", name, error);
+        }
+        if (!listings->running[name]) break;
+    }
+    listings->running.erase(name);
+}
+
+}  // namespace
+
+CatalogRecorder::CatalogRecorder(std::shared_ptr<ServerPool> pool, ToolCatalog catalog)
+    : pool_(pool), listings_(std::make_shared<Listings>()), tasks_(pool->executor()) {
     std::weak_ptr<ServerPool> weak = pool;
-    subscription_ = pool->events().subscribe([weak, catalog = std::move(catalog)](const Event& e) {
-        if (e.kind != Event::Kind::tools_changed || e.server.empty()) return;
+    subscription_ = pool->events().subscribe([this, weak, catalog = std::move(catalog)](const Event& e) {
+        if ((e.kind != Event::Kind::tools_changed && e.kind != Event::Kind::resources_changed) || e.server.empty())
+            return;
         auto p = weak.lock();
         if (!p) return;
         const auto* sc = p->server_config(e.server);
         if (!sc || !sc->lazy || p->phase(e.server) != Phase::connected) return;
+        if (e.kind == Event::Kind::resources_changed) {
+            // Skills are resources: a connect or a change of the list is when they are listed again.
+            if (auto it = listings_->running.find(e.server); it != listings_->running.end()) {
+                it->second = true;  // the running listing goes once more
+                return;
+            }
+            listings_->running[e.server] = false;
+            tasks_.spawn(record_skills(weak, catalog, listings_, e.server), "catalog: skills of " + e.server);
+            return;
+        }
         auto tools = p->tools(e.server);
         if (!tools) return;
         std::string error;
@@ -146,8 +271,16 @@ CatalogRecorder::CatalogRecorder(std::shared_ptr<ServerPool> pool, ToolCatalog c
     });
 }
 
+asio::awaitable<void> CatalogRecorder::finish(std::chrono::milliseconds max) {
+    using namespace asio::experimental::awaitable_operators;
+    if (tasks_.size() == 0) co_return;
+    asio::steady_timer timer(co_await asio::this_coro::executor, max);
+    co_await (tasks_.join() || timer.async_wait(core::as_tuple_awaitable));
+}
+
 CatalogRecorder::~CatalogRecorder() {
     if (auto p = pool_.lock()) p->events().unsubscribe(subscription_);
+    tasks_.cancel();
 }
 
 }  // namespace switchboard::host

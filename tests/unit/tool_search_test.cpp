@@ -1,11 +1,14 @@
 // Tool search (agent/tool_search.hpp): the tokenizer, BM25 ranking, the automatic rule; the catalog files
-// (host/tool_catalog.hpp): atomic writes, invalidation by the config entry's hash, filters applied on load; the
-// config's toolSearch key.
+// (host/tool_catalog.hpp): atomic writes, invalidation by the config entry's hash, filters applied on load, the
+// skills a lazy server serves recorded beside its tools (and offered from there, agent/mcp_skills.hpp); the config's
+// toolSearch key.
+#include <switchboard/agent/mcp_skills.hpp>
 #include <switchboard/agent/tool_search.hpp>
 #include <switchboard/host/config.hpp>
 #include <switchboard/host/tool_catalog.hpp>
 
 #include <gtest/gtest.h>
+#include <boost/json/parse.hpp>
 
 #include <cmath>
 #include <filesystem>
@@ -194,6 +197,117 @@ TEST(ToolCatalog, AnUnreadableOrForeignFileIsNoEntry) {
     EXPECT_FALSE(catalog.read("lazyserver"));
     std::ofstream(dir.path / "lazyserver.json") << R"({"server": "other", "tools": []})";
     EXPECT_FALSE(catalog.read("lazyserver"));
+}
+
+std::vector<mcp::Skill> one_skill(const std::string& name) {
+    const auto md = "---\nname: " + name + "\ndescription: Fills forms\n---\nDo it.\n";
+    const auto text = R"({"uri": "skill://)" + name + R"(/SKILL.md", "frontmatter": {"name": ")" + name +
+                      R"(", "description": "Fills forms", "context": "fork"}, "_meta": {"x": 1}, "resources": [
+                          {"uri": "skill://)" + name + R"(/SKILL.md", "size": )" + std::to_string(md.size()) +
+                      R"(, "digest": ")" + mcp::sha256_digest(md) + R"("}]})";
+    std::string error;
+    auto s = mcp::parse_skill(json::parse(text), error);
+    EXPECT_TRUE(s) << error;
+    return s ? std::vector<mcp::Skill>{*s} : std::vector<mcp::Skill>{};
+}
+
+TEST(ToolCatalog, RecordsSkillsEntriesAsListedAndKeepsThemWhenOnlyToolsAreSaved) {
+    CatalogDir dir;
+    host::ToolCatalog catalog(dir.path / "catalog");
+    auto server = lazy_server();
+    std::string error;
+    ASSERT_TRUE(catalog.save(server, two_tools(), one_skill("pdf-forms"), &error)) << error;
+    auto loaded = catalog.load(server);
+    ASSERT_TRUE(loaded && loaded->skills);
+    ASSERT_EQ(loaded->skills->size(), 1u);
+    const auto& skill = loaded->skills->front();
+    EXPECT_EQ(skill.name(), "pdf-forms");
+    EXPECT_EQ(skill.uri, "skill://pdf-forms/SKILL.md");
+    ASSERT_TRUE(skill.files);
+    EXPECT_EQ(skill.files->front().digest, one_skill("pdf-forms").front().files->front().digest);
+    EXPECT_TRUE(skill.entry.contains("_meta"));  // the entry as the server sent it
+    EXPECT_EQ(mcp::string_field(skill.frontmatter, "context"), "fork");
+
+    // A tool list recorded later (tools_changed) keeps the skills of the current entry.
+    ASSERT_TRUE(catalog.save(server, {two_tools()[0]}, &error)) << error;
+    loaded = catalog.load(server);
+    ASSERT_TRUE(loaded && loaded->skills);
+    EXPECT_EQ(loaded->tools.size(), 1u);
+    EXPECT_EQ(loaded->skills->size(), 1u);
+    // Not those of an entry recorded for another command: they are another server's.
+    auto changed = server;
+    changed.args.push_back("--other");
+    ASSERT_TRUE(catalog.save(changed, two_tools(), &error)) << error;
+    loaded = catalog.load(changed);
+    ASSERT_TRUE(loaded);
+    EXPECT_FALSE(loaded->skills);
+    // nullopt: no skills key (a server without the extension).
+    ASSERT_TRUE(catalog.save(server, two_tools(), std::nullopt, &error)) << error;
+    std::ifstream in(catalog.file("lazyserver"));
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    EXPECT_EQ(text.find("\"skills\""), std::string::npos) << text;
+}
+
+TEST(ToolCatalog, AFileWithoutSkillsFromAnOlderVersionStillLoads) {
+    CatalogDir dir;
+    host::ToolCatalog catalog(dir.path);
+    fs::create_directories(dir.path);
+    auto server = lazy_server();
+    std::ofstream(dir.path / "lazyserver.json")
+        << R"({"server": "lazyserver", "configHash": ")" << host::catalog_hash(server)
+        << R"(", "updated": 1700000000, "tools": [{"name": "echo_1", "inputSchema": {"type": "object"}}]})";
+    auto loaded = catalog.load(server);
+    ASSERT_TRUE(loaded);
+    ASSERT_EQ(loaded->tools.size(), 1u);
+    EXPECT_EQ(loaded->tools[0].name, "echo_1");
+    EXPECT_EQ(loaded->updated, 1700000000);
+    EXPECT_FALSE(loaded->skills);
+    // Offering skills from it finds none, and says nothing.
+    std::vector<Definition> defs;
+    std::vector<std::string> notes;
+    add_catalog_skills(server, catalog, defs, notes);
+    EXPECT_TRUE(defs.empty());
+    EXPECT_TRUE(notes.empty());
+    // A malformed entry in a skills list is left out; the others load.
+    std::ofstream(dir.path / "lazyserver.json")
+        << R"({"server": "lazyserver", "configHash": ")" << host::catalog_hash(server)
+        << R"(", "tools": [], "skills": [{"uri": "skill://x/SKILL.md"}, 7]})";
+    loaded = catalog.load(server);
+    ASSERT_TRUE(loaded && loaded->skills);
+    EXPECT_TRUE(loaded->skills->empty());
+}
+
+TEST(CatalogSkills, AreServedSkillDefinitionsMarkedAsFromTheCatalogAndALocalNameWins) {
+    CatalogDir dir;
+    host::ToolCatalog catalog(dir.path);
+    auto server = lazy_server();
+    auto skills = one_skill("pdf-forms");
+    auto other = one_skill("report");
+    skills.push_back(other.front());
+    std::string error;
+    ASSERT_TRUE(catalog.save(server, two_tools(), skills, &error)) << error;
+    std::vector<Definition> defs(1);
+    defs[0].kind = Definition::Kind::skill;
+    defs[0].name = "report";  // a local skill of the same name
+    std::vector<std::string> notes;
+    add_catalog_skills(server, catalog, defs, notes);
+    ASSERT_EQ(defs.size(), 3u);
+    EXPECT_EQ(defs[1].name, "pdf-forms");
+    EXPECT_EQ(defs[1].origin, "mcp:lazyserver");
+    EXPECT_EQ(defs[1].required, std::vector<std::string>{"lazyserver"});
+    EXPECT_TRUE(defs[1].from_catalog);
+    ASSERT_TRUE(defs[1].served);
+    EXPECT_EQ(defs[1].served->uri, "skill://pdf-forms/SKILL.md");
+    EXPECT_TRUE(defs[1].body.empty());  // nothing read before it runs
+    EXPECT_EQ(defs[2].name, "lazyserver-report");
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_NE(notes[0].find("offered as \"lazyserver-report\""), std::string::npos) << notes[0];
+    // A stale entry (the command changed) offers nothing.
+    auto changed = server;
+    changed.command = "other";
+    std::vector<Definition> none;
+    add_catalog_skills(changed, catalog, none, notes);
+    EXPECT_TRUE(none.empty());
 }
 
 TEST(ConfigToolSearch, IsAKnownTopLevelKey) {

@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -56,6 +57,11 @@ struct Definition {
     /// A skill served over MCP (origin "mcp:<server>"): the server's entry. Its SKILL.md is read, checked against the
     /// entry and parsed only when the skill runs (agent/mcp_skills.hpp); until then `body` is empty.
     std::optional<mcp::Skill> served;
+    /// A served skill listed from the tool catalog (host/tool_catalog.hpp): its lazy server was not running, and is
+    /// started (leased) only when the skill runs.
+    bool from_catalog = false;
+    /// What a loaded copy holds while it runs (load_mcp_skill: the lease on its server); empty in listed definitions.
+    std::shared_ptr<void> hold;
 };
 
 /// Names of agents and skills: 1 to 64 of a-z, 0-9, '-', '_' (Claude Code's rule, plus '_').

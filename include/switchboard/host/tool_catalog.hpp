@@ -2,23 +2,33 @@
 // (agent/tool_search.hpp) without starting it.
 //
 // One file per server, `<dir>/<server>.json`, where dir is `$XDG_CACHE_HOME/switchboard/catalog` (else
-// `~/.cache/switchboard/catalog`): {"server", "configHash", "updated" (Unix seconds), "tools": [MCP tool objects]}.
+// `~/.cache/switchboard/catalog`): {"server", "configHash", "updated" (Unix seconds), "tools": [MCP tool objects],
+// "skills": [skills/list entries]}. "skills" is there only for a server that declares the Skills extension
+// (mcp/skills.hpp): its entries as the server sent them (uri, frontmatter, files with sizes and digests), so that a
+// dormant server's skills can be offered (agent/mcp_skills.hpp); a file without it (one written before skills were
+// recorded, or by a server without the extension) loads with no skills.
 // Written atomically (a temporary file in the same directory, then rename). An entry is only used while its
 // configHash matches the server's config entry (the fields that say what runs: type, command, args, env, cwd, url,
 // headers, caFile), so an edited entry invalidates it; the allowedTools/excludedTools filters are applied when the
 // catalog is read, not stored.
 //
 // CatalogRecorder keeps the files current: it records a lazy server's tool list whenever the pool says it connected
-// or its list changed (Event::tools_changed while connected).
+// or its list changed (Event::tools_changed while connected), and its skills (skills/list, asked in the background)
+// when it connected or its resources changed (Event::resources_changed while connected).
 //
 // Thread-safety: ToolCatalog is a plain value (file operations are synchronous and small); CatalogRecorder lives on
 // the pool's executor.
 #pragma once
 
+#include <switchboard/core/task_group.hpp>
 #include <switchboard/host/config.hpp>
 #include <switchboard/host/events.hpp>
+#include <switchboard/mcp/skills.hpp>
 #include <switchboard/mcp/types.hpp>
 
+#include <boost/asio/awaitable.hpp>
+
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -39,6 +49,9 @@ struct CatalogEntry {
     std::string config_hash;
     std::int64_t updated = 0;  ///< Unix seconds
     std::vector<mcp::Tool> tools;
+    /// The server's skills (Skills extension entries). nullopt: none recorded (the server does not declare the
+    /// extension, or the file predates skills); an empty list: it declares the extension and serves none.
+    std::optional<std::vector<mcp::Skill>> skills;
 };
 
 class ToolCatalog {
@@ -55,14 +68,20 @@ public:
     std::optional<CatalogEntry> read(std::string_view server) const;
     /// The stored entry when it was recorded for this config entry; its tools filtered by allowedTools/excludedTools.
     std::optional<CatalogEntry> load(const ServerConfig& server) const;
-    /// Writes the entry (creating the directory); false with `error` set when it could not.
+    /// Writes the entry (creating the directory); false with `error` set when it could not. The skills of the
+    /// stored entry are kept when it was recorded for this config entry.
     bool save(const ServerConfig& server, const std::vector<mcp::Tool>& tools, std::string* error = nullptr) const;
+    /// Writes the entry with these skills (nullopt: none recorded, the key is left out).
+    bool save(const ServerConfig& server, const std::vector<mcp::Tool>& tools,
+              const std::optional<std::vector<mcp::Skill>>& skills, std::string* error = nullptr) const;
 
 private:
     std::filesystem::path dir_;
 };
 
-/// Records each lazy server's tools into `catalog` whenever it connects or its tool list changes, until destroyed.
+/// Records each lazy server's tools into `catalog` whenever it connects or its tool list changes, and its skills when
+/// it connects or its resources change (listed in the background; a listing that fails leaves the file as it was),
+/// until destroyed.
 class CatalogRecorder {
 public:
     CatalogRecorder(std::shared_ptr<ServerPool> pool, ToolCatalog catalog);
@@ -70,9 +89,17 @@ public:
     CatalogRecorder(const CatalogRecorder&) = delete;
     CatalogRecorder& operator=(const CatalogRecorder&) = delete;
 
+    /// Waits (at most `max`) for the skill listings under way, so that a host about to shut down still records what
+    /// a server it started listed.
+    boost::asio::awaitable<void> finish(std::chrono::milliseconds max);
+
+    struct Listings;  // (internal) the skill listings running, per server
+
 private:
     std::weak_ptr<ServerPool> pool_;
     EventBus::Id subscription_ = 0;
+    std::shared_ptr<Listings> listings_;
+    core::TaskGroup tasks_;
 };
 
 }  // namespace switchboard::host
