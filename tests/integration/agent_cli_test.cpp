@@ -421,14 +421,18 @@ TEST_F(AgentCli, ChatAtATerminalStreamsDimmedReasoningAndCtrlCCancelsATurn) {
 namespace switchboard::test {
 namespace {
 
+// An agent, "waiter", whose fork runs the demo server's slow tool for 3 s: a fork that other processes can see.
+std::string waiter_fork_script(const fs::path& dir) {
+    fs::create_directories(dir / ".switchboard/agents");
+    std::ofstream(dir / ".switchboard/agents/waiter.md")
+        << "---\nname: waiter\ndescription: Waits.\nmcp: [demo]\ntools: []\n---\nYou wait.\n";
+    return R"([{"toolCalls": [)" + tool_call("agent__waiter", R"({"task": "wait"})") + R"(]}, {"toolCalls": [)" +
+           tool_call("slow", R"({"seconds": 3, "steps": 3})") + R"(]}, {"content": "waited"}, {"content": "done"}])";
+}
+
 // A fork that runs for a while is listed by `switchboard status` in another process, and gone once it ended.
 TEST_F(AgentCli, StatusListsTheForksOtherProcessesAreRunning) {
-    fs::create_directories(dir.path / ".switchboard/agents");
-    std::ofstream(dir.path / ".switchboard/agents/waiter.md")
-        << "---\nname: waiter\ndescription: Waits.\nmcp: [demo]\ntools: []\n---\nYou wait.\n";
-    FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("agent__waiter", R"({"task": "wait"})") +
-                               R"(]}, {"toolCalls": [)" + tool_call("slow", R"({"seconds": 3, "steps": 3})") +
-                               R"(]}, {"content": "waited"}, {"content": "done"}])");
+    FakeLlm fake(dir.path, waiter_fork_script(dir.path));
     ASSERT_TRUE(fake.running());
     const auto cfg = config(fake);
     const auto env = "cd " + dir.path.string() + " && XDG_RUNTIME_DIR=" + (dir.path / "run").string() + " ";
@@ -454,12 +458,7 @@ TEST_F(AgentCli, StatusListsTheForksOtherProcessesAreRunning) {
 // `status --json` lists them too ({"servers": [...], "forks": [...]}): kind, agent, the context it was forked from,
 // its leased servers, how long it has run, and the process running it.
 TEST_F(AgentCli, StatusJsonListsTheRunningForksWithTheirParentContext) {
-    fs::create_directories(dir.path / ".switchboard/agents");
-    std::ofstream(dir.path / ".switchboard/agents/waiter.md")
-        << "---\nname: waiter\ndescription: Waits.\nmcp: [demo]\ntools: []\n---\nYou wait.\n";
-    FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("agent__waiter", R"({"task": "wait"})") +
-                               R"(]}, {"toolCalls": [)" + tool_call("slow", R"({"seconds": 3, "steps": 3})") +
-                               R"(]}, {"content": "waited"}, {"content": "done"}])");
+    FakeLlm fake(dir.path, waiter_fork_script(dir.path));
     ASSERT_TRUE(fake.running());
     const auto cfg = config(fake);
     const auto env = "cd " + dir.path.string() + " && XDG_RUNTIME_DIR=" + (dir.path / "run").string() + " ";
