@@ -5,6 +5,8 @@
 #include <switchboard/mcp/skills.hpp>
 
 #include <boost/json/serialize.hpp>
+#include <boost/url/encode.hpp>
+#include <boost/url/rfc/unreserved_chars.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -52,18 +54,6 @@ std::string renamed_root(std::string_view root, std::string_view name) {
     return std::string(root.substr(0, slash + 1)) + std::string(name);
 }
 
-std::string percent_encode_segment(std::string_view segment) {
-    std::string out;
-    for (unsigned char c : segment) {
-        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
-            c == '_' || c == '~')
-            out += static_cast<char>(c);
-        else
-            out += fmt::format("%{:02X}", c);
-    }
-    return out;
-}
-
 std::optional<std::string> read_bytes(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) return std::nullopt;
@@ -75,14 +65,13 @@ std::optional<std::string> read_bytes(const fs::path& path) {
 struct Candidate {
     std::string server;
     mcp::Skill skill;
-    fs::path local_dir;  // a local skill
+    std::map<std::string, fs::path> local_files;  // a local skill: its files by URI
 };
 
 // A local skill folder as an entry: every regular file below it, within the extension's limits.
 std::optional<Candidate> local_candidate(const LocalSkill& local, std::string& problem) {
     Candidate c;
     c.server = "local";
-    c.local_dir = local.dir;
     const std::string root = "skill://" + local.name;
     c.skill.uri = root + std::string(skill_md_suffix);
     c.skill.frontmatter = json::object{{"name", local.name}, {"description", local.description}};
@@ -107,7 +96,9 @@ std::optional<Candidate> local_candidate(const LocalSkill& local, std::string& p
             return std::nullopt;
         }
         std::string uri = root;
-        for (const auto& part : fs::relative(path, local.dir)) uri += "/" + percent_encode_segment(part.string());
+        for (const auto& part : fs::relative(path, local.dir))
+            uri += "/" + boost::urls::encode(part.string(), boost::urls::unreserved_chars);
+        c.local_files[uri] = path;
         mcp::SkillFile f{uri, mcp::sha256_digest(*bytes), bytes->size()};
         resources.push_back(json::object{{"uri", f.uri}, {"digest", f.digest}, {"size", f.size}});
         c.skill.files->push_back(std::move(f));
@@ -145,42 +136,6 @@ json::object renamed_entry(const mcp::Skill& skill, const SkillRoute& route, std
 Error not_found(std::string_view what, std::string_view uri) {
     return Error{code::invalid_params, fmt::format("{} not found: no skill of this gateway holds {}", what, uri),
                  json::object{{"uri", uri}}};
-}
-
-int hex_digit(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-// A local skill's file: the path below its folder that `uri` names, never outside it; nullopt when there is none.
-std::optional<fs::path> local_file(const SkillRoute& route, std::string_view uri) {
-    fs::path path = route.local_dir;
-    std::string_view rest = uri.substr(route.exposed_root.size() + 1);
-    while (!rest.empty()) {
-        const auto slash = rest.find('/');
-        const auto segment = rest.substr(0, slash);
-        std::string decoded;
-        for (std::size_t i = 0; i < segment.size(); ++i) {
-            const int hi = i + 2 < segment.size() && segment[i] == '%' ? hex_digit(segment[i + 1]) : -1;
-            const int lo = hi >= 0 ? hex_digit(segment[i + 2]) : -1;
-            if (lo >= 0) {
-                decoded += static_cast<char>(hi * 16 + lo);
-                i += 2;
-            } else {
-                decoded += segment[i];
-            }
-        }
-        if (decoded.empty() || decoded == "." || decoded == ".." || decoded.find('/') != std::string::npos ||
-            decoded.find('\0') != std::string::npos)
-            return std::nullopt;
-        path /= decoded;
-        rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
-    }
-    std::error_code ec;
-    if (fs::is_symlink(path, ec) || !fs::is_regular_file(path, ec)) return std::nullopt;
-    return path;
 }
 
 json::object text_contents(std::string uri, std::string text, std::string_view mime) {
@@ -338,7 +293,7 @@ awaitable<std::shared_ptr<const SkillListing>> SkillDirectory::build() {
         servers_of[c.skill.uri].insert(c.server);
     }
     for (auto& c : candidates) {
-        SkillRoute route{c.server, root_of(c.skill.uri), root_of(c.skill.uri), std::nullopt, c.local_dir};
+        SkillRoute route{c.server, root_of(c.skill.uri), root_of(c.skill.uri), std::nullopt, c.local_files};
         const auto name = c.skill.name();
         if (servers_of[name].size() < 2 && servers_of[c.skill.uri].size() < 2) {
             out->entries.push_back(c.skill.entry);
@@ -356,8 +311,8 @@ awaitable<std::shared_ptr<const SkillListing>> SkillDirectory::build() {
         route.exposed_root = renamed_root(route.upstream_root, renamed);
         // The SKILL.md as served: the new name in its frontmatter (read now, to give the entry its digest).
         std::optional<std::string> text;
-        if (!c.local_dir.empty()) {
-            text = read_bytes(c.local_dir / "SKILL.md");
+        if (!c.local_files.empty()) {
+            text = read_bytes(c.local_files.at(c.skill.uri));
         } else {
             auto r = co_await pool_->read_resource(c.server, c.skill.uri);
             if (r) text = mcp::resource_bytes(*r);
@@ -396,7 +351,7 @@ awaitable<SkillAnswer> SkillDirectory::answer(std::string method, json::object p
     const auto* route = kept->route(uri);
     if (!route) co_return SkillAnswer{{}, not_found(get ? "Skill" : "Directory", uri)};
     // A renamed or local skill is answered from the listing: its entry is the gateway's own.
-    if (get && (route->renamed() || !route->local_dir.empty())) {
+    if (get && (route->renamed() || route->local())) {
         for (const auto& e : kept->entries) {
             const auto* eu = e.if_contains("uri");
             if (eu && eu->is_string() && eu->get_string() == uri) {
@@ -406,7 +361,7 @@ awaitable<SkillAnswer> SkillDirectory::answer(std::string method, json::object p
         }
         co_return SkillAnswer{{}, not_found("Skill", uri)};
     }
-    if (!route->local_dir.empty())
+    if (route->local())
         co_return SkillAnswer{{},
                               Error{code::method_not_found,
                                     "resources/directory/read is not served for the "
@@ -436,11 +391,12 @@ awaitable<std::optional<SkillAnswer>> SkillDirectory::read(std::string uri) {
     const SkillRoute route = *found;
     if (route.skill_md && uri == route.exposed_root + std::string(skill_md_suffix))
         co_return SkillAnswer{{}, text_contents(uri, *route.skill_md, "text/markdown")};
-    if (!route.local_dir.empty()) {
-        auto path = local_file(route, uri);
-        auto bytes = path ? read_bytes(*path) : std::nullopt;
+    if (route.local()) {
+        // Only the files its entry lists: a URI is looked up, never turned into a path.
+        const auto file = route.local_files.find(route.upstream_uri(uri));
+        auto bytes = file != route.local_files.end() ? read_bytes(file->second) : std::nullopt;
         if (!bytes) co_return SkillAnswer{{}, not_found("File", uri)};
-        const bool md = path->extension() == ".md";
+        const bool md = file->second.extension() == ".md";
         // Text as text; anything else as a blob, so that its bytes (and digest) are kept.
         if (md) co_return SkillAnswer{{}, text_contents(uri, std::move(*bytes), "text/markdown")};
         json::object c{{"uri", uri}, {"mimeType", "application/octet-stream"}, {"blob", core::base64_encode(*bytes)}};

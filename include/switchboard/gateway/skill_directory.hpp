@@ -26,6 +26,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,13 +41,15 @@ struct SkillRoute {
     std::string exposed_root;             ///< the skill's directory as clients see it: "skill://docs-pdf-forms"
     std::string upstream_root;            ///< the same directory as its server names it: "skill://pdf-forms"
     std::optional<std::string> skill_md;  ///< a renamed skill's SKILL.md as served (its frontmatter's name rewritten)
-    std::filesystem::path local_dir;      ///< a local skill's folder
+    /// A local skill's files by URI (its upstream URI: as its entry lists them); empty for an upstream's skill.
+    std::map<std::string, std::filesystem::path> local_files;
 
     /// `uri` (under exposed_root) as the server names it.
     std::string upstream_uri(std::string_view uri) const;
     /// `uri` (under upstream_root) as clients name it.
     std::string exposed_uri(std::string_view uri) const;
     bool renamed() const { return exposed_root != upstream_root; }
+    bool local() const { return !local_files.empty(); }
 };
 
 struct SkillListing {
