@@ -49,6 +49,10 @@ void print_progress(const jsonrpc::Progress& p) {
         fmt::print(stderr, "progress: {}{}\n", p.progress, message);
 }
 
+void print_task_status(const mcp::TaskProgress& t) {
+    fmt::print(stderr, "task {}: {}{}\n", t.task_id, t.status, t.status_message.empty() ? "" : " - " + t.status_message);
+}
+
 }  // namespace
 
 awaitable<int> call(const host::Config& config, const GlobalOptions& g, std::string name, json::object arguments) {
@@ -68,9 +72,18 @@ awaitable<int> call(const host::Config& config, const GlobalOptions& g, std::str
             co_return 1;
         }
         host::ToolCallOptions opts;
-        opts.on_progress = print_progress;
+        // A task's status changes come as progress too: shown once, as the task's status line.
+        auto in_task = std::make_shared<bool>(false);
+        opts.on_progress = [in_task](const jsonrpc::Progress& p) {
+            if (!*in_task) print_progress(p);
+        };
+        opts.on_task = [in_task](const mcp::TaskProgress& t) {
+            *in_task = true;
+            print_task_status(t);
+        };
         opts.call_id = "cli";
-        // Ctrl-C (or SIGTERM) cancels the call on the server: the losing branch sends notifications/cancelled.
+        // Ctrl-C (or SIGTERM) cancels the call on the server: the losing branch sends notifications/cancelled (or
+        // tasks/cancel for a call that became a task).
         using namespace asio::experimental::awaitable_operators;
         asio::signal_set signals(ex, SIGINT, SIGTERM);
         auto outcome = co_await (h.main->call_tool(name, std::move(arguments), std::move(opts)) ||

@@ -126,6 +126,7 @@ awaitable<Outcome<mcp::CallToolResult>> ServerPool::call_tool(std::string server
         if (!p.message.empty()) data["message"] = p.message;
         pool->events_.emit(Event::progress(server, id, std::move(data)));
     };
+    co.on_task = std::move(options.on_task);
     using namespace asio::experimental::awaitable_operators;
     auto outcome = co_await (session->call_tool(tool, std::move(arguments), co) || shared->cancel_calls.wait());
     if (outcome.index() == 1)

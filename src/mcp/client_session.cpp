@@ -29,6 +29,10 @@ constexpr int max_input_rounds = 8;
 constexpr int max_list_pages = 10'000;
 
 bool mrtr_method(std::string_view m) { return m == "tools/call" || m == "prompts/get" || m == "resources/read"; }
+// The Tasks extension (its wire types are in tasks.hpp when the server side lands; the id is all this file needs).
+constexpr std::string_view tasks_extension_id = "io.modelcontextprotocol/tasks";
+// The requests a server may answer with a task (the Tasks extension's "supported methods").
+bool task_method(std::string_view m) { return m == "tools/call"; }
 
 }  // namespace
 
@@ -52,6 +56,10 @@ json::object ClientSession::client_capabilities() const {
     if (options_.handlers.roots) caps["roots"] = json::object{};
     if (options_.handlers.sampling) caps["sampling"] = json::object{};
     if (options_.handlers.elicitation) caps["elicitation"] = json::object{};
+    // Tasks: a tools/call may be answered with a task, which the session follows to its end (client_session_tasks).
+    auto& extensions = caps["extensions"];
+    if (!extensions.is_object()) extensions.emplace_object();
+    extensions.get_object()[tasks_extension_id] = json::object{};
     return caps;
 }
 
@@ -112,6 +120,7 @@ std::optional<Error> ClientSession::unusable_result(const std::string& method, c
             fmt::format("server \"{}\": the result of {} is not an object", options_.server_name, method));
     const auto result_type = result_type_of(*o);
     if (result_type.empty() || result_type == "complete") return std::nullopt;
+    if (result_type == "task" && task_method(method)) return std::nullopt;  // followed to its end
     if (result_type != "input_required" || !mrtr_method(method))
         return Error::make_local(code::protocol_violation,
                                  fmt::format("server \"{}\": unrecognized resultType \"{}\" for {}",
@@ -148,7 +157,13 @@ awaitable<Outcome<Result>> ClientSession::request_as(std::string method, json::o
             co_return r.error();
         }
         if (auto bad = unusable_result(method, *r, round)) co_return std::move(*bad);
-        if (result_type_of(r->get_object()) != "input_required") co_return convert(std::move(*r));  // complete
+        const auto result_type = result_type_of(r->get_object());
+        if (result_type == "task") {  // the Tasks extension: polled to its end, then given as if synchronous
+            auto final_result = co_await follow_task(std::move(*r), std::move(options));
+            if (!final_result) co_return final_result.error();
+            co_return convert(std::move(*final_result));
+        }
+        if (result_type != "input_required") co_return convert(std::move(*r));  // complete
         // Multi round-trip (input_required): answer what it asks, echo requestState, retry with a new id.
         const auto& o = r->get_object();
         params.erase("inputResponses");

