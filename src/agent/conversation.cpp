@@ -266,10 +266,15 @@ struct CallSlot {
     std::int64_t ms = 0;
 };
 
-asio::awaitable<void> run_one(std::shared_ptr<host::Context> context, std::shared_ptr<CallSlot> slot) {
+asio::awaitable<void> run_one(std::shared_ptr<host::Context> context, std::shared_ptr<CallSlot> slot,
+                              Observer* observer, std::string server) {
     const auto start = std::chrono::steady_clock::now();
     host::ToolCallOptions options;
     options.call_id = slot->call.id;
+    if (observer->on_task)  // the observer outlives the call: run_calls waits for every call
+        options.on_task = [observer, call = slot->call, server](const mcp::TaskProgress& t) {
+            observer->on_task(call, server, t);
+        };
     slot->result = co_await execute_tool(*context, slot->call, std::move(options));
     slot->ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
 }
@@ -364,7 +369,7 @@ asio::awaitable<std::vector<llm::ToolExecutionResult>> Conversation::run_calls(c
     }
 
     auto ex = co_await asio::this_coro::executor;
-    using Op = decltype(asio::co_spawn(ex, run_one(context_, nullptr), asio::deferred));
+    using Op = decltype(asio::co_spawn(ex, run_one(context_, nullptr, nullptr, {}), asio::deferred));
     std::vector<Op> ops;
     for (std::size_t i = 0; i < calls.size(); ++i) {
         if (local_calls[i]) slots[i] = std::make_shared<CallSlot>(CallSlot{calls[i], {}, 0});
@@ -373,7 +378,7 @@ asio::awaitable<std::vector<llm::ToolExecutionResult>> Conversation::run_calls(c
         if (local_calls[i])
             ops.push_back(asio::co_spawn(ex, run_local(*local_calls[i], slots[i], observer), asio::deferred));
         else
-            ops.push_back(asio::co_spawn(ex, run_one(context_, slots[i]), asio::deferred));
+            ops.push_back(asio::co_spawn(ex, run_one(context_, slots[i], &observer, records[i].server), asio::deferred));
     }
     if (!ops.empty()) {
         // wait_for_all: a cancellation of this coroutine is forwarded to every call, and each ends with its result.

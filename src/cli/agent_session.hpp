@@ -48,6 +48,13 @@ public:
     /// Writes a batch (creating the conversation on the first one, titled after `title_hint`) and the settings.
     void persist(std::span<const llm::Message> messages, std::span<const boost::json::object> meta);
     void save_settings();
+    /// A tool call answered with a task: recorded with the message that asked for it while it runs, so that a
+    /// resumed conversation polls it again; the record goes with the write of its result (persist).
+    void track_task(const llm::ToolCall& call, const std::string& server, const mcp::TaskProgress& task);
+    /// A resumed conversation's tasks that were running when Switchboard stopped (agent_session_tasks.cpp): followed
+    /// to their end and their results stored with the message that asked for them, once. True when results were
+    /// added: the model has not seen them yet.
+    boost::asio::awaitable<bool> finish_running_tasks(Host& h, agent::Observer& observer);
     /// Switches a tool on or off for this conversation (remembered with it).
     void set_tool_enabled(const std::string& server, const std::string& tool, bool enabled);
     const std::set<std::pair<std::string, std::string>>& tools_off() const { return tools_off_; }
@@ -87,6 +94,8 @@ std::vector<agent::Definition> load_definitions();
 /// Those, and the skills the connected servers serve over MCP (agent/mcp_skills.hpp; notes printed on stderr).
 boost::asio::awaitable<std::vector<agent::Definition>> all_definitions(std::shared_ptr<host::ServerPool> pool);
 
+/// "  … task ID: working - step 2/5": a running task's status line under its tool block.
+std::string task_status_line(const mcp::TaskProgress& task);
 /// "→ name {args}" / "  ← ok 12 ms: first line" progress lines (stderr for run, stdout for chat).
 std::string tool_start_line(const llm::ToolCall& call, const std::string& server);
 std::string tool_end_line(const agent::ToolCallRecord& record, const llm::ToolExecutionResult& result, int max_lines);

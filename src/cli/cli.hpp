@@ -137,7 +137,7 @@ int agents(const host::Config& config, const GlobalOptions& g);
 
 /// `conversations` and its subcommands: synchronous, on the store alone (no config, no host).
 struct ConversationsCommand {
-    enum class Action { list, show, remove, rename } action = Action::list;
+    enum class Action { list, show, remove, rename, tasks } action = Action::list;  ///< tasks: `switchboard tasks`
     std::string db;  ///< empty: ConversationStore::default_path()
     bool json = false;
     bool markdown = false;

@@ -103,6 +103,11 @@ struct Chat {
             if (record.server.empty() || record.denied) fmt::print("→ {} {}\n", record.name, record.arguments);
             fmt::print("{}\n", tool_end_line(record, result, 3));
         };
+        o.on_task = [this](const llm::ToolCall& call, const std::string& server, const mcp::TaskProgress& t) {
+            end_stream();
+            fmt::print("{}\n", task_status_line(t));
+            session.track_task(call, server, t);
+        };
         o.on_notice = [this](std::string_view text) {
             end_stream();
             fmt::print("({})\n", text);
@@ -317,6 +322,12 @@ awaitable<int> chat(const host::Config& config, const GlobalOptions&, AgentOptio
             fmt::print("(resumed conversation {}: {} messages)\n", session->id(), conversation.messages().size());
         fmt::print("Switchboard chat with {} at {}. /help for commands, Ctrl-D to quit.\n", settings.model,
                    settings.base_url);
+        {
+            // Tasks that were running when Switchboard stopped: their results first, then the model's answer.
+            auto o = chat.observer();
+            const bool resumed_tasks = co_await session->finish_running_tasks(h, o);
+            if (resumed_tasks) co_await chat.run_turn(std::nullopt);
+        }
 
         // Ctrl-C: cancels the turn in progress, or drops the line being typed.
         asio::signal_set signals(ex, SIGINT);

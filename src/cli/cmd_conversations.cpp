@@ -116,6 +116,39 @@ std::string tool_result_block(const StoredMessage& r) {
     return fmt::format("Result{}:\n\n{}", result_note(r.meta), fenced(r.message.text()));
 }
 
+// `switchboard tasks`: the tool calls of stored conversations that a server answered with a task and whose result
+// is not stored yet (`chat --resume ID` follows them again).
+int list_tasks(const ConversationStore& db, bool as_json) {
+    auto tasks = db.running_tasks(0);
+    if (as_json) {
+        json::array arr;
+        for (const auto& t : tasks) {
+            json::object o;
+            o["conversation"] = t.conversation;
+            o["taskId"] = t.task_id;
+            o["server"] = t.server;
+            o["tool"] = t.tool;
+            o["toolCallId"] = t.tool_call_id;
+            o["status"] = t.status;
+            o["statusMessage"] = t.status_message;
+            o["started"] = iso_time(t.created_ms);
+            o["updated"] = iso_time(t.updated_ms);
+            arr.push_back(std::move(o));
+        }
+        print_json(std::move(arr));
+        return 0;
+    }
+    if (tasks.empty()) {
+        fmt::print("No running tasks in {}.\n", db.path().string());
+        return 0;
+    }
+    fmt::print("{:>5}  {:<24}  {:<14}  {:<40}  {}\n", "CONV", "TOOL", "STATUS", "TASK", "STARTED");
+    for (const auto& t : tasks)
+        fmt::print("{:>5}  {:<24}  {:<14}  {:<40}  {}{}\n", t.conversation, core::shorten(t.tool, 24), t.status,
+                   t.task_id, human_time(t.created_ms), t.status_message.empty() ? "" : "  " + t.status_message);
+    return 0;
+}
+
 }  // namespace
 
 std::string render_transcript(const ConversationInfo& info, const std::vector<StoredMessage>& messages) {
@@ -176,11 +209,13 @@ int conversations(const ConversationsCommand& c) {
         // Looking does not create a database that is not there.
         std::error_code ec;
         if (!std::filesystem::exists(file, ec)) {
-            if (c.action != ConversationsCommand::Action::list) return no_such();
+            if (c.action != ConversationsCommand::Action::list && c.action != ConversationsCommand::Action::tasks)
+                return no_such();
             if (c.json)
                 print_json(json::array{});
             else
-                fmt::print("No conversations in {}.\n", file.string());
+                fmt::print("No {} in {}.\n", c.action == ConversationsCommand::Action::tasks ? "running tasks" :
+                           "conversations", file.string());
             return 0;
         }
         ConversationStore db(file);
@@ -233,6 +268,7 @@ int conversations(const ConversationsCommand& c) {
             fmt::print("{}", render_transcript(*info, messages));
             return 0;
         }
+        case ConversationsCommand::Action::tasks: return list_tasks(db, c.json);
         case ConversationsCommand::Action::remove:
             if (!db.remove(c.id)) return no_such();
             fmt::print("Deleted conversation {}.\n", c.id);

@@ -110,6 +110,10 @@ awaitable<int> run_task(const host::Config& config, const GlobalOptions& g, Agen
             if (record.server.empty() || record.denied) fmt::print(stderr, "→ {} {}\n", record.name, record.arguments);
             fmt::print(stderr, "{}\n", tool_end_line(record, result, 1));
         };
+        observer.on_task = [session](const llm::ToolCall& call, const std::string& server, const mcp::TaskProgress& t) {
+            fmt::print(stderr, "{}\n", task_status_line(t));
+            session->track_task(call, server, t);
+        };
         observer.on_notice = [](std::string_view text) { fmt::print(stderr, "switchboard: {}\n", text); };
         observer.on_messages = [session](std::span<const llm::Message> m, std::span<const json::object> meta) {
             session->persist(m, meta);

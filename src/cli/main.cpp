@@ -167,6 +167,10 @@ int main(int argc, char** argv) {
     conv_rename->add_option("id", conv.id, "Conversation id")->required();
     conv_rename->add_option("title", conv.title, "New title")->required();
     conv_rename->add_option("--db", conv.db, db_help);
+    auto* tasks_cmd =
+        app.add_subcommand("tasks", "List the running tasks of stored conversations (`chat --resume ID` follows them)");
+    tasks_cmd->add_flag("--json", conv.json, "Machine-readable output");
+    tasks_cmd->add_option("--db", conv.db, db_help);
     // The commands that talk to a model.
     cli::AgentOptions agent;
     std::string task, db;
@@ -292,7 +296,7 @@ int main(int argc, char** argv) {
     guide(&app, "docs/cli.md");
     for (auto* cmd : {status_cmd, tools_cmd, call_cmd, resources_cmd, read_cmd, prompts_cmd, prompt_cmd})
         guide(cmd, "docs/cli.md");
-    for (auto* cmd : {agents_cmd, conv_cmd, run_cmd, chat_cmd, models_cmd}) guide(cmd, "docs/chat.md");
+    for (auto* cmd : {agents_cmd, conv_cmd, tasks_cmd, run_cmd, chat_cmd, models_cmd}) guide(cmd, "docs/chat.md");
     guide(catalog_cmd, "docs/config.md");
     guide(auth_cmd, "docs/auth.md");
     guide(serve_cmd, "docs/gateway.md");
@@ -309,6 +313,10 @@ int main(int argc, char** argv) {
     spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
     if (!config_file.empty()) g.config_file = config_file;
 
+    if (tasks_cmd->parsed()) {
+        conv.action = cli::ConversationsCommand::Action::tasks;
+        return cli::conversations(conv);  // no config, no servers
+    }
     if (conv_cmd->parsed()) {
         using Action = cli::ConversationsCommand::Action;
         if (conv_show->parsed()) conv.action = Action::show;

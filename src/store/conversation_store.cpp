@@ -57,6 +57,22 @@ CREATE INDEX conversations_by_updated ON conversations(updated_ms);
 CREATE TABLE ids (name TEXT PRIMARY KEY, last INTEGER NOT NULL);
 INSERT INTO ids VALUES ('conversations', (SELECT coalesce(max(id), 0) FROM conversations));
 )sql",
+    // 2 -> 3: tool calls answered with a task (the Tasks extension) whose result is not stored yet.
+    R"sql(
+CREATE TABLE running_tasks (
+  conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+  tool_call_id TEXT NOT NULL,
+  server TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  task_id TEXT NOT NULL,
+  status TEXT NOT NULL,
+  status_message TEXT NOT NULL DEFAULT '',
+  assistant TEXT NOT NULL,
+  created_ms INTEGER NOT NULL,
+  updated_ms INTEGER NOT NULL,
+  PRIMARY KEY (conversation_id, tool_call_id)
+);
+)sql",
 };
 
 std::int64_t now_ms() {
@@ -305,7 +321,12 @@ std::vector<std::int64_t> ConversationStore::append(std::int64_t conversation, s
     Statement insert(db_, file_,
                      "INSERT INTO messages (conversation_id, seq, role, record, meta, created_ms) "
                      "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+    Statement done(db_, file_, "DELETE FROM running_tasks WHERE conversation_id = ?1 AND tool_call_id = ?2");
     for (const auto& m : messages) {
+        if (m.message.role == llm::Role::tool && !m.message.tool_call_id.empty()) {
+            done.bind(1, conversation).bind(2, m.message.tool_call_id).run();
+            done.reset();
+        }
         insert.bind(1, conversation)
             .bind(2, ++seq)
             .bind(3, llm::to_string(m.message.role))
@@ -320,6 +341,45 @@ std::vector<std::int64_t> ConversationStore::append(std::int64_t conversation, s
     touch.bind(1, conversation).bind(2, now).run();
     tx.commit();
     return ids;
+}
+
+void ConversationStore::save_task(const RunningTask& t) {
+    const auto now = now_ms();
+    Statement s(db_, file_,
+                "INSERT INTO running_tasks (conversation_id, tool_call_id, server, tool, task_id, status, "
+                "status_message, assistant, created_ms, updated_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9) "
+                "ON CONFLICT (conversation_id, tool_call_id) DO UPDATE SET task_id = ?5, status = ?6, "
+                "status_message = ?7, updated_ms = ?9");
+    s.bind(1, t.conversation)
+        .bind(2, t.tool_call_id)
+        .bind(3, t.server)
+        .bind(4, t.tool)
+        .bind(5, t.task_id)
+        .bind(6, t.status)
+        .bind(7, t.status_message)
+        .bind(8, json::serialize(t.assistant.to_json()))
+        .bind(9, now)
+        .run();
+}
+
+std::vector<RunningTask> ConversationStore::running_tasks(std::int64_t conversation) const {
+    Statement s(db_, file_,
+                "SELECT conversation_id, tool_call_id, server, tool, task_id, status, status_message, assistant, "
+                "created_ms, updated_ms FROM running_tasks WHERE ?1 = 0 OR conversation_id = ?1 "
+                "ORDER BY created_ms, conversation_id, tool_call_id");
+    s.bind(1, conversation);
+    std::vector<RunningTask> out;
+    while (s.step()) {
+        RunningTask t{s.int64(0), s.text(1), s.text(2), s.text(3), s.text(4), s.text(5), s.text(6), {},
+                      s.int64(8), s.int64(9)};
+        auto message = llm::Message::from_json(parse_json(s.text(7)));
+        if (!message)
+            throw StoreError(file_.string() + ": the running task " + t.task_id + " of conversation " +
+                             std::to_string(t.conversation) + " has no valid message record");
+        t.assistant = std::move(*message);
+        out.push_back(std::move(t));
+    }
+    return out;
 }
 
 std::vector<StoredMessage> ConversationStore::messages(std::int64_t conversation) const {

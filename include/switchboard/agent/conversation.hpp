@@ -69,6 +69,9 @@ struct Observer {
     std::function<void(std::string_view)> on_reasoning;
     std::function<void(const llm::ToolCall&, const std::string& server)> on_tool_start;
     std::function<void(const ToolCallRecord&, const llm::ToolExecutionResult&)> on_tool_end;
+    /// A server answered a tool call with a task (the Tasks extension): its id, then each change of its status, until
+    /// on_tool_end. `server` is the call's.
+    std::function<void(const llm::ToolCall&, const std::string& server, const mcp::TaskProgress&)> on_task;
     /// Completed messages with their meta, in order (see the header comment).
     std::function<void(std::span<const llm::Message>, std::span<const boost::json::object>)> on_messages;
     /// Asked for each call the approvals do not allow; unset: such calls are denied.

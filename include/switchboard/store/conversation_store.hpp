@@ -65,6 +65,21 @@ struct StoredMessage {
     boost::json::object meta;
 };
 
+/// A tool call of a conversation that a server answered with a task (the Tasks extension) whose result is not stored
+/// yet: enough to poll it again after a restart and to store its result with the message that asked for it.
+struct RunningTask {
+    std::int64_t conversation = 0;
+    std::string tool_call_id;
+    std::string server;
+    std::string tool;  ///< the exposed name the model used
+    std::string task_id;
+    std::string status;  ///< as last seen: working, input_required
+    std::string status_message;
+    llm::Message assistant;  ///< the message whose tool call started it (stored with the results, not before)
+    std::int64_t created_ms = 0;
+    std::int64_t updated_ms = 0;
+};
+
 class ConversationStore {
 public:
     /// Opens (creating the file and its directory when missing) and migrates to the current schema.
@@ -75,7 +90,7 @@ public:
 
     /// $XDG_DATA_HOME/switchboard/conversations.db (~/.local/share/... when unset).
     static std::filesystem::path default_path();
-    static constexpr int schema_version = 2;
+    static constexpr int schema_version = 3;
 
     const std::filesystem::path& path() const { return file_; }
 
@@ -91,7 +106,13 @@ public:
     ConversationSettings settings(std::int64_t id) const;
     void save_settings(std::int64_t id, const ConversationSettings& settings);
 
-    /// Appends messages in one transaction (and updates `updated`); returns their ids.
+    /// Records a running task, or its new status (keyed by conversation and tool call).
+    void save_task(const RunningTask& task);
+    /// The running tasks of one conversation (0: of all), oldest first.
+    std::vector<RunningTask> running_tasks(std::int64_t conversation) const;
+
+    /// Appends messages in one transaction (and updates `updated`); returns their ids. A tool message's running task
+    /// goes in the same transaction: a task's result is stored exactly once.
     std::vector<std::int64_t> append(std::int64_t conversation, std::span<const StoredMessage> messages);
     std::vector<StoredMessage> messages(std::int64_t conversation) const;
 
