@@ -110,6 +110,13 @@ agent::Observer observer_for(std::shared_ptr<ChatService> self, std::shared_ptr<
         if (parent.empty() && loses_content(result)) chat->full_results[record.id] = data["result"].as_object();
         q->push("tool_end", tagged(std::move(data)));
     };
+    // A call answered with a task (the Tasks extension): its status for the tool's block (`tool_task` events).
+    o.on_task = [q, tagged](const llm::ToolCall& call, const std::string&, const mcp::TaskProgress& t) {
+        q->push("tool_task", tagged(json::object{{"id", call.id},
+                                                 {"taskId", t.task_id},
+                                                 {"status", t.status},
+                                                 {"statusMessage", t.status_message}}));
+    };
     o.ask_approval = [chat, q, tagged](const agent::ApprovalRequest& r) -> awaitable<agent::Decision> {
         auto pending = std::make_shared<PendingApproval>();
         const auto id = "q" + std::to_string(chat->next_question++);

@@ -411,3 +411,41 @@ describe('chat with an agent', { skip: chatSkip }, () => {
     assert.deepEqual(pageErrors, []);
   });
 });
+
+// A tool a server runs as a task (the Tasks extension; tests/peers/scripts/ext_tasks_server.mjs checks the wire with
+// @modelcontextprotocol/ext-tasks): its block shows the task's status and the time so far, and Cancel cancels it on
+// the server.
+describe('chat with a task', { skip: chatSkip }, () => {
+  const pageErrors = [];
+  const env = { pageErrors };
+  let base, page, serverLog;
+
+  before(async () => {
+    env.dir = mkdtempSync(join(tmpdir(), 'switchboard-task-'));
+    serverLog = join(env.dir, 'server.log');
+    const script = resolve(import.meta.dirname, '..', 'peers', 'scripts', 'ext_tasks_server.mjs');
+    await startChat(env, { responses: [{ toolCalls: [{ name: 'report', arguments: '{"seconds":30}' }] }] },
+      { tasks: { command: process.execPath, args: [script, '--log', serverLog] } });
+    ({ base, page } = env);
+  });
+
+  after(() => closeChat(env));
+
+  test('the status, the time so far and Cancel', async () => {
+    await page.goto(base);
+    await page.getByLabel('Message', { exact: true }).fill('Write the report');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    await page.getByRole('dialog', { name: 'Allow report (server tasks)?' }).getByRole('button', { name: 'Allow once' }).click();
+    const task = page.getByTestId('tool-task');
+    await until('the task at its third step', async () => /Task working: step 3\/30/.test(await task.textContent()));
+    assert.match(await task.textContent(), /\d+\.\d s/);  // the time since the call started
+    await task.getByRole('button', { name: 'Cancel' }).click();
+    await until('tasks/cancel at the server', () => /tasks\/cancel task-/.test(readFileSync(serverLog, 'utf8')));
+    await page.getByText('Stopped', { exact: true }).waitFor();
+    assert.doesNotMatch(readFileSync(serverLog, 'utf8'), /completed task-/);
+  });
+
+  test('no uncaught errors in the task chat', () => {
+    assert.deepEqual(pageErrors, []);
+  });
+});

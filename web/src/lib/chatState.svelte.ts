@@ -187,7 +187,12 @@ function onEvent(run: Run, e: ChatEvent): void {
       break;
     case 'tool_start': {
       const { id, name, server } = e.data;
-      toolsOf(run, e.data.parent)?.push({ id, name: toolName(name, server), server, arguments: e.data.arguments, status: 'running', content: null });
+      toolsOf(run, e.data.parent)?.push({ id, name: toolName(name, server), server, arguments: e.data.arguments, status: 'running', content: null, startedAt: Date.now() });
+      break;
+    }
+    case 'tool_task': {
+      const tool = findCall(run, e.data.id);
+      if (tool) tool.task = { id: e.data.taskId, status: e.data.status, message: e.data.statusMessage };
       break;
     }
     case 'tool_progress': {

@@ -19,6 +19,9 @@ export interface ToolView {
   structured?: unknown;
   /** The server's last progress report while it runs. */
   progress?: { progress?: number; total?: number; message?: string };
+  /** A call answered with a task: its id and last status, and when the call started (Date.now()). */
+  task?: { id: string; status: string; message?: string };
+  startedAt?: number;
   /**
    * An agent or skill call: what its fork does (its tool calls, its text) and the lazy servers it loads. The calls and
    * servers are stored with the call's result (`meta.fork`); the text only while the page keeps it.

@@ -298,6 +298,8 @@ export interface ChatEvents {
   reasoning: { text: string; parent?: string };
   tool_start: { id: string; name: string; server: string; arguments: string; parent?: string };
   tool_progress: { id: string; progress?: number; total?: number; message?: string; parent?: string };
+  /** A call a server answered with a task (the Tasks extension): its status while Switchboard follows it. */
+  tool_task: { id: string; taskId: string; status: string; statusMessage?: string; parent?: string };
   tool_end: {
     parent?: string;
     id: string;
