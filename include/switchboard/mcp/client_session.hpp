@@ -196,6 +196,11 @@ private:
     /// Polls the task a request was answered with (`handle`: the CreateTaskResult) to its end; the final result.
     boost::asio::awaitable<Outcome<boost::json::value>> follow_task(boost::json::value handle, CallOptions options);
     boost::asio::awaitable<Outcome<void>> cancel_task(std::string task_id);
+    // 2025-11-25's experimental tasks: a server that declares tasks.requests.tools.call is asked for a task (the `task`
+    // param) for the tools whose execution.taskSupport is "required" or "optional" (seen in tools/list).
+    void note_legacy_task_tools(const std::vector<boost::json::value>& tools);
+    bool wants_legacy_task(const std::string& tool) const;
+    static bool is_legacy_task_handle(const std::string& method, const boost::json::object& result);
     /// tasks/get, tasks/update (`extra`: its inputResponses) with the era's _meta.
     boost::asio::awaitable<Outcome<boost::json::value>> task_request(std::string method, std::string task_id,
                                                                      boost::json::object extra);
@@ -224,6 +229,7 @@ private:
     struct Listen;
     std::set<std::string> subscribed_;
     std::shared_ptr<Listen> listen_;
+    std::set<std::string> legacy_task_tools_;
 };
 
 }  // namespace switchboard::mcp
