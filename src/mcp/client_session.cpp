@@ -2,6 +2,7 @@
 #include <switchboard/core/one_shot_event.hpp>
 #include <switchboard/core/spawn.hpp>
 #include <switchboard/mcp/client_session.hpp>
+#include <switchboard/mcp/tasks.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -29,8 +30,6 @@ constexpr int max_input_rounds = 8;
 constexpr int max_list_pages = 10'000;
 
 bool mrtr_method(std::string_view m) { return m == "tools/call" || m == "prompts/get" || m == "resources/read"; }
-// The Tasks extension (its wire types are in tasks.hpp when the server side lands; the id is all this file needs).
-constexpr std::string_view tasks_extension_id = "io.modelcontextprotocol/tasks";
 // The requests a server may answer with a task (the Tasks extension's "supported methods").
 bool task_method(std::string_view m) { return m == "tools/call"; }
 
@@ -59,7 +58,7 @@ json::object ClientSession::client_capabilities() const {
     // Tasks: a tools/call may be answered with a task, which the session follows to its end (client_session_tasks).
     auto& extensions = caps["extensions"];
     if (!extensions.is_object()) extensions.emplace_object();
-    extensions.get_object()[tasks_extension_id] = json::object{};
+    extensions.get_object()[tasks_extension] = json::object{};
     return caps;
 }
 
