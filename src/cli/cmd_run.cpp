@@ -125,6 +125,9 @@ awaitable<int> run_task(const host::Config& config, const GlobalOptions& g, Agen
         signals.async_wait([&cancel](boost::system::error_code ec, int) {
             if (!ec) cancel.emit(asio::cancellation_type::terminal);
         });
+        // A resumed conversation's tasks that were running when Switchboard stopped: their results first.
+        co_await asio::co_spawn(ex, session->finish_running_tasks(h, observer),
+                                asio::bind_cancellation_slot(cancel.slot(), asio::use_awaitable));
         agent::RunResult result;  // one co_await per statement (GCC 12)
         if (options.agent.empty()) {
             result = co_await asio::co_spawn(ex, conversation.send(task, observer),
