@@ -5,11 +5,13 @@
 #pragma once
 
 #include <switchboard/mcp/static_handler.hpp>
+#include <switchboard/mcp/task_store.hpp>
 #include <switchboard/mcp/types.hpp>
 
 #include <boost/json/object.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -48,5 +50,11 @@ void set_demo_completer(mcp::StaticHandler& server);
 /// `--conformance`: the tools, resources, template, prompts and completions the official conformance server suite
 /// expects (test_simple_text, test://static-text, test_prompt_with_arguments, ...), instead of the demo's own.
 void add_conformance_fixtures(mcp::StaticHandler& server);
+/// `report`: a long-running tool (N seconds, asks once for the format) that runs as a task of `store` for a client
+/// that declared the Tasks extension.
+void add_task_tools(mcp::StaticHandler& server, std::shared_ptr<mcp::TaskStore> store);
+/// `--conformance`: the tasks-* scenarios' fixtures (greet, slow_compute, failing_job, protocol_error_job,
+/// confirm_delete, multi_input, test_tool_with_task).
+void add_task_fixtures(mcp::StaticHandler& server, std::shared_ptr<mcp::TaskStore> store);
 
 }  // namespace switchboard::demo

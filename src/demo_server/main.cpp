@@ -70,6 +70,10 @@ int main(int argc, char** argv) {
     app.add_flag("--conformance", conformance,
                  "Offer the official conformance server suite's fixtures (test_simple_text, test://static-text, "
                  "test_simple_prompt, ...) instead of the demo tools, resources and prompts");
+    bool task_tools = false;
+    app.add_flag("--tasks", task_tools,
+                 "Add report, a long-running tool (N seconds, asks once for input) that runs as a task of the Tasks "
+                 "extension for a client that declares it");
     app.set_version_flag("--version", std::string("switchboard-demo-server ") + SWITCHBOARD_VERSION);
     CLI11_PARSE(app, argc, argv);
 
@@ -96,22 +100,26 @@ int main(int argc, char** argv) {
     handler_options.tools_list_changed = dynamic_tools || conformance;
     handler_options.prompts_list_changed = conformance;
     auto handler = std::make_shared<mcp::StaticHandler>(handler_options);
+    boost::asio::io_context ctx;
+    // Long-running tools run as tasks here; a client polls them from any of its requests (stateless HTTP too).
+    auto tasks = mcp::TaskStore::create(ctx.get_executor(), mcp::TaskStoreOptions{});
     demo::DemoState state;
     state.extra_tools = extra_tools;
     state.blob_template = blob_template;
     if (conformance) {
         demo::add_conformance_fixtures(*handler);
+        demo::add_task_fixtures(*handler, tasks);
     } else {
         demo::add_demo_tools(*handler, state);
         demo::add_demo_resources(*handler, state);
         demo::add_demo_prompts(*handler, state);
         demo::set_demo_completer(*handler);
     }
+    if (task_tools) demo::add_task_tools(*handler, tasks);
     if (dynamic_tools) demo::add_dynamic_tools(*handler);
     if (client_requests) demo::add_client_request_tools(*handler);
     mcp::Server server(options, handler);
 
-    boost::asio::io_context ctx;
     int exit_code = 0;
     auto report = [&exit_code](const char* what) {
         return [&exit_code, what](std::exception_ptr e) {

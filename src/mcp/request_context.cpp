@@ -43,12 +43,13 @@ bool RequestContext::client_supports(std::string_view capability) const {
 const jsonrpc::IncomingRequest& RequestContext::request() const { return *state_->request; }
 
 void RequestContext::progress(double progress, std::optional<double> total, std::string message) const {
-    state_->request->progress(progress, total, std::move(message));
+    if (state_->on_status && !message.empty()) state_->on_status(message);
+    if (state_->request) state_->request->progress(progress, total, std::move(message));
 }
 
 void RequestContext::log(std::string_view level, json::value data, std::string_view logger) const {
     const int wanted = severity(level);
-    if (wanted < 0) return;
+    if (wanted < 0 || !state_->request) return;
     if (state_->log_level.empty() ? state_->era == Era::modern : wanted < severity(state_->log_level)) return;
     json::object params;
     params["level"] = level;

@@ -16,8 +16,10 @@ struct RequestContext::State {
     boost::json::object client_capabilities;
     /// The lowest level sent; empty: everything (legacy) or nothing (modern).
     std::string log_level;
-    /// The JSON-RPC request of the current round.
+    /// The JSON-RPC request of the current round; none for a task's work, which outlives the request that started it.
     std::optional<jsonrpc::IncomingRequest> request;
+    /// A task's work: where progress messages go (they become the task's statusMessage).
+    std::function<void(std::string message)> on_status;
     /// Sends a request to the client and returns its result (legacy: on the connection; modern: an input round).
     Asker ask;
 };

@@ -1,4 +1,5 @@
 #include <switchboard/mcp/static_handler.hpp>
+#include <switchboard/mcp/task_store.hpp>
 #include <switchboard/mcp/types.hpp>
 
 #include <boost/json/array.hpp>
@@ -108,7 +109,17 @@ json::object StaticHandler::capabilities() const {
         caps["resources"] = json::object{{"subscribe", true}, {"listChanged", false}};
     if (!prompts_.empty()) caps["prompts"] = json::object{{"listChanged", options_.prompts_list_changed}};
     if (completer_) caps["completions"] = json::object{};
+    if (tasks_) caps["extensions"] = json::object{{tasks_extension, json::object{}}};
     return caps;
+}
+
+void StaticHandler::set_task_store(std::shared_ptr<TaskStore> store) { tasks_ = std::move(store); }
+
+ServerHandler::Reply<json::object> StaticHandler::extension_request(std::string method, json::object params,
+                                                                    RequestContext ctx) {
+    if (!tasks_ || !is_tasks_method(method)) co_return method_not_found(method);
+    auto store = tasks_;  // held: the handler's store may be replaced while this runs
+    co_return co_await store->handle(std::move(method), std::move(params), std::move(ctx));
 }
 
 Outcome<json::object> StaticHandler::page(const Entries& all, const std::string& cursor, std::string_view key,

@@ -192,6 +192,19 @@ awaitable<void> HttpServer::Impl::handle_modern(ServerRequest& req, Responder& r
         else if (*decoded != expected)
             mismatch = fmt::format("Mcp-Name header value '{}' does not match body value '{}'", *decoded, expected);
     }
+    // The Tasks extension routes tasks/get, tasks/update and tasks/cancel by Mcp-Name: the taskId. A request without the
+    // header is served (a client may not know the extension's header); a wrong one is refused like any mismatch.
+    if (mismatch.empty() && msg.method.starts_with("tasks/")) {
+        std::string expected;
+        if (const auto* p = msg.params.if_object())
+            if (const auto* v = p->if_contains("taskId"); v && v->is_string()) expected = std::string(v->get_string());
+        auto raw = header_value(req, "Mcp-Name");
+        auto decoded = decode_header_value(raw);
+        if (!raw.empty() && !decoded)
+            mismatch = "Mcp-Name header value is malformed";
+        else if (!raw.empty() && *decoded != expected)
+            mismatch = fmt::format("Mcp-Name header value '{}' does not match body taskId '{}'", *decoded, expected);
+    }
     if (mismatch.empty() && msg.method == "tools/call" && opt.tool_param_headers) {
         std::string tool;
         if (const auto* p = msg.params.if_object())

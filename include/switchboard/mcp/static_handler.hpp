@@ -17,6 +17,8 @@
 
 namespace switchboard::mcp {
 
+class TaskStore;  // task_store.hpp
+
 struct StaticHandlerOptions {
     std::size_t page_size = 0;  ///< 0: every list in one page
     /// Advertise `tools.listChanged`; notify_list_changed(ListKind::tools) then reaches the clients.
@@ -52,6 +54,9 @@ public:
     void add_resource_template(boost::json::object definition, ResourceReader reader);
     void add_prompt(boost::json::object definition, PromptGetter getter);
     void set_completer(Completer completer);
+    /// Serves the Tasks extension from `store` (advertised; tasks/get, tasks/update, tasks/cancel answered by it): the
+    /// tools made with task_tool() on the same store start their tasks there.
+    void set_task_store(std::shared_ptr<TaskStore> store);
 
     boost::json::object capabilities() const override;
     Reply<boost::json::object> list_tools(std::string cursor, RequestContext ctx) override;
@@ -64,6 +69,8 @@ public:
     Reply<boost::json::object> list_prompts(std::string cursor, RequestContext ctx) override;
     Reply<boost::json::object> get_prompt(std::string name, Args arguments, RequestContext ctx) override;
     Reply<boost::json::object> complete(boost::json::object params, RequestContext ctx) override;
+    Reply<boost::json::object> extension_request(std::string method, boost::json::object params,
+                                                 RequestContext ctx) override;
 
 private:
     struct Entry;
@@ -74,6 +81,7 @@ private:
     StaticHandlerOptions options_;
     Entries tools_, resources_, templates_, prompts_;
     Completer completer_;
+    std::shared_ptr<TaskStore> tasks_;
 };
 
 /// Matches `uri` against a level-1 URI template ("demo://greeting/{name}"); fills `vars` on success.
