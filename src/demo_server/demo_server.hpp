@@ -44,6 +44,9 @@ void add_dynamic_tools(mcp::StaticHandler& server);
 /// ask_model, ask_user, list_roots: tools that send sampling, elicitation and roots requests to the client.
 void add_client_request_tools(mcp::StaticHandler& server);
 void add_demo_resources(mcp::StaticHandler& server, DemoState& state);
+/// `--apps`: MCP Apps (io.modelcontextprotocol/ui): counter (+ its app-only counter_bump) and csp_probe, with their
+/// ui://demo/... views.
+void add_app_tools(mcp::StaticHandler& server, DemoState& state);
 void add_demo_prompts(mcp::StaticHandler& server, DemoState& state);
 /// Sets the completer for the `greet` prompt and the greeting template.
 void set_demo_completer(mcp::StaticHandler& server);

@@ -74,6 +74,10 @@ int main(int argc, char** argv) {
     app.add_flag("--tasks", task_tools,
                  "Add report, a long-running tool (N seconds, asks once for input) that runs as a task of the Tasks "
                  "extension for a client that declares it");
+    bool apps = false;
+    app.add_flag("--apps", apps,
+                 "Add MCP Apps (io.modelcontextprotocol/ui): counter (with its app-only counter_bump) and csp_probe, "
+                 "with their ui://demo/ views");
     app.set_version_flag("--version", std::string("switchboard-demo-server ") + SWITCHBOARD_VERSION);
     CLI11_PARSE(app, argc, argv);
 
@@ -118,6 +122,7 @@ int main(int argc, char** argv) {
     if (task_tools) demo::add_task_tools(*handler, tasks);
     if (dynamic_tools) demo::add_dynamic_tools(*handler);
     if (client_requests) demo::add_client_request_tools(*handler);
+    if (apps) demo::add_app_tools(*handler, state);
     mcp::Server server(options, handler);
 
     int exit_code = 0;
