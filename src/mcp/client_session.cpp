@@ -273,6 +273,7 @@ awaitable<Outcome<json::value>> ClientSession::handle_server_request(std::string
 }
 
 void ClientSession::handle_notification(const std::string& method, const json::value& params) {
+    if (!task_watches_.empty() && on_task_notification(method, params)) return;  // a followed task's stream
     if (method == "notifications/subscriptions/acknowledged" && listen_) {
         const auto* p = params.if_object();
         const auto* m = p ? p->if_contains("_meta") : nullptr;

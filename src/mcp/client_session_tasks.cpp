@@ -3,9 +3,14 @@
 // handlers as a request's (tasks/update), a cancelled caller cancels it on the server (tasks/cancel), and the caller
 // gets the final result as if the call had been synchronous.
 #include <switchboard/core/json_number.hpp>
+#include <switchboard/core/scope_exit.hpp>
+#include <switchboard/core/spawn.hpp>
 #include <switchboard/mcp/client_session.hpp>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -28,6 +33,8 @@ namespace {
 constexpr milliseconds min_task_poll{100};
 constexpr milliseconds max_task_poll{30'000};
 constexpr milliseconds default_task_poll{1'000};
+// The backstop poll of a task whose states the server pushes (notifications/tasks).
+constexpr milliseconds notified_task_poll{5'000};
 // How long a cancelled caller waits for the server to acknowledge tasks/cancel.
 constexpr milliseconds task_cancel_timeout{5'000};
 
@@ -94,6 +101,70 @@ bool ClientSession::is_legacy_task_handle(const std::string& method, const json:
     const auto* task = result.if_contains("task");
     return method == "tools/call" && task && task->is_object() && task->get_object().contains("taskId") &&
            !result.contains("content");
+}
+
+// A task's own subscriptions/listen stream: the server's notifications/tasks wake the follower between polls.
+struct ClientSession::TaskWatch {
+    std::string task_id;
+    std::int64_t listen_id = -1;
+    asio::cancellation_signal cancel;
+    bool accepted = false;                // the acknowledgment lists the task
+    std::optional<json::value> latest;    // the newest notification's task, not taken yet
+    asio::steady_timer* waiting = nullptr;  // the follower's poll timer, cancelled to wake it
+};
+
+std::shared_ptr<ClientSession::TaskWatch> ClientSession::watch_task(const std::string& task_id) {
+    auto w = std::make_shared<TaskWatch>();
+    w->task_id = task_id;
+    json::object filter;
+    filter["taskIds"] = json::array{json::value(task_id)};
+    json::object params{{"_meta", modern_meta()}, {"notifications", std::move(filter)}};
+    auto conn = connection_;
+    auto name = options_.server_name;
+    // The stream holds its watch (the cancellation signal lives as long as the request it is bound to); the follower
+    // ends it with cancel when the task ends.
+    asio::co_spawn(
+        conn->get_executor(),
+        [conn, w, params = std::move(params)]() mutable -> awaitable<void> {
+            jsonrpc::RequestOptions ro;
+            ro.timeout = std::chrono::hours(24 * 365);  // until the task ends (then cancelled)
+            ro.reset_timeout_on_progress = false;
+            ro.on_sent = [w](std::int64_t id) { w->listen_id = id; };
+            // A server that does not offer it answers with an error: the task is polled as before.
+            co_await conn->request("subscriptions/listen", std::move(params), ro);
+        },
+        asio::bind_cancellation_slot(w->cancel.slot(), [name](std::exception_ptr e) {
+            core::log_exception(e, fmt::format("[{}] subscriptions/listen for a task", name));
+        }));
+    task_watches_[task_id] = w;
+    return w;
+}
+
+bool ClientSession::on_task_notification(const std::string& method, const json::value& params) {
+    const auto* p = params.if_object();
+    if (!p) return false;
+    if (method == "notifications/tasks") {
+        auto it = task_watches_.find(string_field(*p, "taskId"));
+        if (it == task_watches_.end()) return false;
+        auto& w = *it->second;
+        w.latest = params;
+        if (w.waiting) w.waiting->cancel();
+        return true;
+    }
+    if (method != "notifications/subscriptions/acknowledged") return false;
+    const auto* m = p->if_contains("_meta");
+    const auto* id = m && m->is_object() ? m->get_object().if_contains(meta::subscription_id) : nullptr;
+    const auto sid = id ? core::json_exact_integer(*id) : std::nullopt;
+    for (auto& [task_id, w] : task_watches_) {
+        if (!sid || *sid != w->listen_id) continue;
+        const auto* n = p->if_contains("notifications");
+        const auto* ids = n && n->is_object() ? n->get_object().if_contains("taskIds") : nullptr;
+        if (ids && ids->is_array())
+            for (const auto& v : ids->get_array())
+                if (v.is_string() && v.get_string() == task_id) w->accepted = true;
+        return true;
+    }
+    return false;
 }
 
 awaitable<Outcome<json::value>> ClientSession::task_request(std::string method, std::string task_id,
@@ -188,6 +259,16 @@ awaitable<Outcome<json::value>> ClientSession::follow_task(json::value handle, C
     double updates = 0;
     asio::steady_timer timer(co_await asio::this_coro::executor);
     const json::object no_params;
+    // A modern server may push the task's states (notifications/tasks) on a listen stream of its own; polls go on as
+    // a backstop, less often once it agreed.
+    std::shared_ptr<TaskWatch> watch;
+    if (!legacy && era_ == Era::modern) watch = watch_task(id);
+    core::ScopeExit unwatch([this, watch] {
+        if (!watch) return;
+        watch->waiting = nullptr;
+        task_watches_.erase(watch->task_id);
+        watch->cancel.emit(asio::cancellation_type::terminal);  // ends the stream (notifications/cancelled)
+    });
     // The loop ends by returning the task's outcome, or by a break when the caller is cancelled.
     for (json::value current = std::move(handle);;) {
         auto& o = current.get_object();
@@ -240,10 +321,21 @@ awaitable<Outcome<json::value>> ClientSession::follow_task(json::value handle, C
             co_return Error::make_local(code::timeout,
                                         fmt::format("task {} on server \"{}\" outlived its ttlMs ({} ms) unfinished",
                                                     id, server, task.ttl->count()));
-        timer.expires_after(task_poll_delay(task.poll, unit_random()));
-        auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+        auto delay = task_poll_delay(task.poll, unit_random());
+        if (watch && watch->accepted) delay = std::max(delay, notified_task_poll);
+        if (!(watch && watch->latest)) {  // a notification that came meanwhile is taken at once
+            timer.expires_after(delay);
+            if (watch) watch->waiting = &timer;
+            co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));  // woken early: cancelled, or notified
+            if (watch) watch->waiting = nullptr;
+        }
         auto state = co_await asio::this_coro::cancellation_state;
-        if (ec || state.cancelled() != asio::cancellation_type::none) break;
+        if (state.cancelled() != asio::cancellation_type::none) break;
+        if (watch && watch->latest && watch->latest->is_object()) {
+            current = std::move(*watch->latest);
+            watch->latest.reset();
+            continue;
+        }
         auto next = co_await task_request("tasks/get", id, no_params);
         if (!next && next.error().local && next.error().code == code::cancelled) break;
         if (!next) co_return task_poll_error(server, id, next.error());

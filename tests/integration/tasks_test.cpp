@@ -4,7 +4,7 @@
 // cancels it on the server (tasks/cancel, which the server logs); an input_required round is answered by the session's
 // elicitation handler (tasks/update); a task that outlives its ttlMs or its server is a clear error. A `chat` killed
 // with SIGKILL while a task runs lists it in `switchboard tasks`, and `chat --resume` follows it again and stores its
-// result once.
+// result once. The 2025-11-25 dialect against the TypeScript SDK v1; status notifications (subscriptions/listen).
 #include "agent_harness.hpp"
 
 #include <switchboard/host/transport_factory.hpp>
@@ -317,6 +317,36 @@ TEST(TasksLegacy, TheSdkV1sTasksAreFollowedAndCancelled) {
     EXPECT_TRUE(has_text(out, "rc=130")) << out;
     EXPECT_EQ(occurrences(log(), "tasks/cancel "), 1u) << log();
     EXPECT_FALSE(has_text(log(), "completed ")) << log();
+}
+
+// A server that pushes the task's states (subscriptions/listen with taskIds, then notifications/tasks): every status
+// is shown from the notifications, tasks/get becomes a rare backstop, and Ctrl-C still cancels the task.
+// The test server pushes notifications on stdio only.
+class TasksNotified : public Tasks {};
+INSTANTIATE_TEST_SUITE_P(Transports, TasksNotified, ::testing::Values("stdio"),
+                         [](const auto& info) { return info.param; });
+
+TEST_P(TasksNotified, StatusNotificationsReplaceMostPolls) {
+    const auto cfg = config({"--notify"});
+    std::string out;
+    EXPECT_EQ(cli("--config " + cfg + R"( call tasks__report '{"seconds": 5}')", out), 0) << out;
+    EXPECT_TRUE(has_text(out, "report ready after 5 s")) << out;
+    for (int step = 1; step <= 5; ++step)
+        EXPECT_EQ(occurrences(out, "working - step " + std::to_string(step) + "/5"), 1u) << out;
+    auto log = server_log();
+    EXPECT_EQ(occurrences(log, "listen task-"), 1u) << log;
+    EXPECT_GE(occurrences(log, "notified task-"), 5u) << log;
+    EXPECT_LE(occurrences(log, "tasks/get task-"), 3u) << log;  // a 5 s backstop instead of every 200 ms
+    expect_valid_wire();
+
+    const std::string cmd = "cd " + dir.path.string() + " && (HOME=" + dir.path.string() + " " + SWITCHBOARD_CLI +
+                            " --config " + cfg + R"( call tasks__report '{"seconds": 10}' 2>err.txt & p=$!; )" +
+                            "for i in $(seq 200); do grep -q 'step 1/10' err.txt 2>/dev/null && break; sleep 0.05; "
+                            "done; kill -INT $p; wait $p; echo rc=$?)";
+    run_command(cmd, out);
+    EXPECT_TRUE(has_text(out, "rc=130")) << out;
+    log = server_log();
+    EXPECT_EQ(occurrences(log, "tasks/cancel task-"), 1u) << log;
 }
 
 TEST(TaskPolling, DelayFollowsTheServerWithinBoundsAndJitter) {

@@ -230,6 +230,11 @@ private:
     std::set<std::string> subscribed_;
     std::shared_ptr<Listen> listen_;
     std::set<std::string> legacy_task_tools_;
+    // Tasks followed with a subscriptions/listen stream of their own (notifications/tasks), by task id.
+    struct TaskWatch;
+    std::map<std::string, std::shared_ptr<TaskWatch>> task_watches_;
+    std::shared_ptr<TaskWatch> watch_task(const std::string& task_id);
+    bool on_task_notification(const std::string& method, const boost::json::value& params);
 };
 
 }  // namespace switchboard::mcp

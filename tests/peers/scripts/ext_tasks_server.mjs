@@ -9,10 +9,13 @@
 //
 // --log FILE: one line per event (tools/call, tasks/get|update|cancel with the task id, mcp-name checks, INVALID).
 // --ttl MS: the tasks' ttlMs (default 60000); --poll MS: pollIntervalMs (default 200).
+// --notify (stdio): subscriptions/listen with notifications.taskIds is acknowledged and each state of those tasks is
+// pushed as notifications/tasks on that stream (logged "listen TASK", "notified TASK STATUS").
 import {
     TASKS_EXTENSION_ID_V2,
     CreateTaskResultV2Schema,
     GetTaskResultV2Schema,
+    TaskStatusNotificationV2Schema,
     isCancelTaskRequestV2,
     isGetTaskRequestV2,
     isUpdateTaskRequestV2
@@ -35,6 +38,9 @@ const log = (line) => {
 };
 
 const tasks = new Map();  // taskId -> task state
+const notify = args.includes('--notify');
+const listeners = new Map();  // taskId -> listen request ids (stdio)
+const send = (message) => process.stdout.write(JSON.stringify(message) + '\n');
 
 const now = () => new Date().toISOString();
 const wire = (t) => {
@@ -48,6 +54,13 @@ const wire = (t) => {
 const set = (t, fields) => {
     if (['completed', 'cancelled', 'failed'].includes(t.status)) return;
     Object.assign(t, fields, { lastUpdatedAt: now() });
+    for (const id of listeners.get(t.taskId) ?? []) {
+        const params = { ...wire(t), _meta: { 'io.modelcontextprotocol/subscriptionId': id } };
+        if (!TaskStatusNotificationV2Schema.safeParse({ jsonrpc: '2.0', method: 'notifications/tasks', params }).success)
+            log('INVALID own notifications/tasks');
+        send({ jsonrpc: '2.0', method: 'notifications/tasks', params });
+        log(`notified ${t.taskId} ${t.status}`);
+    }
 };
 
 function startReport(seconds, ask) {
@@ -156,7 +169,23 @@ function handle(msg) {
     }
 }
 
+// subscriptions/listen for tasks (stdio, --notify): acknowledged on the stream, which stays open (no reply).
+function listen(msg) {
+    const ids = (msg.params?.notifications?.taskIds ?? []).filter((id) => tasks.has(id));
+    for (const id of ids) {
+        listeners.set(id, [...(listeners.get(id) ?? []), msg.id]);
+        log(`listen ${id}`);
+    }
+    send({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged',
+           params: { _meta: { 'io.modelcontextprotocol/subscriptionId': msg.id }, notifications: { taskIds: ids } } });
+}
+
 function reply(msg) {
+    if (msg.method === 'notifications/cancelled') {
+        for (const [id, subs] of listeners) listeners.set(id, subs.filter((s) => s !== msg.params?.requestId));
+        return null;
+    }
+    if (msg.method === 'subscriptions/listen' && notify && port === null) return listen(msg), null;
     if (msg.id === undefined || msg.id === null) return null;  // a notification
     return JSON.stringify({ jsonrpc: '2.0', id: msg.id, ...handle(msg) });
 }
