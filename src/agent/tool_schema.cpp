@@ -1,4 +1,5 @@
 #include <switchboard/agent/tool_schema.hpp>
+#include <switchboard/mcp/apps.hpp>
 
 namespace switchboard::agent {
 
@@ -23,6 +24,7 @@ json::array openai_tools(const host::ToolIndex& index) {
     json::array tools;
     tools.reserve(index.size());
     for (const auto& t : index.tools()) {
+        if (!mcp::model_visible(*t.tool)) continue;  // an MCP App's own tool (visibility ["app"])
         json::object f{{"name", t.name}};
         const auto& description = t.tool->description.empty() ? t.tool->title : t.tool->description;
         if (!description.empty()) f["description"] = description;

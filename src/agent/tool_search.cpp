@@ -3,6 +3,7 @@
 #include <switchboard/agent/tool_runner.hpp>
 #include <switchboard/core/json_number.hpp>
 #include <switchboard/host/tool_index.hpp>
+#include <switchboard/mcp/apps.hpp>
 
 #include <fmt/format.h>
 #include <boost/json/serialize.hpp>
@@ -145,6 +146,7 @@ std::vector<SearchableTool> searchable_tools(const ToolSearchEnvironment& env, s
         }
         for (auto& t : tools) {
             if (env.main && !env.main->tool_enabled(sc.name, t.name)) continue;
+            if (!mcp::model_visible(t)) continue;  // an MCP App's own tool
             out.push_back(SearchableTool{sc.name, std::move(t)});
         }
     }

@@ -2,6 +2,7 @@
 #include "cli.hpp"
 
 #include <switchboard/core/text.hpp>
+#include <switchboard/mcp/apps.hpp>
 
 #include <fmt/format.h>
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -28,12 +29,18 @@ awaitable<int> tools(const host::Config& config, const GlobalOptions& g) {
                 o["tool"] = t.tool->name;
                 o["description"] = t.tool->description;
                 o["inputSchema"] = t.tool->input_schema;
+                // _meta as the server sent it: an MCP App's _meta.ui (resourceUri, visibility) among the rest.
+                if (const auto* meta = t.tool->raw.if_contains("_meta")) o["_meta"] = *meta;
                 arr.push_back(std::move(o));
             }
             print_json(std::move(arr));
         } else {
-            for (const auto& t : index.tools())
-                fmt::print("{:<28} {:<16} {}\n", t.name, t.server, core::first_line(t.tool->description));
+            for (const auto& t : index.tools()) {
+                // [app]: the tool has an MCP App view; [app only]: only its app may call it (the model never sees it).
+                const auto ui = mcp::tool_ui(*t.tool);
+                const char* mark = !ui ? "" : !ui->model ? "[app only] " : !ui->resource_uri.empty() ? "[app] " : "";
+                fmt::print("{:<28} {:<16} {}{}\n", t.name, t.server, mark, core::first_line(t.tool->description));
+            }
         }
         co_return any_failed(*h.pool) ? 1 : 0;
     });
@@ -51,6 +58,20 @@ void print_progress(const jsonrpc::Progress& p) {
 
 void print_task_status(const mcp::TaskProgress& t) {
     fmt::print(stderr, "task {}: {}{}\n", t.task_id, t.status, t.status_message.empty() ? "" : " - " + t.status_message);
+}
+
+// An app tool's view can't be drawn in a terminal: name it and where the web UI shows it ("Try it" on the Tools page).
+void print_app_line(host::ServerPool& pool, const host::ResolvedTool& resolved, const std::string& name) {
+    const auto tools = pool.tools(resolved.server);
+    if (!tools) return;
+    for (const auto& t : *tools) {
+        if (t.name != resolved.tool) continue;
+        const auto uri = mcp::app_resource_uri(t);
+        if (uri.empty()) return;
+        fmt::print("app: {} (interactive view: run `switchboard serve`, open http://127.0.0.1:3333/#/tools/{})\n",
+                   uri, name);
+        return;
+    }
 }
 
 }  // namespace
@@ -103,6 +124,7 @@ awaitable<int> call(const host::Config& config, const GlobalOptions& g, std::str
             print_json(std::move(*r->structured_content));
         else
             fmt::print("{}\n", render_content(r->content));
+        if (!g.json) print_app_line(*h.pool, *resolved, name);
         co_return r->is_error ? 1 : 0;
     });
 }

@@ -2,6 +2,7 @@
 #include <switchboard/core/one_shot_event.hpp>
 #include <switchboard/core/spawn.hpp>
 #include <switchboard/mcp/client_session.hpp>
+#include <switchboard/mcp/apps.hpp>
 #include <switchboard/mcp/tasks.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -59,6 +60,8 @@ json::object ClientSession::client_capabilities() const {
     auto& extensions = caps["extensions"];
     if (!extensions.is_object()) extensions.emplace_object();
     extensions.get_object()[tasks_extension] = json::object{};
+    // MCP Apps: the host renders ui:// views (CLI: names them; web UI: draws them).
+    extensions.get_object()[ui_extension] = ui_extension_capability();
     return caps;
 }
 
