@@ -13,6 +13,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <algorithm>
@@ -110,12 +111,24 @@ agent::Observer observer_for(std::shared_ptr<ChatService> self, std::shared_ptr<
         if (parent.empty() && loses_content(result)) chat->full_results[record.id] = data["result"].as_object();
         q->push("tool_end", tagged(std::move(data)));
     };
-    // A call answered with a task (the Tasks extension): its status for the tool's block (`tool_task` events).
-    o.on_task = [q, tagged](const llm::ToolCall& call, const std::string&, const mcp::TaskProgress& t) {
+    // A call answered with a task (the Tasks extension): its status for the tool's block (`tool_task` events), and,
+    // while it runs, a record with the conversation (`switchboard tasks` lists it; `chat --resume` follows it after a
+    // restart); the record goes with the write of the call's result.
+    o.on_task = [self, chat, q, tagged, parent](const llm::ToolCall& call, const std::string& server,
+                                                const mcp::TaskProgress& t) {
         q->push("tool_task", tagged(json::object{{"id", call.id},
                                                  {"taskId", t.task_id},
                                                  {"status", t.status},
                                                  {"statusMessage", t.status_message}}));
+        if (!parent.empty() || chat->id == 0 || !chat->conversation || chat->conversation->messages().empty()) return;
+        if (t.status != "working" && t.status != "input_required") return;
+        store::RunningTask task{chat->id, call.id, server, call.name, t.task_id, t.status, t.status_message,
+                                chat->conversation->messages().back(), 0, 0};
+        try {
+            self->store().save_task(task);
+        } catch (const store::StoreError& e) {
+            spdlog::warn("web chat {}: cannot record task {}: {}", chat->id, t.task_id, e.what());
+        }
     };
     o.ask_approval = [chat, q, tagged](const agent::ApprovalRequest& r) -> awaitable<agent::Decision> {
         auto pending = std::make_shared<PendingApproval>();

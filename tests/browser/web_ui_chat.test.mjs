@@ -11,7 +11,9 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { execFileSync } from 'node:child_process';
 import {
+  BIN,
   DEMO,
   SCREENSHOTS,
   WAIT,
@@ -439,9 +441,13 @@ describe('chat with a task', { skip: chatSkip }, () => {
     const task = page.getByTestId('tool-task');
     await until('the task at its third step', async () => /Task working: step 3\/30/.test(await task.textContent()));
     assert.match(await task.textContent(), /\d+\.\d s/);  // the time since the call started
+    // Recorded with the conversation while it runs (`chat --resume` would follow it after a restart).
+    const running = () => JSON.parse(execFileSync(BIN, ['tasks', '--json', '--db', join(env.dir, 'conversations.db')]));
+    assert.deepEqual(running().map((t) => [t.tool, t.status]), [['report', 'working']]);
     await task.getByRole('button', { name: 'Cancel' }).click();
     await until('tasks/cancel at the server', () => /tasks\/cancel task-/.test(readFileSync(serverLog, 'utf8')));
     await page.getByText('Stopped', { exact: true }).waitFor();
+    await until('the record gone with the stored result', () => running().length === 0);
     assert.doesNotMatch(readFileSync(serverLog, 'utf8'), /completed task-/);
   });
 
