@@ -287,6 +287,9 @@ awaitable<int> run_gateway(Host& h, std::shared_ptr<gateway::ClientRelay> relay,
     auto tool_view = host::Context::create(h.pool, go.context);
     if (o.skills) go.local_skills = local_skills();
     go.page_size = static_cast<std::size_t>(o.page_size);
+    go.instance_id = o.instance_id;
+    // Instances behind one balancer share it, so that each accepts the task ids the others give (docs/gateway.md).
+    if (const char* key = std::getenv("SWITCHBOARD_TASK_KEY")) go.task_key = key;
     auto gw = gateway::Gateway::create(h.pool, relay, std::move(go));
     core::spawn_logged(ex, settle(h.pool, settled, tools, gw->skills()), "serve: first start");
 

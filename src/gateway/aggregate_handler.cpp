@@ -3,6 +3,7 @@
 #include <switchboard/core/scope_exit.hpp>
 #include <switchboard/mcp/skills.hpp>
 #include <switchboard/mcp/static_handler.hpp>
+#include <switchboard/mcp/tasks.hpp>
 #include <switchboard/mcp/version.hpp>
 
 #include <fmt/format.h>
@@ -81,11 +82,14 @@ json::object AggregateHandler::capabilities() const {
     json::object resources{{"listChanged", true}, {"subscribe", true}};
     caps["resources"] = std::move(resources);
     caps["completions"] = json::object();
+    json::object extensions;
     if (skills_ && skills_->declared()) {
         json::object skills;
         if (skills_->directory_read()) skills["directoryRead"] = true;
-        caps["extensions"] = json::object{{mcp::skills_extension, std::move(skills)}};
+        extensions[mcp::skills_extension] = std::move(skills);
     }
+    if (tasks_) extensions[mcp::tasks_extension] = json::object();
+    if (!extensions.empty()) caps["extensions"] = std::move(extensions);
     return caps;
 }
 
@@ -216,6 +220,10 @@ Reply AggregateHandler::call_tool(std::string name, json::object arguments, mcp:
     host::ToolCallOptions options;
     options.on_progress = [ctx](const jsonrpc::Progress& p) { ctx.progress(p.progress, p.total, p.message); };
     options.call_id = fmt::format("gateway:{}", context_->name());
+    // A task goes to the client only if it declared the extension on this request; otherwise the upstream is not
+    // told of it either, and answers at once or with -32021 (gateway/tasks.hpp).
+    const bool task_wanted = tasks_ && GatewayTasks::wanted(ctx);
+    if (tasks_) options.tasks = task_wanted ? mcp::TaskMode::hand_back : mcp::TaskMode::undeclared;
     // The client's cancel cancels this coroutine, hence the upstream request (notifications/cancelled).
     auto r = co_await context_->call_tool(std::move(name), std::move(arguments), std::move(options));
     if (!r) {
@@ -243,6 +251,10 @@ Reply AggregateHandler::call_tool(std::string name, json::object arguments, mcp:
     }
     json::object result = std::move(*r).to_json();
     strip_upstream_meta(result);
+    if (task_wanted && GatewayTasks::is_handle(result)) {
+        count.error = false;
+        co_return tasks_->hand_out(server, std::move(result), ctx);
+    }
     const auto* is_error = result.if_contains("isError");
     count.error = is_error && is_error->is_bool() && is_error->as_bool();
     co_return result;
@@ -310,8 +322,12 @@ Reply AggregateHandler::read_resource(std::string uri, mcp::RequestContext ctx) 
     co_return result;
 }
 
-Reply AggregateHandler::extension_request(std::string method, json::object params, mcp::RequestContext) {
+Reply AggregateHandler::extension_request(std::string method, json::object params, mcp::RequestContext ctx) {
     auto self = shared_from_this();
+    if (tasks_ && mcp::is_tasks_method(method)) {
+        auto tasks = tasks_;
+        co_return co_await tasks->forward(std::move(method), std::move(params), std::move(ctx));
+    }
     const bool skill_method =
         method == "skills/list" || method == "skills/get" || method == "resources/directory/read";
     if (!skill_method || !skills_ || !skills_->declared()) co_return mcp::method_not_found(method);
@@ -486,6 +502,7 @@ awaitable<void> Gateway::serve(std::shared_ptr<jsonrpc::Channel> channel) {
     if (options_.host_tools) handler->set_host_tools(options_.host_tools(context));
     handler->set_skills(skills_);
     handler->set_page_size(options_.page_size);
+    handler->set_tasks(tasks_);
     mcp::Server server(options_.server, handler);
     ++sessions_;
     struct Count {

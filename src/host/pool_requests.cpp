@@ -127,6 +127,7 @@ awaitable<Outcome<mcp::CallToolResult>> ServerPool::call_tool(std::string server
         pool->events_.emit(Event::progress(server, id, std::move(data)));
     };
     co.on_task = std::move(options.on_task);
+    co.tasks = options.tasks;
     using namespace asio::experimental::awaitable_operators;
     auto outcome = co_await (session->call_tool(tool, std::move(arguments), co) || shared->cancel_calls.wait());
     if (outcome.index() == 1)

@@ -65,6 +65,19 @@ json::object ClientSession::client_capabilities() const {
     return caps;
 }
 
+std::shared_ptr<const jsonrpc::MetaMembers> ClientSession::meta_for(TaskMode mode) const {
+    modern_meta();
+    if (mode != TaskMode::undeclared) return meta_members_;
+    if (meta_untasked_from_ != meta_members_.get()) {
+        json::object meta = meta_cache_;
+        if (auto* caps = meta[meta::client_capabilities].if_object())
+            if (auto* e = caps->if_contains("extensions"); e && e->is_object()) e->get_object().erase(tasks_extension);
+        meta_untasked_ = std::make_shared<const jsonrpc::MetaMembers>(meta);
+        meta_untasked_from_ = meta_members_.get();
+    }
+    return meta_untasked_;
+}
+
 const json::object& ClientSession::modern_meta() const {
     if (!meta_cache_.empty() && meta_cache_version_ == protocol_version_ && meta_cache_level_ == log_level_)
         return meta_cache_;
@@ -146,7 +159,7 @@ awaitable<Outcome<Result>> ClientSession::request_as(std::string method, json::o
         auto ro = request_options(options);
         if (era_ == Era::modern) {  // the 2026-07-28 _meta goes in as it is written, serialized once per session
             modern_meta();  // refreshes meta_members_ with meta_cache_ when the version or log level changed
-            ro.meta = meta_members_;
+            ro.meta = meta_for(options.tasks);
         }
         json::value sent(std::move(params));  // moved in and back out: no copy
         auto r = co_await connection_->request_view(method, sent, std::move(ro));
@@ -160,6 +173,7 @@ awaitable<Outcome<Result>> ClientSession::request_as(std::string method, json::o
         }
         if (auto bad = unusable_result(method, *r, round)) co_return std::move(*bad);
         const auto result_type = result_type_of(r->get_object());
+        if (result_type == "task" && options.tasks == TaskMode::hand_back) co_return convert(std::move(*r));
         if (result_type == "task" || (era_ == Era::legacy && is_legacy_task_handle(method, r->get_object()))) {
             // The Tasks extension (or 2025-11-25's tasks): polled to its end, then given as if synchronous.
             auto final_result = co_await follow_task(std::move(*r), std::move(options));
@@ -350,7 +364,7 @@ awaitable<Outcome<std::vector<Tool>>> ClientSession::list_tools() {
 
 awaitable<Outcome<CallToolResult>> ClientSession::call_tool(std::string name, json::object arguments,
                                                             CallOptions options) {
-    const bool as_task = wants_legacy_task(name);
+    const bool as_task = options.tasks != TaskMode::undeclared && wants_legacy_task(name);
     json::object params(as_task ? 3 : 2);  // emplaced, not an init-list: the arguments are moved, not copied
     params.emplace("name", std::move(name));
     params.emplace("arguments", std::move(arguments));

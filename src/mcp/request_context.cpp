@@ -40,6 +40,8 @@ bool RequestContext::client_supports(std::string_view capability) const {
     return state_->client_capabilities.contains(capability);
 }
 
+const json::object& RequestContext::client_info() const { return state_->client_info; }
+
 const jsonrpc::IncomingRequest& RequestContext::request() const { return *state_->request; }
 
 void RequestContext::progress(double progress, std::optional<double> total, std::string message) const {

@@ -14,6 +14,7 @@ struct RequestContext::State {
     Era era = Era::legacy;
     std::string method;
     boost::json::object client_capabilities;
+    boost::json::object client_info;
     /// The lowest level sent; empty: everything (legacy) or nothing (modern).
     std::string log_level;
     /// The JSON-RPC request of the current round; none for a task's work, which outlives the request that started it.

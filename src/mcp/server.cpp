@@ -57,6 +57,7 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
 
     std::string legacy_version;  // set by initialize
     json::object legacy_client_capabilities;
+    json::object legacy_client_info;
     std::string legacy_log_level;  // logging/setLevel
     std::set<std::string> legacy_subscriptions;
     struct Listen {
@@ -106,6 +107,7 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
         const json::value* version = nullptr;       // present: the request is in the modern era
         const json::value* capabilities = nullptr;  // the client's, required in that era
         const json::value* log_level = nullptr;
+        const json::value* client_info = nullptr;
     };
 
     // The session is passed in, not captured: it stays alive as long as the request, and no coroutine of the
@@ -141,6 +143,8 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
                     parts.capabilities = &kv.value();
                 else if (k == meta::log_level)
                     parts.log_level = &kv.value();
+                else if (k == meta::client_info)
+                    parts.client_info = &kv.value();
             }
         }
         const bool modern = parts.version != nullptr;
@@ -207,6 +211,7 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
         if (modern) {
             if (const auto* c = parts.capabilities; c && c->is_object()) state->client_capabilities = c->get_object();
             if (const auto* l = parts.log_level; l && l->is_string()) state->log_level = std::string(l->get_string());
+            if (const auto* i = parts.client_info; i && i->is_object()) state->client_info = i->get_object();
             // Outside the input rounds a modern server cannot ask (the spec allows input_required only there).
             state->ask = [](std::string, std::string asked, json::object) -> awaitable<Outcome<json::value>> {
                 co_return Error::make_local(code::protocol_violation,
@@ -216,6 +221,7 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
             };
         } else {
             state->client_capabilities = legacy_client_capabilities;
+            state->client_info = legacy_client_info;
             state->log_level = legacy_log_level;
             state->ask = [weak = std::weak_ptr<jsonrpc::Connection>(conn)](
                              std::string, std::string asked, json::object params) -> awaitable<Outcome<json::value>> {
@@ -238,6 +244,7 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
         legacy_version = is_legacy_version(requested) ? requested : std::string(latest_legacy_version);
         if (const auto* c = p.if_contains("capabilities"); c && c->is_object())
             legacy_client_capabilities = c->get_object();
+        if (const auto* i = p.if_contains("clientInfo"); i && i->is_object()) legacy_client_info = i->get_object();
         json::object r{{"protocolVersion", legacy_version},
                        {"capabilities", capabilities()},
                        {"serverInfo", options.info.to_json()}};

@@ -22,6 +22,7 @@
 //   SkillDirectory (gateway/skill_directory.hpp: names merged by the tools' rule, files routed to their server).
 // - host tools (GatewayOptions::host_tools: agents and skills as agent__<name> / skill__<name>, tool search) are
 //   listed after the context's tools and answered by the gateway itself; a context tool of the same name wins.
+// - tasks (the Tasks extension, always declared): see gateway/tasks.hpp.
 //
 // Thread-safety: single owner, on the pool's executor.
 #pragma once
@@ -30,6 +31,7 @@
 #include <switchboard/gateway/pages.hpp>
 #include <switchboard/gateway/relay.hpp>
 #include <switchboard/gateway/skill_directory.hpp>
+#include <switchboard/gateway/tasks.hpp>
 #include <switchboard/host/context.hpp>
 #include <switchboard/mcp/server.hpp>
 #include <switchboard/mcp/server_handler.hpp>
@@ -90,6 +92,9 @@ public:
     void set_skills(std::shared_ptr<SkillDirectory> skills) { skills_ = std::move(skills); }
     /// Lists longer than this come in pages (gateway/pages.hpp); 0: one page.
     void set_page_size(std::size_t n) { page_size_ = n; }
+    /// Where tasks handed to clients are found again (set once, before the session serves; null: tasks are followed
+    /// to their end upstream, as for any host).
+    void set_tasks(std::shared_ptr<GatewayTasks> tasks) { tasks_ = std::move(tasks); }
 
     /// A prompt as exposed: its name here, the server and the server's own name.
     struct ExposedPrompt {
@@ -117,6 +122,7 @@ private:
     host::EventBus::Id subscription_ = 0;
     std::vector<HostTool> host_tools_;
     std::shared_ptr<SkillDirectory> skills_;
+    std::shared_ptr<GatewayTasks> tasks_;
     std::size_t page_size_ = 0;
     std::shared_ptr<const host::ToolIndex> last_tools_;  // what tools/list_changed is judged against
     /// This client's tools/call in flight per server (id, context), the most recent last: log messages go there.
@@ -137,6 +143,10 @@ struct GatewayOptions {
     std::vector<LocalSkill> local_skills;
     /// Lists (tools, resources, templates, prompts) longer than this come in pages; 0: one page.
     std::size_t page_size = default_page_size;
+    /// The start of the task ids given to clients (`serve --instance-id`), for a load balancer to route on.
+    std::string instance_id;
+    /// The key that seals task ids (gateway/task_ids.hpp); empty: a random one per process.
+    std::string task_key;
 };
 
 class Gateway : public std::enable_shared_from_this<Gateway> {
@@ -159,6 +169,7 @@ private:
         if (!options_.server.input_rounds)
             options_.server.input_rounds = mcp::make_input_rounds(pool_->executor(), options_.server.input_timeout);
         skills_ = SkillDirectory::create(pool_, std::move(options_.local_skills));
+        tasks_ = std::make_shared<GatewayTasks>(pool_, options_.instance_id, options_.task_key);
     }
     std::shared_ptr<host::ServerPool> pool_;
     std::shared_ptr<ClientRelay> relay_;
@@ -166,6 +177,7 @@ private:
     std::uint64_t next_ = 1;
     std::size_t sessions_ = 0;
     std::shared_ptr<SkillDirectory> skills_;
+    std::shared_ptr<GatewayTasks> tasks_;
 };
 
 }  // namespace switchboard::gateway

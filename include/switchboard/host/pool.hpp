@@ -100,6 +100,9 @@ struct ToolCallOptions {
     std::string call_id;  ///< names the call in progress events (Event::progress)
     /// A call answered with a task (the Tasks extension): its id and each status change (see mcp::CallOptions).
     std::function<void(const mcp::TaskProgress&)> on_task;
+    /// Whether the call declares the Tasks extension, and whether a task it is answered with is followed (see
+    /// mcp::TaskMode; a gateway hands it back to its client).
+    mcp::TaskMode tasks = mcp::TaskMode::follow;
 };
 
 struct PromptInfo {

@@ -75,6 +75,13 @@ struct TaskProgress {
 /// [100 ms, 30 s], with +-10 % jitter picked by `unit_random` in [0, 1).
 std::chrono::milliseconds task_poll_delay(std::optional<std::chrono::milliseconds> suggested, double unit_random);
 
+/// What a request that a server may answer with a task (the Tasks extension) does with one.
+enum class TaskMode {
+    follow,      ///< the extension declared; the task is followed to its end and its result given
+    hand_back,   ///< the extension declared; the task handle (CreateTaskResult) is the result, for a gateway to pass on
+    undeclared,  ///< the extension not declared on this request: the server answers at once, or with -32021
+};
+
 struct CallOptions {
     std::chrono::milliseconds timeout{0};  ///< 0: the session's request timeout
     std::chrono::milliseconds max_total_timeout{0};
@@ -85,6 +92,7 @@ struct CallOptions {
     std::function<void(const TaskProgress&)> on_task;
     /// See jsonrpc::RequestOptions::blobs.
     std::shared_ptr<jsonrpc::DecodedBlobs> blobs;
+    TaskMode tasks = TaskMode::follow;
 };
 
 class ClientSession : public std::enable_shared_from_this<ClientSession> {
@@ -223,6 +231,10 @@ private:
     // modern_meta() for the version and log level it was built with: every modern request carries it.
     mutable boost::json::object meta_cache_;
     mutable std::shared_ptr<const jsonrpc::MetaMembers> meta_members_;  // meta_cache_ serialized, for requests
+    // meta_members_ without the Tasks extension (TaskMode::undeclared), and the meta_members_ it was made from.
+    mutable std::shared_ptr<const jsonrpc::MetaMembers> meta_untasked_;
+    mutable const jsonrpc::MetaMembers* meta_untasked_from_ = nullptr;
+    std::shared_ptr<const jsonrpc::MetaMembers> meta_for(TaskMode mode) const;
     mutable std::string meta_cache_version_, meta_cache_level_;
 
     // Modern subscriptions: one listen stream carrying the whole filter.

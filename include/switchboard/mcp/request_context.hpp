@@ -35,6 +35,9 @@ public:
     const std::string& method() const;
     /// The client's capabilities: from `initialize` (legacy) or the request's `_meta` (modern).
     const boost::json::object& client_capabilities() const;
+    /// The client's Implementation (name, version) as it said: from `initialize` (legacy) or the request's `_meta`
+    /// (modern); empty when it said nothing.
+    const boost::json::object& client_info() const;
     /// Whether the client declared `capability` ("sampling", "elicitation", "roots").
     bool client_supports(std::string_view capability) const;
 
