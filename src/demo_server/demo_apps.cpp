@@ -103,12 +103,13 @@ on("ui/notifications/tool-input", (p) => probe((p.arguments && p.arguments.url) 
 start("demo-csp-probe");
 </script>)HTML";
 
-std::string page(std::string_view title, std::string_view body) {
-    return fmt::format("<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>{}</title>\n"
+std::string page(std::string_view server, std::string_view title, std::string_view body) {
+    return fmt::format("<!doctype html>\n<html><head><meta charset=\"utf-8\"><meta name=\"mcp-server\" "
+                       "content=\"{}\"><title>{}</title>\n"
                        "<style>body{{font:14px system-ui,sans-serif;margin:12px}}"
                        "[data-theme=dark] body{{background:#222;color:#eee}}</style>\n"
                        "<script>{}</script></head>\n<body>{}</body></html>\n",
-                       title, bridge_script, body);
+                       server, title, bridge_script, body);
 }
 
 json::object ui_meta(std::string_view uri, std::initializer_list<std::string_view> visibility) {
@@ -183,8 +184,9 @@ void add_app_tools(mcp::StaticHandler& server, DemoState& state) {
                                               url && url->is_string() ? std::string(url->get_string())
                                                                       : std::string("https://example.com/")));
         });
-    add_view(server, counter_uri, "counter-app", "The counter app's view", page("Demo counter", counter_body));
-    add_view(server, probe_uri, "csp-probe-app", "The CSP probe's view", page("CSP probe", probe_body));
+    add_view(server, counter_uri, "counter-app", "The counter app's view",
+             page(state.name, "Demo counter", counter_body));
+    add_view(server, probe_uri, "csp-probe-app", "The CSP probe's view", page(state.name, "CSP probe", probe_body));
 }
 
 }  // namespace switchboard::demo

@@ -22,6 +22,7 @@ struct DemoState {
     std::int64_t counter = 0;
     int extra_tools = 0;         ///< --extra-tools N: N more echo-like tools (bench: large tool indexes)
     bool blob_template = false;  ///< --blob-template: demo://blob/{bytes} (bench: large payloads)
+    std::string name = "demo";   ///< --name: serverInfo name, also in the apps' views (which server served one)
 };
 
 /// A valid 1x1 RGBA PNG, base64-encoded.

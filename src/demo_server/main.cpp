@@ -110,6 +110,7 @@ int main(int argc, char** argv) {
     demo::DemoState state;
     state.extra_tools = extra_tools;
     state.blob_template = blob_template;
+    state.name = name;
     if (conformance) {
         demo::add_conformance_fixtures(*handler);
         demo::add_task_fixtures(*handler, tasks);

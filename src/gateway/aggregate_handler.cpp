@@ -89,6 +89,8 @@ json::object AggregateHandler::capabilities() const {
         extensions[mcp::skills_extension] = std::move(skills);
     }
     if (tasks_) extensions[mcp::tasks_extension] = json::object();
+    // MCP Apps: tools' _meta.ui and the ui:// views pass through (shared URIs renamed: ui_uris()).
+    extensions[mcp::ui_extension] = mcp::ui_extension_capability();
     if (!extensions.empty()) caps["extensions"] = std::move(extensions);
     return caps;
 }
@@ -164,9 +166,11 @@ Reply AggregateHandler::list_tools(std::string cursor, mcp::RequestContext) {
     auto self = shared_from_this();
     json::array tools;
     const auto& index = context_->tools();
+    const auto uris = ui_uris();
     for (const auto& t : index.tools()) {
         auto o = t.tool->to_json();
         o["name"] = t.name;
+        mcp::rewrite_tool_ui_uri(o, [&](std::string_view uri) { return uris.exposed(t.server, uri); });
         tools.push_back(std::move(o));
     }
     for (const auto& t : host_tools_) {
@@ -267,9 +271,12 @@ Reply AggregateHandler::list_resources(std::string cursor, mcp::RequestContext) 
     auto self = shared_from_this();
     std::set<std::string> seen;
     json::array list;
+    const auto uris = ui_uris();
     for (const auto& r : context_->resources()) {
-        if (!seen.insert(r.resource.uri).second) continue;
+        auto uri = uris.exposed(r.server, r.resource.uri);
+        if (!seen.insert(uri).second) continue;
         list.push_back(r.resource.raw);
+        list.back().get_object()["uri"] = std::move(uri);
     }
     co_return page_of(std::move(list), "resources", "uri", cursor, page_size_);
 }
@@ -283,6 +290,14 @@ Reply AggregateHandler::list_resource_templates(std::string cursor, mcp::Request
         list.push_back(t.resource_template.raw);
     }
     co_return page_of(std::move(list), "resourceTemplates", "uriTemplate", cursor, page_size_);
+}
+
+mcp::UiUriMap AggregateHandler::ui_uris() const {
+    mcp::UiUriMap map;
+    for (const auto& t : context_->tools().tools())
+        if (auto ui = mcp::tool_ui(*t.tool); ui && !ui->resource_uri.empty()) map.add(t.server, ui->resource_uri);
+    for (const auto& r : context_->resources()) map.add(r.server, r.resource.uri);
+    return map;
 }
 
 std::optional<std::string> AggregateHandler::owner_of_uri(const std::string& uri) const {
@@ -302,7 +317,15 @@ Reply AggregateHandler::read_resource(std::string uri, mcp::RequestContext ctx) 
         auto skill = co_await skills_->read(uri);
         if (skill) co_return skill_result(std::move(*skill));
     }
-    auto server = owner_of_uri(uri);
+    // A ui:// view goes to the server whose it is; a shared URI comes renamed (ui_uris()) and is read by its own.
+    std::optional<std::string> server;
+    std::string exposed;
+    if (uri.starts_with("ui://"))
+        if (auto target = ui_uris().resolve(uri)) {
+            server = std::move(target->server);
+            exposed = std::exchange(uri, std::move(target->uri));
+        }
+    if (!server) server = owner_of_uri(uri);
     if (!server) {
         json::object data;
         data["uri"] = uri;
@@ -319,6 +342,10 @@ Reply AggregateHandler::read_resource(std::string uri, mcp::RequestContext ctx) 
     if (!r) co_return upstream_error(*server, r.error());
     auto result = r->to_json();
     strip_upstream_meta(result);
+    if (!exposed.empty())  // the contents name the URI the client asked for
+        if (auto* contents = result.if_contains("contents"); contents && contents->is_array())
+            for (auto& c : contents->get_array())
+                if (auto* o = c.if_object(); o && o->contains("uri")) (*o)["uri"] = exposed;
     co_return result;
 }
 

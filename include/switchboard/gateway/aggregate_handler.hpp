@@ -33,6 +33,7 @@
 #include <switchboard/gateway/skill_directory.hpp>
 #include <switchboard/gateway/tasks.hpp>
 #include <switchboard/host/context.hpp>
+#include <switchboard/mcp/apps.hpp>
 #include <switchboard/mcp/server.hpp>
 #include <switchboard/mcp/server_handler.hpp>
 
@@ -111,6 +112,8 @@ private:
     void forward_log(const host::Event& e);
     /// The server that answers resources/read of `uri`, or nullopt.
     std::optional<std::string> owner_of_uri(const std::string& uri) const;
+    /// Every server's ui:// URIs (tools' _meta.ui and resources): which ones two servers share (mcp/apps.hpp).
+    mcp::UiUriMap ui_uris() const;
     /// A skill answer as a client gets it (an upstream's error named and cleaned as upstream_error does).
     jsonrpc::Outcome<boost::json::object> skill_result(SkillAnswer answer) const;
     /// An upstream error with the server named and config secrets removed.
