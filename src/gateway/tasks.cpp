@@ -80,6 +80,9 @@ awaitable<Outcome<json::object>> GatewayTasks::forward(std::string method, json:
                                                                             ref->server, method)};
     auto result = std::move(r->get_object());
     if (result.contains("taskId")) result["taskId"] = id;
+    // The inlined CallToolResult as a 2026-07-28 tools/call gives it (an upstream may leave its resultType out).
+    if (auto* inlined = result.if_contains("result"); inlined && inlined->is_object())
+        inlined->get_object().emplace("resultType", "complete");
     if (auto* meta = result.if_contains("_meta"); meta && meta->is_object())
         meta->get_object().erase(mcp::meta::server_info);  // the gateway's own goes in
     co_return result;

@@ -83,9 +83,9 @@ json::object TaskStore::start(Work work, const RequestContext& ctx) {
         }
     };
     tasks_[e->task.id] = e;
-    e->work.spawn(run(e, std::move(work), std::move(state)), "task " + e->task.id);
-    json::object r = e->task.to_json();
+    json::object r = e->task.to_json();  // as created: the work may run (and ask) before the caller goes on
     r["resultType"] = "task";
+    e->work.spawn(run(e, std::move(work), std::move(state)), "task " + e->task.id);
     return r;
 }
 
@@ -129,7 +129,10 @@ awaitable<Outcome<json::value>> TaskStore::ask(std::weak_ptr<Entry> weak, std::s
 
 json::object TaskStore::detailed(const Entry& e) const {
     json::object r = e.task.to_json();
-    if (e.task.status == TaskStatus::completed && e.result) r["result"] = *e.result;
+    if (e.task.status == TaskStatus::completed && e.result) {
+        auto& result = r["result"].emplace_object() = *e.result;
+        result.emplace("resultType", "complete");  // a 2026-07-28 CallToolResult, as tools/call would have given it
+    }
     if (e.task.status == TaskStatus::failed && e.error) {
         json::object error;
         error["code"] = e.error->code;
