@@ -69,10 +69,14 @@ awaitable<void> page(http::ServerRequest& req, http::Responder& res) {
     r.headers.emplace_back("Cache-Control", "no-cache");
     r.headers.emplace_back("Vary", "Accept-Encoding");
     // Script and styles are inline; everything else the page loads comes from this origin (the API) or is data.
-    r.headers.emplace_back("Content-Security-Policy",
-                           "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
-                           "img-src data: blob:; media-src data: blob:; connect-src 'self'; base-uri 'none'; "
-                           "form-action 'none'; frame-ancestors 'none'");
+    // MCP Apps are framed from the other loopback name (app_sandbox.cpp), and only from there.
+    const auto sandbox = sandbox_origin(http::header_value(req, "Host"));
+    std::string csp =
+        "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:; "
+        "media-src data: blob:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; "
+        "frame-src ";
+    csp += sandbox.empty() ? "'none'" : sandbox;
+    r.headers.emplace_back("Content-Security-Policy", csp);
     r.headers.emplace_back("X-Content-Type-Options", "nosniff");
     r.headers.emplace_back("Referrer-Policy", "no-referrer");
     if (http::header_value(req, "If-None-Match") == etag) {
@@ -95,6 +99,7 @@ http::Router ui_routes() {
     http::RouteOptions open;
     open.requires_token = false;  // the page itself asks for the token
     r.add(bhttp::verb::get, "/", page, open);
+    add_sandbox_route(r);
     return r;
 }
 

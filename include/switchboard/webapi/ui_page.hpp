@@ -8,12 +8,18 @@
 
 #include <switchboard/http/server.hpp>
 
+#include <string>
 #include <string_view>
 
 namespace switchboard::webapi {
 
-/// The route of "/".
+/// The routes of "/" and of "/sandbox" (the MCP Apps sandbox proxy, app_sandbox.cpp).
 http::Router ui_routes();
+/// GET /sandbox: the page the web UI frames MCP Apps in (docs/web-ui.md, "MCP Apps").
+void add_sandbox_route(http::Router& r);
+/// Where the page served for `host` (a Host header value) frames apps from: the other loopback name on the same port
+/// ("127.0.0.1:8080" -> "http://localhost:8080" and the reverse); empty for any other host (apps are not shown).
+std::string sandbox_origin(std::string_view host);
 
 /// The embedded page as stored (gzip when ui_page_gzipped()), and whether the real UI was built into this binary (a
 /// build without web/dist embeds a page saying how to build it).

@@ -291,8 +291,27 @@ async function follow(run: Run, stream: AsyncGenerator<ChatEvent>): Promise<bool
 export function send(text: string, attachments: Attachment[]): Promise<boolean> {
   const id = chat.id;
   const run = newRun(id, { text, attachments });
-  const body = { conversationId: id || undefined, text, attachments: attachments.length ? attachments : undefined, ...runOptions() };
+  const appContext = appContexts[id];
+  delete appContexts[id];
+  const body = { conversationId: id || undefined, text, attachments: attachments.length ? attachments : undefined, appContext, ...runOptions() };
   return follow(run, chatStream('api/chat', body));
+}
+
+// MCP Apps in the conversation shown (AppFrame): what the last ui/update-model-context said, sent with the next
+// message and then forgotten; ui/message sends the app's text as the user's next message (into the draft while a run
+// is under way).
+const appContexts: Record<number, string> = {};
+
+export function setAppContext(text: string): void {
+  appContexts[chat.id] = text;
+}
+
+export async function appMessage(text: string): Promise<void> {
+  if (shownRun()?.streaming) {
+    chat.draft.text = text;
+    return;
+  }
+  await send(text, []);
 }
 
 /** Follows the run of conversation `id`, answering with no stream here. */

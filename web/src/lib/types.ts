@@ -89,6 +89,8 @@ export interface Tool {
   inputSchema: JsonSchema;
   outputSchema?: JsonSchema;
   annotations?: ToolAnnotations;
+  /** `_meta.ui.resourceUri`: the tool's MCP App (lib/apps.ts). */
+  _meta?: Record<string, unknown>;
 }
 
 export interface Resource {
@@ -131,6 +133,7 @@ export interface ResourceContents {
   mimeType?: string;
   text?: string;
   blob?: string;
+  _meta?: Record<string, unknown>;
 }
 
 export type ContentBlock =

