@@ -77,7 +77,8 @@ document.getElementById("bump").onclick = async () => {
   catch (e) { status.textContent = "error: " + e.message; }
 };
 document.getElementById("send").onclick = async () => {
-  await request("ui/message", { role: "user", content: [{ type: "text", text: "The counter is " + value.textContent }] });
+  const text = "The counter is " + value.textContent;
+  await request("ui/message", { role: "user", content: [{ type: "text", text }] });
   status.textContent = "sent";
 };
 start("demo-counter");
@@ -173,7 +174,8 @@ void add_app_tools(mcp::StaticHandler& server, DemoState& state) {
         });
     server.add_tool(
         app_tool("csp_probe", "CSP probe app",
-                 "An MCP App (ui://demo/csp-probe.html) that declares no CSP domains and, on ui/notifications/tool-input, "
+                 "An MCP App (ui://demo/csp-probe.html) that declares no CSP domains and, on "
+                 "ui/notifications/tool-input, "
                  "fetches `url` (mode no-cors). It reports the outcome as <body data-probe=\"blocked|allowed\">, in "
                  "#result, and as a ui/message 'csp_probe blocked: URL' or 'csp_probe allowed: URL'.",
                  json::object{{"url", json::object{{"type", "string"}, {"description", "The URL the view fetches"}}}},

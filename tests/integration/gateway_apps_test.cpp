@@ -39,7 +39,8 @@ protected:
         std::ofstream(dir_ / "config.json") << R"({"mcpServers": {"basic1": )" << basic_entry()
                                             << R"(, "basic2": )" << basic_entry() << R"(, "alpha": )"
                                             << demo_entry("alpha") << R"(, "beta": )" << demo_entry("beta") << "}}";
-        gateway_ = start_listening(SWITCHBOARD_CLI, {"--config", (dir_ / "config.json").string(), "serve", "--port", "0"});
+        gateway_ =
+            start_listening(SWITCHBOARD_CLI, {"--config", (dir_ / "config.json").string(), "serve", "--port", "0"});
         ASSERT_TRUE(gateway_);
     }
     void TearDown() override {
@@ -116,6 +117,38 @@ TEST_F(GatewayApps, TheSdkClientSeesRenamedViewsReadsEachFromItsServerAndCallsEa
         EXPECT_TRUE(calls.at("basic1__get-time").at("structured").as_object().contains("time"));
         EXPECT_TRUE(calls.at("basic2__get-time").at("structured").as_object().contains("time"));
     }
+}
+
+// The same servers straight from the CLI (no gateway: the views keep their own URIs).
+TEST_F(GatewayApps, TheCliMarksAppToolsKeepsTheirMetaAndNamesTheViewOfACall) {
+    const auto cli = std::string(SWITCHBOARD_CLI) + " --config '" + (dir_ / "config.json").string() + "' ";
+    std::string out;
+    ASSERT_EQ(run_command(cli + "tools", out), 0) << out;
+    auto line_of = [&out](const std::string& name) {
+        auto at = out.find(name + " ");
+        return at == std::string::npos ? std::string() : out.substr(at, out.find('\n', at) - at);
+    };
+    EXPECT_NE(line_of("alpha__counter").find("[app] "), std::string::npos) << out;
+    EXPECT_NE(line_of("alpha__counter_bump").find("[app only] "), std::string::npos) << out;
+    EXPECT_NE(line_of("basic1__get-time").find("[app] "), std::string::npos) << out;
+    EXPECT_EQ(line_of("alpha__echo").find("[app"), std::string::npos) << out;
+
+    ASSERT_EQ(run_command(cli + "tools --json", out), 0) << out;
+    bool seen = false;
+    const auto listed = json::parse(out);
+    for (const auto& t : listed.as_array())
+        if (t.at("name") == "beta__counter_bump") {
+            seen = true;
+            EXPECT_EQ(t.at("_meta").at("ui").at("resourceUri"), "ui://demo/counter.html");
+            EXPECT_EQ(json::serialize(t.at("_meta").at("ui").at("visibility")), R"(["app"])");
+        }
+    EXPECT_TRUE(seen) << out;
+
+    ASSERT_EQ(run_command(cli + "call alpha__counter '{}'", out), 0) << out;
+    EXPECT_EQ(out, "counter = 0\napp: ui://demo/counter.html (interactive view: run `switchboard serve`, open "
+                   "http://127.0.0.1:3333/#/tools/alpha__counter)\n");
+    ASSERT_EQ(run_command(cli + "call alpha__echo '{\"message\": \"hi\"}'", out), 0) << out;
+    EXPECT_EQ(out, "hi\n");  // not an app: no app line
 }
 
 }  // namespace

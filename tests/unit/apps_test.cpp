@@ -1,4 +1,6 @@
 // MCP Apps (io.modelcontextprotocol/ui): a tool's _meta.ui, a view's _meta.ui and the gateway's ui:// URI renaming.
+#include <switchboard/agent/tool_schema.hpp>
+#include <switchboard/host/tool_index.hpp>
 #include <switchboard/mcp/apps.hpp>
 
 #include <gtest/gtest.h>
@@ -83,4 +85,20 @@ TEST(AppsUiUriMap, RewritesBothKeysOfAToolsMeta) {
 
 TEST(AppsCapability, DeclaresTheMcpAppMimeType) {
     EXPECT_EQ(json::serialize(mcp::ui_extension_capability()), R"({"mimeTypes":["text/html;profile=mcp-app"]})");
+}
+
+TEST(AppsVisibility, AnAppOnlyToolIsNotOfferedToTheModelButStaysInTheIndex) {
+    auto list = std::make_shared<std::vector<mcp::Tool>>();
+    list->push_back(
+        apps_tool(R"({"name":"view","_meta":{"ui":{"resourceUri":"ui://d/v","visibility":["model","app"]}}})"));
+    list->push_back(apps_tool(R"({"name":"app_step","_meta":{"ui":{"resourceUri":"ui://d/v","visibility":["app"]}}})"));
+    list->push_back(apps_tool(R"({"name":"plain"})"));
+    host::ServerTools st;
+    st.server = "demo";
+    st.shared = list;
+    auto index = host::ToolIndex::build({st});
+    EXPECT_TRUE(index.find("app_step"));  // its app calls it through the host's usual call path
+    std::vector<std::string> offered;
+    for (const auto& t : agent::openai_tools(index)) offered.emplace_back(t.at("function").at("name").as_string());
+    EXPECT_EQ(offered, (std::vector<std::string>{"plain", "view"}));
 }
