@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 namespace switchboard::agent {
 
@@ -148,6 +149,10 @@ asio::awaitable<RunResult> Conversation::loop(Observer& observer) {
         request.model = options_.model;
         request.tools = request_tools();
         const auto sent_estimate = fit_request(request, observer);
+        if (!options_.app_context.empty()) {
+            request.messages.push_back(
+                llm::Message::system("Context from an app the user sees:\n" + std::exchange(options_.app_context, std::string())));
+        }
         ++result.turns;
         if (observer.on_model_request) observer.on_model_request();
         auto response = co_await llm_->chat(std::move(request), stream_callbacks(observer));

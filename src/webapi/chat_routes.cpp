@@ -248,6 +248,9 @@ void apply_run_options(ChatService& svc, Chat& chat, const json::object& body) {
             throw http::HttpError(bhttp::status::bad_request, "\"maxTurns\" must be a whole number from 1 to 1000");
         loop.max_turns = static_cast<int>(t->get_int64());
     }
+    // An MCP App's latest ui/update-model-context (docs/web-ui.md): with the next model request only.
+    if (const auto* c = body.if_contains("appContext"); c && c->is_string())
+        loop.app_context = core::shorten(c->get_string(), 32 * 1024);
 }
 
 awaitable<void> send(PoolRef weak, Service svc, Options o, http::ServerRequest& req, http::Responder& res) {

@@ -204,6 +204,39 @@ describe('MCP Apps', { skip }, () => {
     await page.getByText('Thanks, noted.', { exact: true }).waitFor();
     app = await appFrame(page, '#send');
     await until('the result after the reload', async () => (await app.locator('body').getAttribute('data-count')) === '1');
+
+    // ui/update-model-context, as the app sends it: the latest goes with the next model request, and only that one.
+    await app.evaluate(() => {
+      const say = (id, text) => window.parent.postMessage({ jsonrpc: '2.0', id, method: 'ui/update-model-context',
+        params: { content: [{ type: 'text', text }] } }, '*');
+      say(9001, 'The counter app shows 0');
+      say(9002, 'The counter app shows 1');
+    });
+    await page.waitForTimeout(300);
+    await page.getByLabel('Message', { exact: true }).fill('What does the app show?');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    await page.getByText('Context seen.', { exact: true }).waitFor();
+    const sent = (await modelRequests()).at(-1).body.messages;
+    const context = sent.filter((m) => m.role === 'system' && /Context from an app/.test(m.content));
+    assert.equal(context.length, 1, JSON.stringify(sent));
+    assert.match(context[0].content, /The counter app shows 1$/);
     assert.deepEqual(pageErrors, []);
+  });
+
+  test('ui/open-link opens a new tab after the user confirms', async () => {
+    await tryIt('basic', 'get-time');
+    await page.getByRole('button', { name: 'Call', exact: true }).click();
+    const app = await appFrame(page, '#open-link-btn');
+    const link = `${base}?opened-by=app`;
+    await app.locator('#link-url').fill(link);
+    await app.locator('#open-link-btn').click();
+    const ask = page.getByRole('alertdialog', { name: 'Open link' });
+    await ask.getByText(link).waitFor();
+    const opened = page.context().waitForEvent('page');
+    await ask.getByRole('button', { name: 'Open in a new tab' }).click();
+    const tab = await opened;
+    await until('the new tab at the link', () => tab.url() === link);
+    await tab.close();
+    await closeDialog();
   });
 });

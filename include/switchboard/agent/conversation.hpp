@@ -105,6 +105,9 @@ struct LoopOptions {
     int max_turns = 100;  ///< model requests per send()
     std::string system_prompt;
     std::string model;  ///< the model asked for (another model of the same endpoint); empty: the settings' model
+    /// What an MCP App shown to the user asked the model to know (ui/update-model-context): goes with the next model
+    /// request only, as a system message after the conversation, and is not stored.
+    std::string app_context;
 };
 
 struct RunResult {
