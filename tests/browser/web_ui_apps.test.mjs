@@ -220,6 +220,20 @@ describe('MCP Apps', { skip }, () => {
     const context = sent.filter((m) => m.role === 'system' && /Context from an app/.test(m.content));
     assert.equal(context.length, 1, JSON.stringify(sent));
     assert.match(context[0].content, /The counter app shows 1$/);
+
+    // The conversation's switches hold for the app's calls too: counter_bump switched off here is refused.
+    const id = Number(page.url().match(/#\/chat\/(\d+)$/)[1]);
+    await page.evaluate(async (id) => {
+      const r = await fetch('/api/conversations/settings', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ id, serversOff: [], toolsOff: [{ server: 'demo', tool: 'counter_bump' }] }) });
+      if (!r.ok) throw new Error(await r.text());
+    }, id);
+    await page.reload();
+    app = await appFrame(page, '#bump');
+    await until('the stored result', async () => (await app.locator('body').getAttribute('data-count')) === '1');
+    await app.locator('#bump').click();
+    await until('the refusal in the app', async () =>
+      /Refused: the tool counter_bump is switched off/.test(await app.locator('body').getAttribute('data-count')));
     assert.deepEqual(pageErrors, []);
   });
 

@@ -306,6 +306,15 @@ export function setAppContext(text: string): void {
   appContexts[chat.id] = text;
 }
 
+/** Why an app in the conversation shown may not call `server`'s `tool`: switched off there (empty: it may). */
+export function appCallRefused(server: string, tool: string): string {
+  const settings = chat.detail?.settings;
+  if (settings?.serversOff.includes(server)) return `the server ${server} is switched off in this conversation`;
+  if (settings?.toolsOff.some((t) => t.server === server && t.tool === tool))
+    return `the tool ${tool} is switched off in this conversation`;
+  return '';
+}
+
 export async function appMessage(text: string): Promise<void> {
   if (shownRun()?.streaming) {
     chat.draft.text = text;
