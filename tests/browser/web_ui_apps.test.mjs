@@ -119,6 +119,22 @@ describe('MCP Apps', { skip }, () => {
     assert.match(await app.locator('#status').textContent(), /^input: \{\}$/);
     await app.locator('#bump').click();
     await until('the app-only tool answered', async () => (await app.locator('body').getAttribute('data-count')) === '1');
+    // size-changed: the frame takes the height the app reported; request-display-mode: full screen and back.
+    const outer = page.getByTestId('app-frame').locator('iframe');
+    await until('the frame at the height the app reported (not the first 160px)', async () => {
+      const h = await outer.evaluate((f) => f.style.height);
+      return /^\d+px$/.test(h) && h !== '160px';
+    });
+    const modes = await app.evaluate(async () => {
+      const ask = (id, mode) => new Promise((ok) => {
+        addEventListener('message', function on(e) {
+          if (e.data?.id === id) { removeEventListener('message', on); ok(e.data.result?.mode); }
+        });
+        parent.postMessage({ jsonrpc: '2.0', id, method: 'ui/request-display-mode', params: { mode } }, '*');
+      });
+      return [await ask(9101, 'fullscreen'), await ask(9102, 'inline')];
+    });
+    assert.deepEqual(modes, ['fullscreen', 'inline']);
     await closeDialog();
   });
 
