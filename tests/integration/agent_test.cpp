@@ -445,6 +445,39 @@ TEST_P(AgentEras, ServersRequestsAreAnsweredByTheHost) {
 
 INSTANTIATE_TEST_SUITE_P(BothEras, AgentEras, ::testing::Values(R"(, "--modern-only")", R"(, "--legacy-only")"));
 
+// MCP Apps: a tool whose _meta.ui.visibility is ["app"] is not offered to the model, and a call the model makes to it
+// anyway is refused without reaching the server; the app tool beside it is offered.
+TEST_F(Agent, AnAppOnlyToolIsNeitherOfferedToNorCallableByTheModel) {
+    FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("counter_bump", "{}") + ", " + tool_call("counter", "{}") +
+                               R"(]}, {"content": "Done."}])");
+    ASSERT_TRUE(fake.running());
+    run([&]() -> awaitable<void> {
+        auto cfg = config_of({{"demo", demo_entry(R"("--apps")")}});
+        host::PoolOptions no_options;
+        auto rig = co_await Rig::start(std::move(cfg), fake.settings(), no_options);
+        auto result = co_await rig->conversation->send("Count.", rig->observer);
+        EXPECT_EQ(result.answer, "Done.");
+        CO_ASSERT_EQ(result.tool_calls.size(), 2u);
+        EXPECT_TRUE(result.tool_calls[0].is_error);
+        EXPECT_FALSE(result.tool_calls[1].is_error);
+        auto bodies = co_await fake.request_bodies();
+        CO_ASSERT_EQ(bodies.size(), 2u);
+        std::set<std::string> offered;
+        for (const auto& t : bodies[0].at("tools").as_array())
+            offered.emplace(t.at("function").at("name").as_string());
+        EXPECT_TRUE(offered.count("counter"));
+        EXPECT_TRUE(offered.count("csp_probe"));
+        EXPECT_FALSE(offered.count("counter_bump"));
+        const auto& messages = bodies[1].at("messages").as_array();
+        CO_ASSERT_EQ(messages.size(), 4u);
+        EXPECT_NE(message_text(messages[2]).find("only for its MCP App"), std::string::npos)
+            << message_text(messages[2]);
+        // The refused call never reached the server: the counter is still 0.
+        EXPECT_NE(message_text(messages[3]).find("counter = 0"), std::string::npos) << message_text(messages[3]);
+        co_await rig->stop();
+    });
+}
+
 TEST_F(Agent, TheTurnLimitStopsALoopingModel) {
     std::string script = "[";
     for (int i = 0; i < 3; ++i)
