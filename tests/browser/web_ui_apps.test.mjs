@@ -162,6 +162,10 @@ describe('MCP Apps', { skip }, () => {
           }
         }, `${origin}/api/tools/call`);
         assert.match(outcome, /^failed/, `${origin} from the app's frames: ${outcome}`);
+        // Nor read anything (no CORS grant for its origin).
+        const read = await frame.evaluate((url) => fetch(url).then((r) => r.text(), (e) => `failed: ${e.message}`),
+          `${origin}/api/conversations`);
+        assert.match(read, /^failed/, `GET ${origin}/api/conversations from the app's frames: ${read}`);
       }
     }
     // Nothing got through: the counter is still 1 (the server's own view of it, through the UI's origin).
