@@ -359,7 +359,9 @@ awaitable<Outcome<CallToolResult>> ClientSession::resume_task(std::string task_i
     if (!first->is_object())
         co_return Error::make_local(code::protocol_violation, fmt::format("server \"{}\": tasks/get {} is not an object",
                                                                           options_.server_name, task_id));
-    auto r = co_await follow_task(std::move(*first), std::move(options));
+    // A 2025-11-25 server's task is followed in its dialect (the result from tasks/result): shaped as its handle.
+    json::value handle = era_ == Era::legacy ? json::value(json::object{{"task", std::move(*first)}}) : std::move(*first);
+    auto r = co_await follow_task(std::move(handle), std::move(options));
     if (!r) co_return r.error();
     co_return CallToolResult::from_json(std::move(*r));
 }

