@@ -2,6 +2,7 @@
 // up again by `chat --resume` after Switchboard stopped (a crash, kill -9, a closed terminal) while one ran.
 #include "agent_session.hpp"
 
+#include <switchboard/agent/task_resume.hpp>
 #include <switchboard/mcp/client_session.hpp>
 
 #include <fmt/format.h>
@@ -39,34 +40,6 @@ void AgentSession::track_task(const llm::ToolCall& call, const std::string& serv
     }
 }
 
-namespace {
-
-// One call of the interrupted message, brought to its result: its task followed again, or a note that it did not
-// finish (a call that was not a task cannot be picked up).
-awaitable<llm::ToolExecutionResult> resume_call(Host& h, const llm::ToolCall& call, const store::RunningTask* task,
-                                                agent::Observer& observer) {
-    if (!task)
-        co_return llm::error_result(call, {}, "Switchboard stopped before this call returned; it was not finished",
-                                    llm::ToolExecutionResult::Status::failed);
-    if (observer.on_tool_start) observer.on_tool_start(call, task->server);
-    auto session = co_await h.pool->session(task->server);
-    if (!session) co_return llm::error_result(call, task->server, session.error().describe());
-    mcp::CallOptions options;
-    if (observer.on_task)
-        options.on_task = [&observer, call, server = task->server](const mcp::TaskProgress& t) {
-            observer.on_task(call, server, t);
-        };
-    auto r = co_await (*session)->resume_task(task->task_id, std::move(options));
-    if (!r)
-        co_return llm::error_result(call, task->server, r.error().describe(),
-                                    r.error().code == jsonrpc::code::cancelled
-                                        ? llm::ToolExecutionResult::Status::cancelled
-                                        : llm::ToolExecutionResult::Status::failed);
-    co_return llm::format_tool_result(call, task->server, *r);
-}
-
-}  // namespace
-
 awaitable<bool> AgentSession::finish_running_tasks(Host& h, agent::Observer& observer) {
     if (!store_ || id_ == 0 || !conversation_) co_return false;
     auto tasks = store_->running_tasks(id_);
@@ -74,30 +47,12 @@ awaitable<bool> AgentSession::finish_running_tasks(Host& h, agent::Observer& obs
     const auto assistant = tasks.front().assistant;  // one turn runs at a time: its calls share the message
     fmt::print(stderr, "switchboard: {} task(s) of conversation {} were running; following them again\n",
                tasks.size(), id_);
-    std::vector<llm::Message> batch{assistant};
-    std::vector<json::object> meta(1);
-    meta[0]["resumed"] = true;
-    for (const auto& call : assistant.tool_calls) {
-        const store::RunningTask* task = nullptr;
-        for (const auto& t : tasks)
-            if (t.tool_call_id == call.id) task = &t;
-        const auto start = std::chrono::steady_clock::now();
-        auto result = co_await resume_call(h, call, task, observer);
-        agent::ToolCallRecord record;
-        record.id = call.id;
-        record.name = call.name;
-        record.server = task ? task->server : std::string();
-        record.arguments = call.arguments;
-        record.is_error = result.is_error || result.status != llm::ToolExecutionResult::Status::ok;
-        record.ms =
-            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
-        if (observer.on_tool_end) observer.on_tool_end(record, result);
-        batch.push_back(llm::Message::tool(result));
-        auto m = record.to_json();
-        m.erase("name");
-        if (task) m["task"] = task->task_id;
-        meta.push_back(std::move(m));
-    }
+    std::vector<agent::InterruptedTask> interrupted;
+    for (const auto& t : tasks) interrupted.push_back({t.tool_call_id, t.server, t.task_id});
+    auto resumed = co_await agent::follow_interrupted_tasks(h.pool, assistant, std::move(interrupted), observer);
+    // The assistant message is stored with the results (it was not before).
+    std::span<const llm::Message> batch = resumed.messages;
+    const auto& meta = resumed.meta;
     auto messages = conversation_->messages();
     messages.insert(messages.end(), batch.begin(), batch.end());
     conversation_->set_messages(std::move(messages));

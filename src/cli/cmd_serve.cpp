@@ -440,6 +440,7 @@ awaitable<int> run_gateway(Host& h, std::shared_ptr<gateway::ClientRelay> relay,
         co_return 1;
     }
     core::spawn_logged(ex, run_http(http), "serve: http");
+    chats->follow_stored_tasks();  // tasks of web conversations that were running when serve last stopped
     fmt::print(stderr, "listening on {}\n", http->url());
     fmt::print(stderr, "web UI: http://{}:{}/{}\n", o.bind.find(':') != std::string::npos ? "[" + o.bind + "]" : o.bind,
                http->port(), webapi::ui_built() ? "" : " (not built: run scripts/setup)");

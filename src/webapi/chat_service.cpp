@@ -5,6 +5,7 @@
 #include <switchboard/core/text.hpp>
 #include <switchboard/host/context.hpp>
 #include <switchboard/agent/fork.hpp>
+#include <switchboard/agent/task_resume.hpp>
 #include <switchboard/host/pool.hpp>
 #include <switchboard/mcp/types.hpp>
 
@@ -240,17 +241,21 @@ agent::LocalTool nested(agent::LocalTool tool, std::weak_ptr<ChatService> weak_s
     return tool;
 }
 
+// What a run leaves behind when it ends, however it ends.
+void end_run(Chat& chat, EventQueue& q) {
+    chat.events.reset();
+    chat.approvals.clear();
+    chat.running_calls.clear();
+    chat.full_results.clear();
+    chat.fork_records.clear();
+    chat.live_text.clear();
+    chat.detached = false;
+    q.finish();
+}
+
 awaitable<void> run(std::shared_ptr<ChatService> self, std::shared_ptr<Chat> chat, std::shared_ptr<EventQueue> q,
                     std::string text, bool resume) {
-    core::ScopeExit ended([chat, q] {
-        chat->events.reset();
-        chat->approvals.clear();
-        chat->running_calls.clear();
-        chat->full_results.clear();
-        chat->fork_records.clear();
-        chat->live_text.clear();
-        q->finish();
-    });
+    core::ScopeExit ended([chat, q] { end_run(*chat, *q); });
     auto o = observer_for(self, chat, q, std::string());
     // The servers' progress notifications of the calls this run started (a fork's too): `tool_progress` events.
     std::weak_ptr<host::ServerPool> weak_pool = self->pool();
@@ -284,6 +289,32 @@ awaitable<void> run(std::shared_ptr<ChatService> self, std::shared_ptr<Chat> cha
                                              {"completionTokens", result.usage.completion_tokens}}}};
     if (!result.error.empty()) done["error"] = result.error;
     q->push("done", std::move(done));
+}
+
+// A conversation's tasks that were running when serve stopped, followed again as a run of their own: an open page
+// sees it answering and attaches (tool_start, tool_task, tool_end, messages, done), and the results are stored with
+// the message that asked for them in the transaction that ends the records.
+awaitable<void> follow_tasks(std::shared_ptr<ChatService> self, std::shared_ptr<Chat> chat,
+                             std::shared_ptr<EventQueue> q, std::vector<store::RunningTask> tasks) {
+    core::ScopeExit ended([chat, q] { end_run(*chat, *q); });
+    auto pool = self->pool().lock();
+    if (!pool) co_return;
+    auto o = observer_for(self, chat, q, std::string());
+    std::vector<agent::InterruptedTask> interrupted;
+    for (const auto& t : tasks) interrupted.push_back({t.tool_call_id, t.server, t.task_id});
+    spdlog::info("web chat {}: following {} task(s) that were running before the restart", chat->id, tasks.size());
+    auto ex = co_await asio::this_coro::executor;
+    // One turn runs at a time: the tasks share the message that asked for them.
+    auto batch = co_await asio::co_spawn(
+        ex, agent::follow_interrupted_tasks(pool, tasks.front().assistant, std::move(interrupted), o),
+        asio::bind_cancellation_slot(chat->stop.slot(), asio::use_awaitable));
+    if (chat->conversation) {
+        auto messages = chat->conversation->messages();
+        messages.insert(messages.end(), batch.messages.begin(), batch.messages.end());
+        chat->conversation->set_messages(std::move(messages));
+    }
+    o.on_messages(batch.messages, batch.meta);
+    q->push("done", json::object{{"stop", "tasks"}, {"turns", 0}});
 }
 
 }  // namespace
@@ -421,6 +452,35 @@ std::shared_ptr<EventQueue> ChatService::start(std::shared_ptr<Chat> chat, std::
     return q;
 }
 
+void ChatService::follow_stored_tasks() {
+    std::map<std::int64_t, std::vector<store::RunningTask>> by_conversation;
+    try {
+        for (auto& t : store().running_tasks(0)) by_conversation[t.conversation].push_back(std::move(t));
+    } catch (const std::exception& e) {
+        spdlog::warn("web chat: cannot read the running tasks: {}", e.what());
+        return;
+    }
+    for (auto& [id, tasks] : by_conversation) {
+        std::shared_ptr<Chat> chat;
+        try {
+            chat = open(id);
+        } catch (const std::exception& e) {
+            spdlog::warn("web chat {}: cannot open it: {}", id, e.what());
+        }
+        if (chat && chat->running()) continue;
+        if (!chat) {  // no model configured: the results are stored all the same, for when one is
+            chat = std::make_shared<Chat>();
+            chat->id = id;
+        }
+        auto q = std::make_shared<EventQueue>(ex_);
+        chat->events = q;
+        chat->detached = true;
+        q->push("conversation", json::object{{"id", id}});
+        runs_.spawn(follow_tasks(shared_from_this(), chat, q, std::move(tasks)),
+                    "web chat " + std::to_string(id) + ": stored tasks");
+    }
+}
+
 json::array ChatService::pending_approvals(std::int64_t id) const {
     json::array out;
     auto it = chats_.find(id);
@@ -441,7 +501,8 @@ awaitable<void> stop_after_grace(std::shared_ptr<ChatService> self, std::shared_
     asio::steady_timer timer(co_await asio::this_coro::executor);
     timer.expires_after(self->options().reattach_grace);
     co_await timer.async_wait(core::as_tuple_awaitable);
-    if (chat->stream_generation == generation) self->stop(*chat);  // nobody came back for it
+    // Nobody came back for it. A run no page started (stored tasks followed after a restart) goes on without one.
+    if (chat->stream_generation == generation && !chat->detached) self->stop(*chat);
 }
 
 }  // namespace

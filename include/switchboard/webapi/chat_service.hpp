@@ -108,6 +108,8 @@ struct Chat {
     /// Counts the streams that attached to the run: a stream that is no longer the latest ends, and a run whose
     /// stream went away stops unless another attached within ChatOptions::reattach_grace.
     std::uint64_t stream_generation = 0;
+    /// The run is one no page started (follow_stored_tasks): a page that goes away does not stop it (Stop does).
+    bool detached = false;
     bool running() const { return events != nullptr; }
 };
 
@@ -134,6 +136,10 @@ public:
     /// Starts a run: `text` as a new user message (resume: the loop again, after max_turns). Its events go to the
     /// returned queue. The chat must not be running.
     std::shared_ptr<EventQueue> start(std::shared_ptr<Chat> chat, std::string text, bool resume);
+    /// Serve's start: every stored conversation's tasks that were running when it stopped are followed again in the
+    /// background, each conversation as a run (agent/task_resume.hpp); each result is stored once, and a task its
+    /// server no longer knows becomes an error result.
+    void follow_stored_tasks();
     /// Whether conversation `id` is answering now.
     bool running(std::int64_t id) const {
         auto it = chats_.find(id);
