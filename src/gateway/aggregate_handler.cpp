@@ -162,12 +162,16 @@ Error AggregateHandler::upstream_error(const std::string& server, Error e) const
 // ---------------------------------------------------------------------------------------------------------------
 // Tools
 
-Reply AggregateHandler::list_tools(std::string cursor, mcp::RequestContext) {
+Reply AggregateHandler::list_tools(std::string cursor, mcp::RequestContext ctx) {
     auto self = shared_from_this();
     json::array tools;
     const auto& index = context_->tools();
     const auto uris = ui_uris();
+    // An app-only tool (MCP Apps visibility ["app"]) is for a view to call: a client that renders no views would
+    // only hand it to its model, which the extension forbids.
+    const bool renders_apps = mcp::declares_ui(ctx.client_capabilities());
     for (const auto& t : index.tools()) {
+        if (!renders_apps && !mcp::model_visible(*t.tool)) continue;
         auto o = t.tool->to_json();
         o["name"] = t.name;
         mcp::rewrite_tool_ui_uri(o, [&](std::string_view uri) { return uris.exposed(t.server, uri); });
@@ -199,6 +203,13 @@ Reply AggregateHandler::call_tool(std::string name, json::object arguments, mcp:
         if (e.code >= -5) e.code = code::invalid_params;
         co_return e;
     }
+    if (const auto* t = context_->tools().find(name);
+        t && !mcp::model_visible(*t->tool) && !mcp::declares_ui(ctx.client_capabilities()))
+        co_return Error{code::invalid_params,
+                        fmt::format("tool \"{}\" is only for its MCP App's view, and this client did not declare {}",
+                                    name, mcp::ui_extension),
+                        {},
+                        false};
     const auto server = resolved->server;
     // Counted when the call ends, however it ends (a cancelled call's coroutine is destroyed: an error).
     struct Count {
@@ -355,8 +366,7 @@ Reply AggregateHandler::extension_request(std::string method, json::object param
         auto tasks = tasks_;
         co_return co_await tasks->forward(std::move(method), std::move(params), std::move(ctx));
     }
-    const bool skill_method =
-        method == "skills/list" || method == "skills/get" || method == "resources/directory/read";
+    const bool skill_method = method == "skills/list" || method == "skills/get" || method == "resources/directory/read";
     if (!skill_method || !skills_ || !skills_->declared()) co_return mcp::method_not_found(method);
     auto answer = co_await skills_->answer(std::move(method), std::move(params));
     co_return skill_result(std::move(answer));

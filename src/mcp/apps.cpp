@@ -12,6 +12,17 @@ json::object ui_extension_capability() {
     return json::object{{"mimeTypes", std::move(types)}};
 }
 
+bool declares_ui(const json::object& client_capabilities) {
+    const auto* e = client_capabilities.if_contains("extensions");
+    const auto* ext = e && e->is_object() ? e->get_object().if_contains(ui_extension) : nullptr;
+    if (!ext || !ext->is_object()) return false;
+    const auto* types = ext->get_object().if_contains("mimeTypes");
+    if (!types || !types->is_array()) return true;
+    for (const auto& t : types->get_array())
+        if (t.is_string() && t.get_string() == app_mime_type) return true;
+    return false;
+}
+
 std::optional<ToolUi> tool_ui(const json::object& tool) {
     const auto* meta = tool.if_contains("_meta");
     if (!meta || !meta->is_object()) return std::nullopt;

@@ -27,8 +27,8 @@ protected:
     void SetUp() override {
         dir_ = fs::temp_directory_path() / ("switchboard-gateway-apps-" + std::to_string(::getpid()));
         fs::create_directories(dir_);
-        const auto basic = std::string(PEERS_DIR) +
-                           "/node_modules/@modelcontextprotocol/server-basic-vanillajs/dist/index.js";
+        const auto basic =
+            std::string(PEERS_DIR) + "/node_modules/@modelcontextprotocol/server-basic-vanillajs/dist/index.js";
         auto basic_entry = [&] {
             return R"({"command": )" + q(node()) + R"(, "args": [)" + q(basic) +
                    R"(, "--stdio"], "startupTimeoutMs": 60000})";
@@ -36,9 +36,9 @@ protected:
         auto demo_entry = [&](const std::string& name) {
             return R"({"command": )" + q(demo_server()) + R"(, "args": ["--apps", "--name", )" + q(name) + "]}";
         };
-        std::ofstream(dir_ / "config.json") << R"({"mcpServers": {"basic1": )" << basic_entry()
-                                            << R"(, "basic2": )" << basic_entry() << R"(, "alpha": )"
-                                            << demo_entry("alpha") << R"(, "beta": )" << demo_entry("beta") << "}}";
+        std::ofstream(dir_ / "config.json")
+            << R"({"mcpServers": {"basic1": )" << basic_entry() << R"(, "basic2": )" << basic_entry()
+            << R"(, "alpha": )" << demo_entry("alpha") << R"(, "beta": )" << demo_entry("beta") << "}}";
         gateway_ =
             start_listening(SWITCHBOARD_CLI, {"--config", (dir_ / "config.json").string(), "serve", "--port", "0"});
         ASSERT_TRUE(gateway_);
@@ -48,10 +48,10 @@ protected:
         fs::remove_all(dir_);
     }
 
-    json::object client(const std::string& era, const std::string& calls) {
+    json::object client(const std::string& era, const std::string& calls, bool declares_ui = true) {
         std::string out;
-        const auto cmd = node() + " " + PEERS_DIR + "/scripts/sdk_apps_client.mjs " + gateway_->url + " " + era + " " +
-                         calls;
+        const auto cmd = std::string(declares_ui ? "" : "SDK_APPS_NO_UI=1 ") + node() + " " + PEERS_DIR +
+                         "/scripts/sdk_apps_client.mjs " + gateway_->url + " " + era + " " + calls;
         EXPECT_EQ(run_command(cmd + " 2>&1", out), 0) << out << gateway_->log();
         json::error_code ec;
         auto v = json::parse(out, ec);
@@ -120,6 +120,26 @@ TEST_F(GatewayApps, TheSdkClientSeesRenamedViewsReadsEachFromItsServerAndCallsEa
 }
 
 // The same servers straight from the CLI (no gateway: the views keep their own URIs).
+// A host that renders no views is not shown app-only tools (its model would get them) and cannot call them; the
+// other app tools stay, as plain tools.
+TEST_F(GatewayApps, AClientWithoutTheExtensionIsNeitherShownNorLetCallAppOnlyTools) {
+    for (const std::string era : {"legacy", "modern"}) {
+        SCOPED_TRACE(era);
+        const auto v = client(era, R"('alpha__counter_bump={"by":1}' 'alpha__counter={}')", false);
+        ASSERT_TRUE(v.contains("tools")) << json::serialize(v);
+        const auto& tools = v.at("tools").as_object();
+        EXPECT_FALSE(tools.contains("alpha__counter_bump")) << json::serialize(v);
+        EXPECT_FALSE(tools.contains("beta__counter_bump")) << json::serialize(v);
+        EXPECT_TRUE(tools.contains("alpha__counter")) << json::serialize(v);
+        EXPECT_TRUE(tools.contains("basic1__get-time")) << json::serialize(v);
+        const auto& calls = v.at("calls").as_object();
+        EXPECT_NE(std::string(calls.at("alpha__counter_bump").at("error").as_string()).find("only for its MCP App"),
+                  std::string::npos)
+            << json::serialize(v);
+        EXPECT_EQ(calls.at("alpha__counter").at("text"), "counter = 0") << json::serialize(v);
+    }
+}
+
 TEST_F(GatewayApps, TheCliMarksAppToolsKeepsTheirMetaAndNamesTheViewOfACall) {
     const auto cli = std::string(SWITCHBOARD_CLI) + " --config '" + (dir_ / "config.json").string() + "' ";
     std::string out;
@@ -145,8 +165,9 @@ TEST_F(GatewayApps, TheCliMarksAppToolsKeepsTheirMetaAndNamesTheViewOfACall) {
     EXPECT_TRUE(seen) << out;
 
     ASSERT_EQ(run_command(cli + "call alpha__counter '{}'", out), 0) << out;
-    EXPECT_EQ(out, "counter = 0\napp: ui://demo/counter.html (interactive view: run `switchboard serve`, open "
-                   "http://127.0.0.1:3333/#/tools/alpha__counter)\n");
+    EXPECT_EQ(out,
+              "counter = 0\napp: ui://demo/counter.html (interactive view: run `switchboard serve`, open "
+              "http://127.0.0.1:3333/#/tools/alpha__counter)\n");
     ASSERT_EQ(run_command(cli + "call alpha__echo '{\"message\": \"hi\"}'", out), 0) << out;
     EXPECT_EQ(out, "hi\n");  // not an app: no app line
 }

@@ -87,6 +87,17 @@ TEST(AppsCapability, DeclaresTheMcpAppMimeType) {
     EXPECT_EQ(json::serialize(mcp::ui_extension_capability()), R"({"mimeTypes":["text/html;profile=mcp-app"]})");
 }
 
+TEST(AppsCapability, AClientDeclaresItWithTheAppMimeTypeOrNoList) {
+    auto caps = [](std::string_view text) { return json::parse(text).as_object(); };
+    EXPECT_TRUE(mcp::declares_ui(
+        caps(R"({"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}})")));
+    EXPECT_TRUE(mcp::declares_ui(caps(R"({"extensions":{"io.modelcontextprotocol/ui":{}}})")));
+    EXPECT_FALSE(
+        mcp::declares_ui(caps(R"({"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/plain"]}}})")));
+    EXPECT_FALSE(mcp::declares_ui(caps(R"({"extensions":{"io.modelcontextprotocol/ui":true}})")));
+    EXPECT_FALSE(mcp::declares_ui(caps(R"({"sampling":{}})")));
+}
+
 TEST(AppsVisibility, AnAppOnlyToolIsNotOfferedToTheModelButStaysInTheIndex) {
     auto list = std::make_shared<std::vector<mcp::Tool>>();
     list->push_back(

@@ -22,6 +22,9 @@ inline constexpr std::string_view legacy_resource_uri_key = "ui/resourceUri";
 
 /// `{"mimeTypes": ["text/html;profile=mcp-app"]}`: what a client declares under extensions[ui_extension].
 boost::json::object ui_extension_capability();
+/// Whether a client declared the extension (extensions[ui_extension] an object whose `mimeTypes`, when present,
+/// include app_mime_type): only such a client can render a view, so only it is shown app-only tools.
+bool declares_ui(const boost::json::object& client_capabilities);
 
 /// A tool's `_meta.ui`. visibility defaults to both "model" and "app" (an absent or malformed list).
 struct ToolUi {

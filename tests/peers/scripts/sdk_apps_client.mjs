@@ -3,11 +3,15 @@
 // and their _meta.ui, reads every ui:// view a tool names, and calls the tools given. Prints one JSON line.
 //
 //   node sdk_apps_client.mjs URL legacy|modern [TOOL=JSON_ARGS ...]
+// With SDK_APPS_NO_UI=1 it is a host without MCP Apps: it declares no extension, and a refused call is recorded as
+// {error: message}.
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
 const [url, era = 'legacy', ...calls] = process.argv.slice(2);
 const versionNegotiation = era === 'modern' ? { mode: { pin: '2026-07-28' } } : { mode: 'legacy' };
-const capabilities = { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } } };
+const capabilities = process.env.SDK_APPS_NO_UI === '1'
+  ? {}
+  : { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } } };
 const client = new Client({ name: 'sdk-apps-client', version: '1.0.0' }, { versionNegotiation, capabilities });
 await client.connect(new StreamableHTTPClientTransport(new URL(url)));
 
@@ -37,8 +41,12 @@ for (const uri of uris) {
 for (const call of calls) {
   const eq = call.indexOf('=');
   const name = call.slice(0, eq);
-  const r = await client.callTool({ name, arguments: JSON.parse(call.slice(eq + 1)) });
-  out.calls[name] = { text: (r.content ?? []).map((c) => c.text ?? '').join(''), structured: r.structuredContent ?? null };
+  try {
+    const r = await client.callTool({ name, arguments: JSON.parse(call.slice(eq + 1)) });
+    out.calls[name] = { text: (r.content ?? []).map((c) => c.text ?? '').join(''), structured: r.structuredContent ?? null };
+  } catch (e) {
+    out.calls[name] = { error: String(e?.message ?? e) };
+  }
 }
 console.log(JSON.stringify(out));
 await client.close();
