@@ -310,6 +310,60 @@ awaitable<void> attach(Service svc, http::ServerRequest& req, http::Responder& r
     co_await stream_run(svc, chat, chat->events, std::move(prelude), res);
 }
 
+agent::Decision parse_decision(std::string_view decision) {
+    using D = agent::Decision;
+    if (decision == "once") return D::allow_once;
+    if (decision == "tool") return D::always_tool;
+    if (decision == "server") return D::always_server;
+    if (decision == "deny") return D::deny;
+    throw http::HttpError(bhttp::status::bad_request, "\"decision\" must be once, tool, server or deny");
+}
+
+json::object app_error_result(std::string text) {
+    return json::object{{"content", json::array{json::object{{"type", "text"}, {"text", std::move(text)}}}},
+                        {"isError", true}};
+}
+
+// An MCP App's tools/call in a conversation: the conversation's switches and approvals hold as for the model's calls.
+// A call the approvals do not allow is not made: the answer is {"approval": {...}}, the page asks the user (saying the
+// app asks) and sends the call again with the answer as "decision", which is remembered as the loop remembers one.
+// Otherwise {"result": CallToolResult}; a refusal or a failure is an isError result, for the app to show.
+awaitable<void> app_tool(Service svc, Options o, http::ServerRequest& req, http::Responder& res) {
+    const auto body = post_body(req, o->allowed_origins);
+    auto chat = open_chat(*svc, id_field(body, "conversationId"));
+    const auto server = required_string(body, "server");
+    const auto tool = required_string(body, "name");
+    auto arguments = optional_object(body, "arguments");
+    const auto* given = body.if_contains("decision");
+    const auto decision = given && given->is_string() ? std::optional(parse_decision(given->get_string()))
+                                                      : std::optional<agent::Decision>();
+    const auto qualified = fmt::format("{}__{}", server, tool);
+    json::object out;
+    auto resolved = co_await chat->context->resolve_tool(qualified);  // the switches: "switched off here"
+    if (!resolved) {
+        out["result"] = app_error_result("Refused: " + resolved.error().message);
+        co_await send_json(res, std::move(out));
+        co_return;
+    }
+    const auto name = chat->context->tools().exposed_name(server, tool).value_or(qualified);
+    auto& approvals = chat->conversation->approvals();
+    if (!approvals.allows(name, server, tool) && !decision) {
+        out["approval"] = json::object{{"name", name}, {"server", server}, {"tool", tool}};
+        co_await send_json(res, std::move(out));
+        co_return;
+    }
+    if (decision) approvals.remember(*decision, name, server);
+    if (decision == agent::Decision::deny) {
+        out["result"] = app_error_result(fmt::format("The user denied this call of tool \"{}\".", name));
+        co_await send_json(res, std::move(out));
+        co_return;
+    }
+    host::ToolCallOptions options;  // the server's toolTimeoutMs
+    auto result = co_await chat->context->call_tool(qualified, std::move(arguments), std::move(options));
+    out["result"] = result ? std::move(*result).to_json() : app_error_result(result.error().message);
+    co_await send_json(res, std::move(out));
+}
+
 awaitable<void> approve(Service svc, Options o, http::ServerRequest& req, http::Responder& res) {
     const auto body = post_body(req, o->allowed_origins);
     auto chat = open_chat(*svc, id_field(body, "conversationId"));
@@ -320,17 +374,7 @@ awaitable<void> approve(Service svc, Options o, http::ServerRequest& req, http::
         throw http::HttpError(
             bhttp::status::not_found,
             fmt::format("no open question {} in conversation {} (answered or stopped)", request, chat->id));
-    using D = agent::Decision;
-    if (decision == "once")
-        it->second->decision = D::allow_once;
-    else if (decision == "tool")
-        it->second->decision = D::always_tool;
-    else if (decision == "server")
-        it->second->decision = D::always_server;
-    else if (decision == "deny")
-        it->second->decision = D::deny;
-    else
-        throw http::HttpError(bhttp::status::bad_request, "\"decision\" must be once, tool, server or deny");
+    it->second->decision = parse_decision(decision);
     it->second->answered.set();
     // The page that asked may not be the one that answered: it closes its question.
     if (chat->events)
@@ -381,6 +425,8 @@ void add_chat_routes(http::Router& r, PoolRef pool, Service svc, Options o) {
               [svc, o](Req& q, Res& res) { return resume(svc, o, q, res); });
     add_route(r, bhttp::verb::post, "/api/chat/approve",
               [svc, o](Req& q, Res& res) { return approve(svc, o, q, res); });
+    add_route(r, bhttp::verb::post, "/api/chat/app-tool",
+              [svc, o](Req& q, Res& res) { return app_tool(svc, o, q, res); });
     add_route(r, bhttp::verb::post, "/api/chat/stop", [svc, o](Req& q, Res& res) { return stop(svc, o, q, res); });
     add_route(r, bhttp::verb::get, "/api/models", [svc](Req&, Res& res) { return models(svc, res); });
 }

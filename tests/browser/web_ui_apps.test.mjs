@@ -3,7 +3,8 @@
 // tests/peers. The app's frame is on another origin than the UI; it gets the tool's input and result; its buttons
 // call the server's tools; its ui/message becomes the user's next message in the chat (the scripted model,
 // tests/peers/fake_llm); its ui/update-model-context goes with the next model request; an app fetching an origin it did
-// not declare is blocked by the CSP; the sandbox origin cannot use the API.
+// not declare is blocked by the CSP; the sandbox origin cannot use the API; in chat, an app's tools/call asks the
+// conversation's approval like the model's calls.
 //   SWITCHBOARD_BIN=build/switchboard SWITCHBOARD_DEMO=build/switchboard-demo-server \
 //   FAKE_LLM=build/switchboard-fake-llm node --test tests/browser/web_ui_apps.test.mjs
 // With SWITCHBOARD_SCREENSHOTS=docs/screenshots it refreshes the README's chat-app.png.
@@ -33,6 +34,9 @@ const SCRIPT = {
     { content: 'Thanks, noted.' },
     // the model context an app set goes with the next request
     { content: 'Context seen.' },
+    // an app's own tools/call asks the conversation's approval
+    { toolCalls: [{ name: 'demo__counter', arguments: '{}' }] },
+    { content: 'Counter for approvals.' },
   ],
 };
 
@@ -288,5 +292,44 @@ describe('MCP Apps', { skip }, () => {
     await until('the new tab at the link', () => tab.url() === link);
     await tab.close();
     await closeDialog();
+  });
+
+  test("chat: an app's tools/call asks the conversation's approval; deny: the server never sees it; allow: the answer", async () => {
+    await page.goto(`${base}#/chat`);
+    await page.getByLabel('Message', { exact: true }).fill('Show the counter again');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    // The model's call: a new conversation remembers nothing, so it asks.
+    await page.getByRole('dialog', { name: /^Allow counter/ }).getByRole('button', { name: 'Allow once' }).click();
+    await page.getByText('Counter for approvals.', { exact: true }).waitFor();
+    const serverCount = () => page.evaluate(async () =>
+      (await (await fetch('/api/tools/call', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ server: 'demo', name: 'counter', arguments: {} }) })).json()).structuredContent.count);
+    const before = await serverCount();
+    const app = await appFrame(page, '#bump');
+    const count = () => app.locator('body').getAttribute('data-count');
+    await until('the stored result in the app', async () => (await count()) === String(before));
+
+    // The app's Bump waits for the user, who is told the app (not the model) asks; denied, the app gets an error.
+    await app.locator('#bump').click();
+    let dialog = page.getByRole('dialog', { name: /^The app asks: allow counter_bump \(server demo\)/ });
+    await dialog.waitFor();
+    await dialog.getByText('not the model').waitFor();
+    await page.waitForTimeout(300);
+    assert.equal(await count(), String(before), 'the call went ahead before the answer');
+    await dialog.getByRole('button', { name: 'Deny' }).click();
+    await until('the denial in the app', async () => (await count()) !== String(before));
+    assert.match(await count(), /^The user denied this call of tool "counter_bump"/);
+    assert.equal(await serverCount(), before, 'the denied call reached the server');
+
+    // Allowed (always for this tool): the answer arrives; the next call asks nothing.
+    await app.locator('#bump').click();
+    dialog = page.getByRole('dialog', { name: /^The app asks: allow counter_bump/ });
+    await dialog.getByRole('button', { name: 'Always for this tool' }).click();
+    await until('the answer in the app', async () => (await count()) === String(before + 1));
+    await app.locator('#bump').click();
+    await until('the second answer, unasked', async () => (await count()) === String(before + 2));
+    assert.equal(await page.getByRole('dialog').count(), 0);
+    assert.equal(await serverCount(), before + 2);
+    assert.deepEqual(pageErrors, []);
   });
 });

@@ -124,6 +124,15 @@ export const api = {
     post<{ settings: ChatSettings }>('api/conversations/settings', { id, serversOff, toolsOff }),
   approve: (conversationId: number, requestId: string, decision: ApprovalDecision) =>
     post<object>('api/chat/approve', { conversationId, requestId, decision }),
+  /** An MCP App's tools/call in a conversation: its result, or the approval the user must give first (docs/api.md). */
+  appTool: (conversationId: number, server: string, name: string, args: Record<string, unknown>, decision?: ApprovalDecision) =>
+    post<{ result?: CallToolResult; approval?: { name: string; server: string; tool: string } }>('api/chat/app-tool', {
+      conversationId,
+      server,
+      name,
+      arguments: args,
+      decision,
+    }),
   stopChat: (conversationId: number) => post<{ stopped: boolean }>('api/chat/stop', { conversationId }),
   models: () => get<{ models: string[] }>('api/models'),
   llmSettings: () => get<LlmSettings>('api/settings/llm'),

@@ -10,6 +10,7 @@ import type {
   ApprovalDecision,
   ApprovalRequest,
   Attachment,
+  CallToolResult,
   ChatEvent,
   ConversationDetail,
   ConversationSummary,
@@ -21,6 +22,8 @@ export interface Approval extends ApprovalRequest {
   /** The run asking; null for a question found waiting in a loaded conversation (another tab's run, say). */
   run: Run | null;
   conversationId: number;
+  /** Asked for an MCP App's own tools/call (not the model's): where the answer goes (not to /api/chat/approve). */
+  app?: (decision: ApprovalDecision) => void;
 }
 
 export interface Run {
@@ -90,7 +93,7 @@ const answered = new Set<string>();
 function syncPending(id: number, pending: ApprovalRequest[]): void {
   if (chat.runs.some((r) => r.id === id && r.streaming)) return;
   const waiting = pending.filter((p) => !answered.has(`${id}/${p.requestId}`));
-  const stale = (a: Approval) => !a.run && a.conversationId === id && !waiting.some((p) => p.requestId === a.requestId);
+  const stale = (a: Approval) => !a.run && !a.app && a.conversationId === id && !waiting.some((p) => p.requestId === a.requestId);
   chat.approvals = chat.approvals.filter((a) => !stale(a));
   for (const p of waiting)
     if (!chat.approvals.some((a) => a.conversationId === id && a.requestId === p.requestId))
@@ -121,7 +124,7 @@ export function show(id: number): void {
   chat.id = id;
   chat.loadError = '';
   // Found waiting in another conversation: no longer followed, so they could go stale.
-  chat.approvals = chat.approvals.filter((a) => a.run || a.conversationId === id);
+  chat.approvals = chat.approvals.filter((a) => a.run || a.app || a.conversationId === id);
   if (chat.detail?.conversation.id !== id) chat.detail = null;
   if (id) void loadDetail(id, true);
 }
@@ -307,12 +310,31 @@ export function setAppContext(text: string): void {
 }
 
 /** Why an app in the conversation shown may not call `server`'s `tool`: switched off there (empty: it may). */
-export function appCallRefused(server: string, tool: string): string {
+function appCallRefused(server: string, tool: string): string {
   const settings = chat.detail?.settings;
   if (settings?.serversOff.includes(server)) return `the server ${server} is switched off in this conversation`;
   if (settings?.toolsOff.some((t) => t.server === server && t.tool === tool))
     return `the tool ${tool} is switched off in this conversation`;
   return '';
+}
+
+let appQuestions = 0;
+
+/**
+ * An app's tools/call in the conversation shown: its switches and approvals hold as for the model's calls. A call they
+ * do not allow waits for the user's answer (the approval dialog, saying the app asks); denied, the app gets an error.
+ */
+export async function appCallTool(server: string, tool: string, args: Record<string, unknown>): Promise<Omit<CallToolResult, 'durationMs'>> {
+  const id = chat.id;
+  const refused = id ? appCallRefused(server, tool) : 'the conversation is not saved yet';
+  if (refused) return { content: [{ type: 'text', text: `Refused: ${refused}` }], isError: true };
+  let r = await api.appTool(id, server, tool, args);
+  if (r.approval) {
+    const question = { requestId: `app-${++appQuestions}`, ...r.approval, arguments: JSON.stringify(args) };
+    const decision = await new Promise<ApprovalDecision>((app) => chat.approvals.push({ ...question, run: null, conversationId: id, app }));
+    r = await api.appTool(id, server, tool, args, decision);
+  }
+  return r.result ?? { content: [{ type: 'text', text: 'No result' }], isError: true };
 }
 
 export async function appMessage(text: string): Promise<void> {
@@ -327,7 +349,7 @@ export async function appMessage(text: string): Promise<void> {
 async function attachRun(id: number): Promise<void> {
   const run = newRun(id, null);
   // The stream asks every open question again: those found waiting are asked by the run from now on.
-  chat.approvals = chat.approvals.filter((a) => a.run || a.conversationId !== id);
+  chat.approvals = chat.approvals.filter((a) => a.run || a.app || a.conversationId !== id);
   if (await follow(run, attachStream(id))) return;
   // Refused (409: the run ended meanwhile): what it left is stored, nothing went wrong.
   chat.runs = chat.runs.filter((r) => r !== run);
@@ -362,6 +384,7 @@ export async function answer(approval: Approval, decision: ApprovalDecision): Pr
   const same = (a: Approval) => a.conversationId === approval.conversationId && a.requestId === approval.requestId;
   if (!chat.approvals.some(same)) return;
   chat.approvals = chat.approvals.filter((a) => !same(a));
+  if (approval.app) return approval.app(decision);
   answered.add(`${id}/${approval.requestId}`);
   try {
     await api.approve(id, approval.requestId, decision);
