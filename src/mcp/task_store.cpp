@@ -6,8 +6,10 @@
 
 #include <boost/asio/this_coro.hpp>
 #include <fmt/format.h>
+#include <openssl/rand.h>
 
-#include <random>
+#include <array>
+#include <stdexcept>
 
 namespace switchboard::mcp {
 
@@ -36,9 +38,14 @@ std::int64_t now_ms() {
         .count();
 }
 
+// 128 bits from the system's CSPRNG: a task id is all that lets a client reach a task, so it must not be guessable
+// from another (a seeded mt19937 would be, from one id).
 std::string new_task_id() {
-    static thread_local std::mt19937_64 random{std::random_device{}()};
-    return fmt::format("{:016x}{:016x}", random(), random());
+    std::array<unsigned char, 16> raw{};
+    if (RAND_bytes(raw.data(), static_cast<int>(raw.size())) != 1) throw std::runtime_error("RAND_bytes failed");
+    std::string id;
+    for (auto b : raw) id += fmt::format("{:02x}", b);
+    return id;
 }
 
 }  // namespace
