@@ -326,6 +326,9 @@ std::vector<std::int64_t> ConversationStore::append(std::int64_t conversation, s
         if (m.message.role == llm::Role::tool && !m.message.tool_call_id.empty()) {
             done.bind(1, conversation).bind(2, m.message.tool_call_id).run();
             done.reset();
+            // A followed task's result (meta "task") whose row is gone was stored by another writer (serve's
+            // start-up and chat --resume following one task): roll back, so it is stored once.
+            if (sqlite3_changes(db_) == 0 && m.meta.contains("task")) return {};
         }
         insert.bind(1, conversation)
             .bind(2, ++seq)

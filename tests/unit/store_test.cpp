@@ -360,6 +360,33 @@ TEST_F(Store, RunningTasksLastUntilTheirResultIsAppended) {
     EXPECT_TRUE(s.running_tasks(0).empty());
 }
 
+// serve's start-up and chat --resume may follow one stored task at once against one file: only the first writer
+// stores its result; the second batch (assistant message included) is rolled back whole.
+TEST_F(Store, AFollowedTaskResultIsStoredOnceByTwoWriters) {
+    ConversationStore first(file_);
+    ConversationStore second(file_);
+    const auto id = first.create("t", "m");
+    auto batch = tool_batch(1);
+    batch[1].meta["task"] = "task-1";  // as agent::follow_interrupted_tasks marks a followed task's result
+    switchboard::store::RunningTask t;
+    t.conversation = id;
+    t.tool_call_id = "c1a";
+    t.server = "demo";
+    t.tool = "echo";
+    t.task_id = "task-1";
+    t.status = "working";
+    t.assistant = batch[0].message;
+    first.save_task(t);
+    ASSERT_EQ(second.running_tasks(id).size(), 1u);  // both saw it running
+    EXPECT_EQ(first.append(id, batch).size(), 3u);
+    EXPECT_TRUE(second.append(id, batch).empty());
+    EXPECT_EQ(second.messages(id).size(), 3u);
+    EXPECT_TRUE(first.running_tasks(0).empty());
+    // A result that is not a followed task's (no meta "task") has no row to need.
+    EXPECT_EQ(second.append(id, tool_batch(2)).size(), 3u);
+    EXPECT_EQ(first.messages(id).size(), 6u);
+}
+
 TEST_F(Store, AVersionTwoFileGainsTheRunningTasksTable) {
     {
         ConversationStore s(file_);

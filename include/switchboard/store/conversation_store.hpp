@@ -112,7 +112,9 @@ public:
     std::vector<RunningTask> running_tasks(std::int64_t conversation) const;
 
     /// Appends messages in one transaction (and updates `updated`); returns their ids. A tool message's running task
-    /// goes in the same transaction: a task's result is stored exactly once.
+    /// goes in the same transaction: a task's result is stored exactly once. A batch with a followed task's result
+    /// (a tool message whose meta has "task") whose running task is no longer recorded was already stored by
+    /// another writer: nothing is stored and the result is empty.
     std::vector<std::int64_t> append(std::int64_t conversation, std::span<const StoredMessage> messages);
     std::vector<StoredMessage> messages(std::int64_t conversation) const;
 
