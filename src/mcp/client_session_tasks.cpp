@@ -306,6 +306,9 @@ awaitable<Outcome<json::value>> ClientSession::follow_task(json::value handle, C
             if (!requests.empty()) {
                 auto answers = co_await answer_input_requests(requests);
                 if (!answers) {
+                    // The caller may have been cancelled (that may be why there is no answer): tasks/cancel is sent
+                    // all the same.
+                    co_await asio::this_coro::reset_cancellation_state();
                     co_await cancel_task(id);  // nothing will ever answer it
                     co_return answers.error();
                 }
