@@ -239,6 +239,10 @@ Reply AggregateHandler::call_tool(std::string name, json::object arguments, mcp:
     // told of it either, and answers at once or with -32021 (gateway/tasks.hpp).
     const bool task_wanted = tasks_ && GatewayTasks::wanted(ctx);
     if (tasks_) options.tasks = task_wanted ? mcp::TaskMode::hand_back : mcp::TaskMode::undeclared;
+    // A task outlives the call: its lease is taken now, so a lazy server does not stop when the call's own is dropped.
+    host::Lease task_lease;
+    if (task_wanted)
+        if (auto l = co_await tasks_->lease(server)) task_lease = std::move(*l);
     // The client's cancel cancels this coroutine, hence the upstream request (notifications/cancelled).
     auto r = co_await context_->call_tool(std::move(name), std::move(arguments), std::move(options));
     if (!r) {
@@ -268,7 +272,7 @@ Reply AggregateHandler::call_tool(std::string name, json::object arguments, mcp:
     strip_upstream_meta(result);
     if (task_wanted && GatewayTasks::is_handle(result)) {
         count.error = false;
-        co_return tasks_->hand_out(server, std::move(result), ctx);
+        co_return tasks_->hand_out(server, std::move(result), ctx, std::move(task_lease));
     }
     const auto* is_error = result.if_contains("isError");
     count.error = is_error && is_error->is_bool() && is_error->as_bool();

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace switchboard::gateway {
 
 namespace json = boost::json;
@@ -23,6 +25,9 @@ std::string client_owner(const mcp::RequestContext& ctx) {
     const auto& info = ctx.client_info();
     return "client:" + mcp::string_field(info, "name");
 }
+
+// A task without a ttlMs holds its server at most this long.
+constexpr std::chrono::hours untimed_task_hold{24};
 
 Error unknown_task(std::string_view id) {
     return Error{code::invalid_params, fmt::format("Unknown taskId \"{}\" (never created, expired, or not yours)", id)};
@@ -45,9 +50,34 @@ bool GatewayTasks::is_handle(const json::object& result) {
     return id && id->is_string() && status && status->is_string() && no_content;
 }
 
-json::object GatewayTasks::hand_out(const std::string& server, json::object handle,
-                                    const mcp::RequestContext& ctx) const {
-    handle["taskId"] = ids_.encode(TaskRef{server, mcp::string_field(handle, "taskId"), client_owner(ctx)});
+awaitable<Outcome<host::Lease>> GatewayTasks::lease(std::string server) {
+    co_return co_await pool_->acquire(std::move(server));
+}
+
+void GatewayTasks::sweep() {
+    const auto now = std::chrono::steady_clock::now();
+    std::erase_if(held_, [now](const auto& h) { return h.second.expires <= now; });
+    while (held_.size() >= max_held) {  // the one that expires first goes
+        auto first = std::min_element(held_.begin(), held_.end(), [](const auto& a, const auto& b) {
+            return a.second.expires < b.second.expires;
+        });
+        held_.erase(first);
+    }
+}
+
+json::object GatewayTasks::hand_out(const std::string& server, json::object handle, const mcp::RequestContext& ctx,
+                                    host::Lease lease) {
+    auto id = ids_.encode(TaskRef{server, mcp::string_field(handle, "taskId"), client_owner(ctx)});
+    if (lease) {
+        sweep();
+        auto task = mcp::Task::from_json(handle);
+        const auto hold = task && task->ttl_ms && *task->ttl_ms >= 0
+                              ? std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                    std::chrono::milliseconds(*task->ttl_ms))
+                              : std::chrono::duration_cast<std::chrono::steady_clock::duration>(untimed_task_hold);
+        held_[id] = Held{std::move(lease), std::chrono::steady_clock::now() + hold};
+    }
+    handle["taskId"] = std::move(id);
     handle.erase("content");  // put in by CallToolResult, which carried the handle here; not part of a task
     handle["resultType"] = "task";
     return handle;
@@ -56,6 +86,7 @@ json::object GatewayTasks::hand_out(const std::string& server, json::object hand
 awaitable<Outcome<json::object>> GatewayTasks::forward(std::string method, json::object params,
                                                        mcp::RequestContext ctx) {
     if (!wanted(ctx)) co_return mcp::tasks_capability_required(method);
+    sweep();
     const auto id = mcp::string_field(params, "taskId");
     if (id.empty()) co_return Error{code::invalid_params, method + ": missing string \"taskId\""};
     auto ref = ids_.decode(id, client_owner(ctx));
@@ -72,13 +103,19 @@ awaitable<Outcome<json::object>> GatewayTasks::forward(std::string method, json:
     if (!r) {
         Error e = r.error();
         // The upstream no longer knows it (expired, restarted): for the client it is the gateway's id that is unknown.
-        if (!e.local && e.code == code::invalid_params) co_return unknown_task(id);
+        if (!e.local && e.code == code::invalid_params) {
+            held_.erase(id);
+            co_return unknown_task(id);
+        }
         e.message = fmt::format("server \"{}\": {} failed: {}", ref->server, method, e.message);
         co_return e;
     }
     if (!r->is_object()) co_return Error{code::internal_error, fmt::format("server \"{}\": {} is not an object",
                                                                             ref->server, method)};
     auto result = std::move(r->get_object());
+    // Ended (or cancelled): its server need not stay up for it any more.
+    auto task = mcp::Task::from_json(result);
+    if (method == mcp::tasks_method::cancel || (task && mcp::is_terminal(task->status))) held_.erase(id);
     if (result.contains("taskId")) result["taskId"] = id;
     // The inlined CallToolResult as a 2026-07-28 tools/call gives it (an upstream may leave its resultType out).
     if (auto* inlined = result.if_contains("result"); inlined && inlined->is_object())

@@ -4,7 +4,13 @@
 // official requester (@modelcontextprotocol/ext-tasks/client over the TS SDK v2 client;
 // tests/peers/scripts/ext_tasks_gateway_client.mjs).
 #include "harness.hpp"
+#include "host_harness.hpp"
 #include "net_harness.hpp"
+
+#include <switchboard/gateway/tasks.hpp>
+#include <switchboard/mcp/tasks.hpp>
+
+#include "../../src/mcp/request_state.hpp"  // a RequestContext as a session builds one
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -29,11 +35,15 @@ protected:
     void SetUp() override {
         dir_ = fs::temp_directory_path() / ("switchboard-gateway-tasks-" + std::to_string(::getpid()));
         fs::create_directories(dir_);
+        write_config("");
+    }
+    // `extra`: more fields of the upstream's entry.
+    void write_config(const std::string& extra) {
         const std::string peer = PEERS_DIR + std::string("/scripts/ext_tasks_server.mjs");
         std::ofstream(dir_ / "config.json") << R"({"mcpServers": {"peer": {"command": )" << q(node())
                                             << R"(, "args": [)" << q(peer) << ", " << q("--log") << ", "
                                             << q((dir_ / "peer.log").string())
-                                            << R"(], "startupTimeoutMs": 60000}}})";
+                                            << R"(], "startupTimeoutMs": 60000)" << extra << "}}}";
     }
     void TearDown() override {
         gateway_.reset();
@@ -91,6 +101,37 @@ TEST_F(GatewayTasks, ExtTasksClientsFollowCancelAndAnswerTasksAndCannotSeeEachOt
     EXPECT_NE(std::string(other.at("error").as_string()).find("Unknown taskId"), std::string::npos) << v;
 
     EXPECT_EQ(log.find("INVALID"), std::string::npos) << log;
+}
+
+// A handed-out task holds a lease on its upstream: a lazy server without keep-warm stays up while the task may still
+// be asked about, and goes when its ttlMs has passed (swept at the next tasks request).
+TEST_F(GatewayTasks, AHandedOutTaskHoldsItsLazyServerUntilItsTtlPasses) {
+    auto cfg = config_of({{"lazy", sh_entry("exec " + demo_server(), R"(, "lazy": true)")}});
+    run([&]() -> boost::asio::awaitable<void> {
+        auto pool = host::ServerPool::create(co_await boost::asio::this_coro::executor, cfg, fast_options());
+        pool->start();
+        gateway::GatewayTasks tasks(pool, "a", "");
+        auto state = std::make_shared<mcp::RequestContext::State>();
+        state->era = mcp::Era::modern;
+        state->client_info = json::object{{"name", "c"}};
+        state->client_capabilities = json::object{
+            {"extensions", json::object{{std::string(mcp::tasks_extension), json::object()}}}};
+        mcp::RequestContext ctx(state);
+        CO_ASSERT_TRUE(gateway::GatewayTasks::wanted(ctx));
+        auto lease = co_await tasks.lease("lazy");
+        CO_ASSERT_TRUE(lease.has_value());
+        json::object handle{{"taskId", "t1"}, {"status", "working"}, {"ttlMs", 300}};
+        auto out = tasks.hand_out("lazy", std::move(handle), ctx, std::move(*lease));
+        EXPECT_EQ(tasks.held(), 1u);
+        EXPECT_EQ(pool->status("lazy")->leases, 1u);
+        co_await sleep_for(std::chrono::milliseconds(400));
+        EXPECT_EQ(pool->status("lazy")->lifecycle(), "active");  // held past the call, nothing swept it yet
+        json::object params{{"taskId", out.at("taskId")}};
+        co_await tasks.forward("tasks/get", std::move(params), ctx);
+        EXPECT_EQ(tasks.held(), 0u);  // its ttl passed
+        EXPECT_EQ(pool->status("lazy")->leases, 0u);
+        co_await pool->shutdown();
+    });
 }
 
 }  // namespace

@@ -5,6 +5,10 @@
 // tools/call goes upstream without the declaration, so the upstream answers at once or with -32021 (SEP-2663: a
 // server that cannot serve the request without a task answers -32021), and that answer reaches the client.
 //
+// A handed-out task keeps a lease on its upstream (a lazy server must not stop under it: its tasks would be lost)
+// until tasks/get or tasks/update shows it ended, tasks/cancel succeeds, or its ttlMs passes (swept on each request;
+// at most max_held tasks hold one).
+//
 // Thread-safety: single owner, on the pool's executor.
 #pragma once
 
@@ -15,6 +19,8 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
 
+#include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -29,9 +35,16 @@ public:
     /// Whether a tools/call result handed back by the upstream session (mcp::TaskMode::hand_back, carried in a
     /// CallToolResult, which keeps no resultType) is a task handle.
     static bool is_handle(const boost::json::object& result);
-    /// `handle` (an upstream's CreateTaskResult from `server`) as the client gets it: the gateway's task id.
+    static constexpr std::size_t max_held = 1000;
+    /// A lease on `server` for a tools/call that may become a task (taken before the call, so a lazy server does
+    /// not stop between the call's own lease and the task's).
+    boost::asio::awaitable<jsonrpc::Outcome<host::Lease>> lease(std::string server);
+    /// `handle` (an upstream's CreateTaskResult from `server`) as the client gets it: the gateway's task id. `lease`
+    /// is held while the task runs.
     boost::json::object hand_out(const std::string& server, boost::json::object handle,
-                                 const mcp::RequestContext& ctx) const;
+                                 const mcp::RequestContext& ctx, host::Lease lease);
+    /// How many handed-out tasks hold a lease now.
+    std::size_t held() const { return held_.size(); }
     /// tasks/get, tasks/update or tasks/cancel from `ctx`'s client, answered by the upstream that runs the task.
     /// -32021 without the extension; -32602 for an id this client was not given (another client's, a forged one).
     boost::asio::awaitable<jsonrpc::Outcome<boost::json::object>> forward(std::string method,
@@ -39,8 +52,15 @@ public:
                                                                          mcp::RequestContext ctx);
 
 private:
+    struct Held {
+        host::Lease lease;
+        std::chrono::steady_clock::time_point expires;
+    };
+    void sweep();
+
     std::shared_ptr<host::ServerPool> pool_;
     TaskIds ids_;
+    std::map<std::string, Held> held_;  ///< by the gateway's task id
 };
 
 }  // namespace switchboard::gateway
