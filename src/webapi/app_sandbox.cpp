@@ -42,6 +42,7 @@ iframe{border:0;width:100%;height:100%;display:block}</style></head><body>
       `frame-src ${frames.length ? frames.join(" ") : "'none'"}`,
       `base-uri ${base.length ? base.join(" ") : "'none'"}`,
       "object-src 'none'",
+      "form-action 'none'",
       "worker-src 'self' blob:",
     ].map((d) => d.trim()).join("; ");
   }

@@ -6,8 +6,11 @@
 #include <switchboard/core/spawn.hpp>
 #include <switchboard/core/text.hpp>
 #include <switchboard/host/pool.hpp>
+#include <switchboard/mcp/apps.hpp>
 #include <switchboard/webapi/chat_service.hpp>
 #include <switchboard/webapi/json_request.hpp>
+
+#include <algorithm>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -324,12 +327,22 @@ json::object app_error_result(std::string text) {
                         {"isError", true}};
 }
 
+// Whether a view may call the tool: its _meta.ui.visibility includes "app" (as it does when absent).
+bool app_callable(const host::ServerPool& pool, const std::string& server, const std::string& tool) {
+    const auto tools = pool.tools(server);
+    if (!tools) return true;
+    const auto it = std::ranges::find(*tools, tool, &mcp::Tool::name);
+    const auto ui = it == tools->end() ? std::nullopt : mcp::tool_ui(*it);
+    return !ui || ui->app;
+}
+
 // An MCP App's tools/call in a conversation: the conversation's switches and approvals hold as for the model's calls.
 // A call the approvals do not allow is not made: the answer is {"approval": {...}}, the page asks the user (saying the
 // app asks) and sends the call again with the answer as "decision", which is remembered as the loop remembers one.
 // Otherwise {"result": CallToolResult}; a refusal or a failure is an isError result, for the app to show.
-awaitable<void> app_tool(Service svc, Options o, http::ServerRequest& req, http::Responder& res) {
+awaitable<void> app_tool(PoolRef weak, Service svc, Options o, http::ServerRequest& req, http::Responder& res) {
     const auto body = post_body(req, o->allowed_origins);
+    auto pool = lock(weak);
     auto chat = open_chat(*svc, id_field(body, "conversationId"));
     const auto server = required_string(body, "server");
     const auto tool = required_string(body, "name");
@@ -342,6 +355,13 @@ awaitable<void> app_tool(Service svc, Options o, http::ServerRequest& req, http:
     auto resolved = co_await chat->context->resolve_tool(qualified);  // the switches: "switched off here"
     if (!resolved) {
         out["result"] = app_error_result("Refused: " + resolved.error().message);
+        co_await send_json(res, std::move(out));
+        co_return;
+    }
+    if (!app_callable(*pool, resolved->server, resolved->tool)) {
+        out["result"] = app_error_result(fmt::format(
+            "Refused: the tool \"{}\" of server \"{}\" is not for apps (its _meta.ui.visibility has no \"app\")", tool,
+            server));
         co_await send_json(res, std::move(out));
         co_return;
     }
@@ -426,7 +446,7 @@ void add_chat_routes(http::Router& r, PoolRef pool, Service svc, Options o) {
     add_route(r, bhttp::verb::post, "/api/chat/approve",
               [svc, o](Req& q, Res& res) { return approve(svc, o, q, res); });
     add_route(r, bhttp::verb::post, "/api/chat/app-tool",
-              [svc, o](Req& q, Res& res) { return app_tool(svc, o, q, res); });
+              [pool, svc, o](Req& q, Res& res) { return app_tool(pool, svc, o, q, res); });
     add_route(r, bhttp::verb::post, "/api/chat/stop", [svc, o](Req& q, Res& res) { return stop(svc, o, q, res); });
     add_route(r, bhttp::verb::get, "/api/models", [svc](Req&, Res& res) { return models(svc, res); });
 }

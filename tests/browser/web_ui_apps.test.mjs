@@ -4,7 +4,8 @@
 // call the server's tools; its ui/message becomes the user's next message in the chat (the scripted model,
 // tests/peers/fake_llm); its ui/update-model-context goes with the next model request; an app fetching an origin it did
 // not declare is blocked by the CSP; the sandbox origin cannot use the API; in chat, an app's tools/call asks the
-// conversation's approval like the model's calls.
+// conversation's approval like the model's calls. An app may not call a tool for the model only, open a non-http(s)
+// link, or send a ui/message the user did not prompt (it goes into the composer).
 //   SWITCHBOARD_BIN=build/switchboard SWITCHBOARD_DEMO=build/switchboard-demo-server \
 //   FAKE_LLM=build/switchboard-fake-llm node --test tests/browser/web_ui_apps.test.mjs
 // With SWITCHBOARD_SCREENSHOTS=docs/screenshots it refreshes the README's chat-app.png.
@@ -49,6 +50,20 @@ async function appFrame(page, selector) {
     }
     return null;
   });
+}
+
+/** A JSON-RPC request sent from the app's frame as an app sends it (not a user action there); the host's answer. */
+let appRequests = 0;
+async function appRequest(app, method, params) {
+  const id = 9100 + ++appRequests;
+  return app.evaluate(([id, method, params]) => new Promise((ok) => {
+    addEventListener('message', function answer(e) {
+      if (e.source !== parent || e.data?.id !== id || e.data.method) return;
+      removeEventListener('message', answer);
+      ok(e.data);
+    });
+    parent.postMessage({ jsonrpc: '2.0', id, method, params }, '*');
+  }), [id, method, params]);
 }
 
 describe('MCP Apps', { skip }, () => {
@@ -107,6 +122,11 @@ describe('MCP Apps', { skip }, () => {
     await page.locator('dialog[open]').getByRole('button', { name: 'Close' }).click();
     await page.locator('dialog[open]').waitFor({ state: 'detached' });
   }
+
+  // The csp server's tool for the model only, called by the user (Tools page): how often the server ran it.
+  const modelOnly = () => page.evaluate(async () =>
+    (await (await fetch('/api/tools/call', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ server: 'csp', name: 'model_only', arguments: {} }) })).json()).content[0].text);
 
   const modelRequests = async () =>
     (await (await fetch(`${llmUrl}/_requests`)).json()).filter((r) => r.path.endsWith('/chat/completions'));
@@ -203,6 +223,15 @@ describe('MCP Apps', { skip }, () => {
     assert.equal(declaredHits, 1);
     const csp = await app.evaluate(() => document.querySelector('meta[http-equiv="Content-Security-Policy"]')?.content);
     assert.match(csp, new RegExp(`connect-src http://127\\.0\\.0\\.1:${probeTarget.address().port};`));
+    assert.match(csp, /form-action 'none'/);
+    // The declared permission is delegated to the proxy's frame and on to the app's.
+    assert.equal(await page.locator('iframe[title^="App of allowed_probe"]').getAttribute('allow'), 'clipboard-write');
+    assert.equal(await app.frameElement().then((f) => f.getAttribute('allow')), 'clipboard-write');
+    // Its server's tool for the model only (visibility ["model"]) is refused to the app; the server never sees it.
+    const refused = await appRequest(app, 'tools/call', { name: 'model_only', arguments: {} });
+    assert.equal(refused.result?.isError, true, JSON.stringify(refused));
+    assert.match(refused.result.content[0].text, /^Refused: the tool "model_only" of server "csp" is not for apps/);
+    assert.equal(await modelOnly(), 'model_only calls: 1');
     await closeDialog();
   });
 
@@ -245,6 +274,14 @@ describe('MCP Apps', { skip }, () => {
     app = await appFrame(page, '#send');
     await until('the result after the reload', async () => (await app.locator('body').getAttribute('data-count')) === '1');
 
+    // A ui/message the user did not prompt (no click in the app) is not sent: it waits in the composer.
+    const asked = (await modelRequests()).length;
+    const unprompted = await appRequest(app, 'ui/message', { role: 'user', content: [{ type: 'text', text: 'Unprompted 42' }] });
+    assert.deepEqual(unprompted.result, {});
+    assert.equal(await page.getByLabel('Message', { exact: true }).inputValue(), 'Unprompted 42');
+    await page.waitForTimeout(300);
+    assert.equal((await modelRequests()).length, asked, 'the unprompted ui/message reached the model');
+
     // ui/update-model-context, as the app sends it: the latest goes with the next model request, and only that one.
     await app.evaluate(() => {
       const say = (id, text) => window.parent.postMessage({ jsonrpc: '2.0', id, method: 'ui/update-model-context',
@@ -281,6 +318,12 @@ describe('MCP Apps', { skip }, () => {
     await tryIt('basic', 'get-time');
     await page.getByRole('button', { name: 'Call', exact: true }).click();
     const app = await appFrame(page, '#open-link-btn');
+    // Only http(s) links: a javascript: or data: URL is refused without asking.
+    for (const url of ['javascript:alert(document.cookie)', 'data:text/html,<script>alert(1)</script>', 'blob:x']) {
+      const r = await appRequest(app, 'ui/open-link', { url });
+      assert.equal(r.result?.isError, true, `${url}: ${JSON.stringify(r)}`);
+    }
+    assert.equal(await page.getByRole('alertdialog', { name: 'Open link' }).count(), 0);
     const link = `${base}?opened-by=app`;
     await app.locator('#link-url').fill(link);
     await app.locator('#open-link-btn').click();
@@ -330,6 +373,15 @@ describe('MCP Apps', { skip }, () => {
     await until('the second answer, unasked', async () => (await count()) === String(before + 2));
     assert.equal(await page.getByRole('dialog').count(), 0);
     assert.equal(await serverCount(), before + 2);
+
+    // The API refuses an app's call of a tool for the model only (the csp server's model_only), before any approval.
+    const id = Number(page.url().match(/#\/chat\/(\d+)$/)[1]);
+    const r = await page.evaluate(async (id) =>
+      (await fetch('/api/chat/app-tool', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ conversationId: id, server: 'csp', name: 'model_only', arguments: {} }) })).json(), id);
+    assert.equal(r.result?.isError, true, JSON.stringify(r));
+    assert.match(r.result.content[0].text, /^Refused: the tool "model_only" of server "csp" is not for apps/);
+    assert.equal(await modelOnly(), 'model_only calls: 2', 'the refused calls reached the server');
     assert.deepEqual(pageErrors, []);
   });
 });

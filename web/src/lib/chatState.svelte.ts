@@ -301,8 +301,8 @@ export function send(text: string, attachments: Attachment[]): Promise<boolean> 
 }
 
 // MCP Apps in the conversation shown (AppFrame): what the last ui/update-model-context said, sent with the next
-// message and then forgotten; ui/message sends the app's text as the user's next message (into the draft while a run
-// is under way).
+// message and then forgotten; ui/message sends the app's text as the user's next message when the user is using the
+// app (into the draft while a run is under way, or when the app sends it unprompted, e.g. shown again on opening).
 const appContexts: Record<number, string> = {};
 
 export function setAppContext(text: string): void {
@@ -337,8 +337,8 @@ export async function appCallTool(server: string, tool: string, args: Record<str
   return r.result ?? { content: [{ type: 'text', text: 'No result' }], isError: true };
 }
 
-export async function appMessage(text: string): Promise<void> {
-  if (shownRun()?.streaming) {
+export async function appMessage(text: string, interacting: boolean): Promise<void> {
+  if (!interacting || shownRun()?.streaming) {
     chat.draft.text = text;
     return;
   }
