@@ -99,6 +99,19 @@ std::vector<StoredMessage> tool_batch(int i) {
     return out;
 }
 
+// The task that the first call of `batch` (tool_batch) became, running in conversation `id`.
+switchboard::store::RunningTask first_call_task(std::int64_t id, const std::vector<StoredMessage>& batch) {
+    switchboard::store::RunningTask t;
+    t.conversation = id;
+    t.tool_call_id = batch[0].message.tool_calls.at(0).id;
+    t.server = "demo";
+    t.tool = "echo";
+    t.task_id = "task-1";
+    t.status = "working";
+    t.assistant = batch[0].message;
+    return t;
+}
+
 TEST_F(Store, CreatesThePrivateDirectoryAndFile) {
     auto nested = dir_ / "a" / "b" / "conversations.db";
     ConversationStore s(nested);
@@ -330,14 +343,7 @@ TEST_F(Store, RunningTasksLastUntilTheirResultIsAppended) {
     ConversationStore s(file_);
     const auto id = s.create("t", "m");
     auto batch = tool_batch(1);
-    switchboard::store::RunningTask t;
-    t.conversation = id;
-    t.tool_call_id = "c1a";
-    t.server = "demo";
-    t.tool = "echo";
-    t.task_id = "task-1";
-    t.status = "working";
-    t.assistant = batch[0].message;
+    auto t = first_call_task(id, batch);
     s.save_task(t);
     t.status_message = "step 2/5";
     s.save_task(t);  // the same call: updated, not added
@@ -368,14 +374,7 @@ TEST_F(Store, AFollowedTaskResultIsStoredOnceByTwoWriters) {
     const auto id = first.create("t", "m");
     auto batch = tool_batch(1);
     batch[1].meta["task"] = "task-1";  // as agent::follow_interrupted_tasks marks a followed task's result
-    switchboard::store::RunningTask t;
-    t.conversation = id;
-    t.tool_call_id = "c1a";
-    t.server = "demo";
-    t.tool = "echo";
-    t.task_id = "task-1";
-    t.status = "working";
-    t.assistant = batch[0].message;
+    auto t = first_call_task(id, batch);
     first.save_task(t);
     ASSERT_EQ(second.running_tasks(id).size(), 1u);  // both saw it running
     EXPECT_EQ(first.append(id, batch).size(), 3u);
