@@ -8,19 +8,17 @@
 #include <switchboard/core/text.hpp>
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
-#include <boost/beast/http/chunk_encode.hpp>
-#include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/read.hpp>
-#include <boost/beast/http/write.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <array>
+#include <span>
 #include <map>
 
 namespace switchboard::http {
@@ -45,6 +43,93 @@ std::string default_error_body(bhttp::status status, const std::string& message)
 
 }  // namespace
 
+// --- Writing -----------------------------------------------------------------------------------------------------
+
+// Responses are written by hand, not by Beast's serializer: a head built in one string, then the head and the body
+// in one gather write, tried at once on the non-blocking socket and awaited only for what the kernel did not take
+// (the serializer and its composed operations cost about 15 k instructions a response, and a scheduler pass).
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+// A header value as it may go on the wire: a CR or LF would end the header early (response splitting).
+void append_field(std::string& head, std::string_view name, std::string_view value) {
+    head.append(name);
+    head.append(": ");
+    for (char c : value) head.push_back(c == '\r' || c == '\n' ? ' ' : c);
+    head.append("\r\n");
+}
+
+// Fields as Beast's set() would leave them: a later field replaces an earlier one of the same name.
+void set_field(Fields& fields, std::string_view name, std::string_view value) {
+    for (auto& [k, v] : fields)
+        if (core::iequals(k, name)) {
+            v = value;
+            return;
+        }
+    fields.emplace_back(std::string(name), std::string(value));
+}
+
+std::string response_head(unsigned version, bhttp::status status, const Fields& fields) {
+    std::string head;
+    head.reserve(256);
+    head.append(version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ");
+    head.append(std::to_string(static_cast<unsigned>(status)));
+    head.push_back(' ');
+    const auto reason = bhttp::obsolete_reason(status);
+    head.append(reason.data(), reason.size());
+    head.append("\r\n");
+    for (const auto& [k, v] : fields) append_field(head, k, v);
+    head.append("\r\n");
+    return head;
+}
+
+// The Connection header a response needs for `keep_alive` (HTTP/1.1 keeps alive unless told, 1.0 closes).
+void set_connection(Fields& fields, unsigned version, bool keep_alive) {
+    if (version >= 11 && !keep_alive) set_field(fields, "Connection", "close");
+    if (version < 11 && keep_alive) set_field(fields, "Connection", "keep-alive");
+}
+
+bool bodiless(bhttp::status status) {
+    const auto code = static_cast<unsigned>(status);
+    return code < 200 || code == 204 || code == 304;
+}
+
+// Writes every byte of `buffers` (at most 4), within `timeout` (the server's sweep closes a connection past its
+// deadline). Returns the bytes written and the error, if any.
+template <class Buffers>
+awaitable<std::pair<beast::error_code, std::size_t>> write_all(ServerConnection& c, const Buffers& buffers,
+                                                               std::chrono::seconds timeout) {
+    std::array<asio::const_buffer, 4> rest{};
+    std::size_t parts = 0, total = 0;
+    for (const auto& b : buffers)
+        if (b.size() > 0 && parts < rest.size()) {
+            rest[parts++] = b;
+            total += b.size();
+        }
+    beast::error_code ec;
+    std::size_t n = parts ? c.socket.write_some(std::span(rest.data(), parts), ec) : 0;
+    if (ec == asio::error::would_block || ec == asio::error::try_again) ec = {};
+    if (ec || n == total) co_return std::pair{ec, n};
+    // The kernel took part of it: the rest, awaited.
+    std::size_t skip = n, first = 0;
+    while (skip >= rest[first].size()) skip -= rest[first++].size();
+    rest[first] += skip;
+    c.deadline = clock::now() + timeout;
+    auto [wec, m] = co_await asio::async_write(c.socket, std::span(rest.data() + first, parts - first),
+                                               as_tuple_awaitable);
+    c.deadline = clock::time_point::max();
+    co_return std::pair{wec, n + m};
+}
+
+}  // namespace
+
+ServerConnection::ServerConnection(tcp::socket s) : socket(std::move(s)) {
+    boost::system::error_code ignored;
+    socket.non_blocking(true, ignored);
+}
+
 // --- Responder ---------------------------------------------------------------------------------------------------
 
 Responder::Responder(std::shared_ptr<ServerConnection> conn, unsigned version, bool keep_alive,
@@ -65,19 +150,21 @@ awaitable<bool> Responder::send(Reply r) {
     started_ = true;
     status_ = static_cast<unsigned>(r.status);
     sent_ = r.headers;
-    bhttp::response<bhttp::string_body> res{r.status, version_};
-    res.set(bhttp::field::server, "switchboard");
-    if (!r.body.empty()) res.set(bhttp::field::content_type, r.content_type);
-    for (auto& [k, v] : extra_) res.set(k, v);
-    for (auto& [k, v] : r.headers) res.set(k, v);
-    res.body() = std::move(r.body);
-    res.keep_alive(keep_alive_ && !r.close);
-    res.prepare_payload();
-    conn_->stream.expires_after(write_timeout_);
-    auto [ec, n] = co_await bhttp::async_write(conn_->stream, res, as_tuple_awaitable);
-    conn_->stream.expires_never();
+    const bool no_body = bodiless(r.status);
+    if (no_body) r.body.clear();
+    Fields fields;
+    fields.reserve(4 + extra_.size() + r.headers.size());
+    fields.emplace_back("Server", "switchboard");
+    if (!r.body.empty()) fields.emplace_back("Content-Type", r.content_type);
+    for (auto& [k, v] : extra_) set_field(fields, k, v);
+    for (auto& [k, v] : r.headers) set_field(fields, k, v);
+    keep_alive_ = keep_alive_ && !r.close;
+    set_connection(fields, version_, keep_alive_);
+    if (!no_body) set_field(fields, "Content-Length", std::to_string(r.body.size()));
+    const auto head = response_head(version_, r.status, fields);
+    std::array<asio::const_buffer, 2> parts{asio::buffer(head), asio::buffer(r.body)};
+    auto [ec, n] = co_await write_all(*conn_, parts, write_timeout_);
     bytes_sent_ += n;
-    keep_alive_ = res.keep_alive();
     ok_ = ok_ && !ec;
     co_return ok_;
 }
@@ -98,36 +185,39 @@ awaitable<bool> Responder::begin_stream(bhttp::status status, std::string conten
     started_ = true;
     status_ = static_cast<unsigned>(status);
     sent_ = headers;
-    bhttp::response<bhttp::empty_body> res{status, version_};
-    res.set(bhttp::field::server, "switchboard");
-    res.set(bhttp::field::content_type, content_type);
-    for (auto& [k, v] : extra_) res.set(k, v);
-    for (auto& [k, v] : headers) res.set(k, v);
-    res.keep_alive(true);
-    res.chunked(true);
-    bhttp::response_serializer<bhttp::empty_body> sr{res};
-    conn_->stream.expires_after(write_timeout_);
-    auto [ec, n] = co_await bhttp::async_write_header(conn_->stream, sr, as_tuple_awaitable);
-    conn_->stream.expires_never();
+    Fields fields;
+    fields.emplace_back("Server", "switchboard");
+    fields.emplace_back("Content-Type", content_type);
+    for (auto& [k, v] : extra_) set_field(fields, k, v);
+    for (auto& [k, v] : headers) set_field(fields, k, v);
+    set_connection(fields, version_, true);
+    set_field(fields, "Transfer-Encoding", "chunked");
+    const auto head = response_head(version_, status, fields);
+    std::array<asio::const_buffer, 1> parts{asio::buffer(head)};
+    auto [ec, n] = co_await write_all(*conn_, parts, write_timeout_);
     bytes_sent_ += n;
     ok_ = ok_ && !ec;
     co_return ok_;
 }
 
 awaitable<bool> Responder::write_chunk(std::string_view a, std::string_view b, std::string_view c) {
-    std::array<asio::const_buffer, 3> parts{asio::buffer(a), asio::buffer(b), asio::buffer(c)};
-    conn_->stream.expires_after(write_timeout_);
-    auto [ec, n] = co_await asio::async_write(conn_->stream, bhttp::make_chunk(parts), as_tuple_awaitable);
-    conn_->stream.expires_never();
+    const std::size_t size = a.size() + b.size() + c.size();
+    if (size == 0) co_return ok_;  // an empty chunk would end the stream
+    char prefix[24];
+    const auto len = fmt::format_to_n(prefix, sizeof prefix - 2, "{:x}\r\n", size).size;
+    std::string tail = std::string(c) + "\r\n";
+    std::array<asio::const_buffer, 4> parts{asio::buffer(prefix, len), asio::buffer(a), asio::buffer(b),
+                                            asio::buffer(tail)};
+    auto [ec, n] = co_await write_all(*conn_, parts, write_timeout_);
     bytes_sent_ += n;
     ok_ = ok_ && !ec;
     co_return ok_;
 }
 
 awaitable<bool> Responder::end_stream() {
-    conn_->stream.expires_after(write_timeout_);
-    auto [ec, n] = co_await asio::async_write(conn_->stream, bhttp::make_chunk_last(), as_tuple_awaitable);
-    conn_->stream.expires_never();
+    static constexpr std::string_view last = "0\r\n\r\n";
+    std::array<asio::const_buffer, 1> parts{asio::buffer(last.data(), last.size())};
+    auto [ec, n] = co_await write_all(*conn_, parts, write_timeout_);
     bytes_sent_ += n;
     ok_ = ok_ && !ec;
     co_return ok_;
@@ -207,47 +297,86 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
         co_await res.send_error(status, message, std::move(headers));
     }
 
+    // What the buffer holds goes to the parser; more is read from the socket when it needs more. Stops when the
+    // message is complete, or its head when `head_only`. The same steps as Beast's http::read, without its composed
+    // operations (a scheduler pass each) and its per-operation timers.
+    static awaitable<beast::error_code> read_parsed(ServerConnection& c,
+                                                    bhttp::request_parser<bhttp::string_body>& parser, bool head_only) {
+        for (;;) {
+            if (c.buffer.size() > 0) {
+                beast::error_code ec;
+                const auto used = parser.put(c.buffer.data(), ec);
+                c.buffer.consume(used);
+                if (ec && ec != bhttp::error::need_more) co_return ec;
+                if (parser.is_done() || (head_only && parser.is_header_done())) co_return beast::error_code{};
+                if (!ec && used > 0) continue;
+            }
+            auto [ec, n] = co_await c.socket.async_read_some(c.buffer.prepare(64 * 1024), as_tuple_awaitable);
+            if (ec == asio::error::eof) {
+                if (!parser.got_some()) co_return bhttp::error::end_of_stream;
+                beast::error_code eof;
+                parser.put_eof(eof);
+                co_return eof;
+            }
+            if (ec) co_return ec;
+            c.buffer.commit(n);
+        }
+    }
+
     // Reads one request under the slow-client limits: on a kept-alive connection the first byte within idle_timeout;
     // the head within header_timeout (of the connection's start, or of that first byte); the body at min_body_rate
     // after header_timeout's grace (a chunked body, of no announced length: within read_timeout); all of it within
-    // read_timeout. A client past a limit is closed (beast's timeout closes the stream).
+    // read_timeout. A client past a limit is closed by the sweep.
     awaitable<beast::error_code> read_request(ServerConnection& conn, bhttp::request_parser<bhttp::string_body>& parser,
                                               bool kept_alive) {
-        auto& stream = conn.stream;
-        auto& buffer = conn.buffer;
-        const auto began = std::chrono::steady_clock::now();
-        if (kept_alive && buffer.size() == 0) {
-            stream.expires_after(opt.idle_timeout);
-            auto [ec, n] = co_await stream.async_read_some(buffer.prepare(4096), as_tuple_awaitable);
-            stream.expires_never();
+        auto began = clock::now();
+        if (kept_alive && conn.buffer.size() == 0) {
+            conn.deadline = began + opt.idle_timeout;
+            auto [ec, n] = co_await conn.socket.async_read_some(conn.buffer.prepare(16 * 1024), as_tuple_awaitable);
+            conn.deadline = clock::time_point::max();
             if (ec) co_return ec;
-            buffer.commit(n);
+            conn.buffer.commit(n);
+            began = clock::now();
         }
-        stream.expires_after(std::min(opt.header_timeout, opt.read_timeout));
-        auto [ec, n] = co_await bhttp::async_read_header(stream, buffer, parser, as_tuple_awaitable);
+        conn.deadline = began + std::min(opt.header_timeout, opt.read_timeout);
+        auto ec = co_await read_parsed(conn, parser, true);
         if (!ec && !parser.is_done()) {
             auto allowed = std::chrono::duration_cast<std::chrono::milliseconds>(opt.read_timeout);
             if (const auto length = parser.content_length(); length && opt.min_body_rate > 0)
                 allowed = std::min(allowed, std::chrono::duration_cast<std::chrono::milliseconds>(opt.header_timeout) +
                                                 std::chrono::milliseconds(*length * 1000 / opt.min_body_rate));
-            const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-                                                                                     began);
-            stream.expires_after(std::max(allowed - spent, std::chrono::milliseconds(1)));
-            auto [body_ec, body_n] = co_await bhttp::async_read(stream, buffer, parser, as_tuple_awaitable);
-            ec = body_ec;
+            const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - began);
+            conn.deadline = clock::now() + std::max(allowed - spent, std::chrono::milliseconds(1));
+            ec = co_await read_parsed(conn, parser, false);
         }
-        stream.expires_never();
+        conn.deadline = clock::time_point::max();
         co_return ec;
     }
 
+    // Closes every connection past its deadline (a read or write of the server's own that took too long), a few
+    // times a second: one timer for all connections instead of one per operation.
+    awaitable<void> sweep() {
+        asio::steady_timer timer(ex);
+        while (!stopped) {
+            timer.expires_after(std::chrono::milliseconds(250));
+            co_await timer.async_wait(as_tuple_awaitable);
+            const auto now = clock::now();
+            for (auto& w : conns)
+                if (auto c = w.lock(); c && c->deadline <= now) {
+                    beast::error_code ignored;
+                    c->socket.close(ignored);
+                }
+        }
+    }
+
     awaitable<void> serve(std::shared_ptr<ServerConnection> conn, boost::asio::ip::address peer) {
-        auto& stream = conn->stream;
         core::ScopeExit count_down([this, peer, self = shared_from_this()] {
             --count;
             if (auto it = per_address.find(peer); it != per_address.end() && --it->second == 0) per_address.erase(it);
         });
         for (bool kept_alive = false;; kept_alive = true) {
             bhttp::request_parser<bhttp::string_body> parser;
+            parser.eager(true);
             limit_request_parser(parser, opt);
             auto ec = co_await read_request(*conn, parser, kept_alive);
             if (ec) {
@@ -272,8 +401,8 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
             if (!res.reusable() || stopped) break;
         }
         beast::error_code ignored;
-        stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
-        stream.close();
+        conn->socket.shutdown(tcp::socket::shutdown_send, ignored);
+        conn->socket.close(ignored);
     }
 
     awaitable<void> run() {
@@ -301,6 +430,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
             ++count;
             connections.spawn(serve(conn, peer), opt.name + " connection");
         };
+        connections.spawn(sweep(), opt.name + " sweep");
         co_await accept_loop(acceptor, opt.name, stopped, open_count, opt.max_connections, start);
     }
 
@@ -310,7 +440,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
         boost::system::error_code ignored;
         acceptor.close(ignored);
         for (auto& w : conns)
-            if (auto c = w.lock()) c->stream.socket().close(ignored);
+            if (auto c = w.lock()) c->socket.close(ignored);
         connections.cancel();
     }
 };

@@ -237,7 +237,7 @@ awaitable<void> HttpServer::Impl::handle_post(ServerRequest& req, Responder& res
 // nothing meanwhile; anything it does send is kept for the next request.
 awaitable<void> HttpServer::Impl::watch(std::shared_ptr<ServerConnection> c, std::shared_ptr<Pipe> p) {
     while (c->buffer.size() < 1024 * 1024) {
-        auto [ec, n] = co_await c->stream.socket().async_read_some(c->buffer.prepare(16 * 1024), as_tuple_awaitable);
+        auto [ec, n] = co_await c->socket.async_read_some(c->buffer.prepare(16 * 1024), as_tuple_awaitable);
         if (!ec) c->buffer.commit(n);
         if (p->stopping) co_return;
         if (ec) {

@@ -159,7 +159,7 @@ awaitable<void> watch_client(std::shared_ptr<http::ServerConnection> c, std::sha
                              std::shared_ptr<EventQueue> q) {
     while (c->buffer.size() < 1024 * 1024) {
         auto [ec, n] =
-            co_await c->stream.socket().async_read_some(c->buffer.prepare(16 * 1024), core::as_tuple_awaitable);
+            co_await c->socket.async_read_some(c->buffer.prepare(16 * 1024), core::as_tuple_awaitable);
         if (!ec) c->buffer.commit(n);
         if (w->stopping) co_return;
         if (ec) {

@@ -24,7 +24,6 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/status.hpp>
 #include <boost/beast/http/string_body.hpp>
@@ -69,11 +68,14 @@ private:
 /// Formats an error body from a status and a message.
 using ErrorBody = std::function<std::string(bhttp::status status, const std::string& message)>;
 
-/// One accepted connection: the stream and the bytes read ahead of the next request.
+/// One accepted connection: the socket and the bytes read ahead of the next request. The socket is non-blocking
+/// (a write is tried at once, and awaited only when the kernel's buffer is full); while a read or write of the
+/// server's own is pending, `deadline` says when the server's sweep closes the connection (its time limits).
 struct ServerConnection {
-    explicit ServerConnection(boost::asio::ip::tcp::socket socket) : stream(std::move(socket)) {}
-    boost::beast::tcp_stream stream;
+    explicit ServerConnection(boost::asio::ip::tcp::socket s);
+    boost::asio::ip::tcp::socket socket;
     boost::beast::flat_buffer buffer;
+    std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
 /// The answer to one request on one connection. A handler either send()s one Reply, or begin_stream()s a chunked

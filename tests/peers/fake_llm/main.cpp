@@ -73,7 +73,7 @@ awaitable<bool> hang(http::Responder& res, std::int64_t ms) {
     auto w = std::make_shared<Watch>();
     auto conn = res.connection();
     asio::steady_timer t(co_await asio::this_coro::executor, std::chrono::milliseconds(ms));
-    conn->stream.socket().async_read_some(asio::buffer(&w->byte, 1),
+    conn->socket.async_read_some(asio::buffer(&w->byte, 1),
                                           [w, &t](boost::system::error_code ec, std::size_t) {
                                               if (w->over) return;
                                               w->left = ec.failed();
@@ -81,7 +81,7 @@ awaitable<bool> hang(http::Responder& res, std::int64_t ms) {
                                           });
     co_await t.async_wait(as_tuple_awaitable);
     w->over = true;
-    if (!w->left) conn->stream.socket().cancel();
+    if (!w->left) conn->socket.cancel();
     co_return w->left;
 }
 
@@ -101,8 +101,8 @@ awaitable<bool> write_limited(http::Responder& res, std::string_view text, std::
         co_await res.write_chunk(text.substr(0, static_cast<std::size_t>(budget)), {}, {});
         budget = 0;
         boost::system::error_code ec;
-        res.connection()->stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ec);
-        res.connection()->stream.socket().close(ec);
+        res.connection()->socket.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+        res.connection()->socket.close(ec);
         co_return false;
     }
     if (budget >= 0) budget -= static_cast<std::int64_t>(text.size());
@@ -114,7 +114,7 @@ awaitable<void> chat(State& s, http::ServerRequest& req, http::Responder& res) {
     auto parsed = json::parse(req.body(), ec);
     json::object request = !ec && parsed.is_object() ? parsed.get_object() : json::object{};
     boost::system::error_code port_ec;
-    const auto client = res.connection()->stream.socket().remote_endpoint(port_ec);
+    const auto client = res.connection()->socket.remote_endpoint(port_ec);
     s.requests.push_back(json::object{{"path", std::string(req.target())},
                                       {"body", parsed},
                                       {"headers", headers_of(req)},
