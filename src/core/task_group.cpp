@@ -8,6 +8,7 @@
 #include <boost/asio/post.hpp>
 
 #include <list>
+#include <vector>
 
 namespace switchboard::core {
 
@@ -17,8 +18,17 @@ struct TaskGroup::State {
     asio::any_io_executor ex;
     // A list: each task's cancellation signal stays at one address while the task runs.
     std::list<asio::cancellation_signal> running;
+    // Tasks that ended: their signals are erased at the next spawn (or cancel), not from inside their completion
+    // handler, where co_spawn still uses the slot; a post to erase them would cost a scheduler pass per task.
+    std::vector<std::list<asio::cancellation_signal>::iterator> ended;
+    std::size_t active = 0;
     std::shared_ptr<OneShotEvent> idle = std::make_shared<OneShotEvent>();
     bool closed = false;
+
+    void erase_ended() {
+        for (auto it : ended) running.erase(it);
+        ended.clear();
+    }
 };
 
 TaskGroup::TaskGroup(asio::any_io_executor ex) : state_(std::make_shared<State>()) { state_->ex = std::move(ex); }
@@ -30,32 +40,32 @@ TaskGroup::~TaskGroup() {
 
 bool TaskGroup::spawn(asio::awaitable<void> task, std::string name) {
     if (state_->closed) return false;
+    state_->erase_ended();
     auto it = state_->running.emplace(state_->running.end());
+    ++state_->active;
     asio::co_spawn(
         state_->ex, std::move(task),
         asio::bind_cancellation_slot(it->slot(), [state = state_, it, name = std::move(name)](std::exception_ptr e) {
             log_exception(e, name);
-            // The signal is erased after this handler has returned: the slot is still in use now.
-            asio::post(state->ex, [state, it] {
-                state->running.erase(it);
-                if (state->running.empty()) {
-                    auto idle = std::move(state->idle);
-                    state->idle = std::make_shared<OneShotEvent>();
-                    idle->set();
-                }
-            });
+            state->ended.push_back(it);
+            if (--state->active == 0) {
+                auto idle = std::move(state->idle);
+                state->idle = std::make_shared<OneShotEvent>();
+                idle->set();
+            }
         }));
     return true;
 }
 
 void TaskGroup::cancel() {
     state_->closed = true;
+    // An ended task's signal has no handler left: emitting it does nothing.
     for (auto& signal : state_->running) signal.emit(asio::cancellation_type::terminal);
 }
 
 asio::awaitable<void> TaskGroup::join() {
     auto state = state_;
-    while (!state->running.empty()) {
+    while (state->active > 0) {
         auto idle = state->idle;
         co_await idle->wait();
     }
@@ -66,7 +76,7 @@ asio::awaitable<void> TaskGroup::shutdown() {
     co_await join();
 }
 
-std::size_t TaskGroup::size() const { return state_->running.size(); }
+std::size_t TaskGroup::size() const { return state_->active; }
 bool TaskGroup::closed() const { return state_->closed; }
 
 }  // namespace switchboard::core

@@ -53,6 +53,9 @@ std::string error_body(int code, std::string message);
 /// A reply with a JSON body.
 Reply json_reply(bhttp::status status, std::string body);
 bool contains(const std::vector<std::string>& list, std::string_view v);
+/// A parsed request as a value again, from the parts parse_message took out of it (moved, not copied): the session
+/// gets it without parsing the text a second time.
+json::value request_value(jsonrpc::Message&& msg);
 std::string join(const std::vector<std::string>& list);
 
 struct Event {
@@ -71,7 +74,6 @@ struct Pipe {
     bool overflow = false;      // the client reads slower than we produce: drop it
     bool finish = false;        // end the response (session gone) without a final message
     bool disconnected = false;  // the client closed the connection
-    bool watcher_done = true;
     bool stopping = false;
     asio::cancellation_signal watch_stop;
 
@@ -156,9 +158,9 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     void spawn_session(std::shared_ptr<jsonrpc::Channel> channel, std::function<void()> on_end);
     static void finish_stream(const std::shared_ptr<Stream>& st);
     asio::awaitable<void> handle_post(ServerRequest& req, Responder& res);
-    static asio::awaitable<void> watch(std::shared_ptr<switchboard::http::ServerConnection> c, std::shared_ptr<Pipe> p);
-    void start_watch(const std::shared_ptr<switchboard::http::ServerConnection>& c, const std::shared_ptr<Pipe>& p);
-    asio::awaitable<void> stop_watch(std::shared_ptr<Pipe> p);
+    static void start_watch(const std::shared_ptr<switchboard::http::ServerConnection>& c,
+                            const std::shared_ptr<Pipe>& p);
+    static void stop_watch(const std::shared_ptr<Pipe>& p);
     asio::awaitable<void> deliver(Responder& res, std::shared_ptr<Stream> st, std::shared_ptr<Pipe> pipe,
                                   streamable::DeliverOptions d);
     void stop();

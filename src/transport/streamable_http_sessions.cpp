@@ -226,7 +226,8 @@ awaitable<void> HttpServer::Impl::handle_legacy(ServerRequest& req, Responder& r
     if (const auto* p = msg.params.if_object())
         if (const auto* m = p->if_contains("_meta"); m && m->is_object())
             if (const auto* t = m->get_object().if_contains("progressToken")) s->progress[json::serialize(*t)] = key;
-    s->channel->push(std::move(req.body()));
+    json::value id = msg.id;
+    s->channel->push_parsed(request_value(std::move(msg)));  // parsed once, by handle_post
 
     DeliverOptions d;
     d.sse_ok = sse_ok;
@@ -236,7 +237,7 @@ awaitable<void> HttpServer::Impl::handle_legacy(ServerRequest& req, Responder& r
     d.unanswered_status = bhttp::status::not_found;
     d.unanswered_code = code_session_not_found;
     d.unanswered_message = "Session ended before the request was answered";
-    d.unanswered_id = msg.id;
+    d.unanswered_id = std::move(id);
     std::weak_ptr<Session> weak = s;
     d.on_disconnect = [weak] {
         // Legacy: a dropped connection is not a cancellation; the answer waits in the stream's log.

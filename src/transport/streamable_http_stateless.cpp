@@ -121,16 +121,6 @@ bhttp::status modern_status(const json::object& response) {
     }
 }
 
-// A parsed request as a value again, from the parts parse_message took out of it (moved, not copied).
-json::value request_value(jsonrpc::Message&& msg) {
-    json::object o(4);
-    o.emplace("jsonrpc", "2.0");
-    o.emplace("id", std::move(msg.id));
-    o.emplace("method", std::move(msg.method));
-    if (!msg.params.is_null()) o.emplace("params", std::move(msg.params));
-    return o;
-}
-
 }  // namespace
 
 void HttpServer::Impl::route_modern(const std::weak_ptr<Stream>& weak, std::string text) {

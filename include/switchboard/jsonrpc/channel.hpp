@@ -31,7 +31,8 @@ struct Received {
     std::size_t length = 0;
     std::string head, tail;
     std::string reason;
-    /// message: a big one, parsed from pieces as it arrived (see StreamParser); `text` is then empty.
+    /// message: one parsed already, `text` then empty: a big one parsed from pieces as it arrived (see
+    /// StreamParser), or one the HTTP server parsed to route it (every POSTed request).
     std::shared_ptr<StreamedMessage> streamed;
 };
 
