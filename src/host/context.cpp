@@ -132,9 +132,20 @@ const ToolIndex& Context::tools() { return *tool_index(); }
 namespace {
 
 // Appends `items` to a cache key so that no two different lists read the same: each item with its length.
+// (Plain appends, not fmt: a stateless gateway request builds this key for the context it makes.)
+void append_sized(std::string& key, std::string_view item) {
+    key.append(std::to_string(item.size()));
+    key.push_back(':');
+    key.append(item);
+}
+
 void append_list(std::string& key, const std::vector<std::string>& items) {
-    fmt::format_to(std::back_inserter(key), "[{}", items.size());
-    for (const auto& item : items) fmt::format_to(std::back_inserter(key), " {}:{}", item.size(), item);
+    key.push_back('[');
+    key.append(std::to_string(items.size()));
+    for (const auto& item : items) {
+        key.push_back(' ');
+        append_sized(key, item);
+    }
     key.push_back(']');
 }
 
@@ -173,8 +184,9 @@ std::shared_ptr<const ToolIndex> Context::tool_index() {
         std::string key;
         for (std::size_t i = 0; i < connected.size(); ++i) {
             const auto* sc = pool_->server_config(connected[i]);
-            fmt::format_to(std::back_inserter(key), "{}:{}@{}", connected[i].size(), connected[i],
-                           static_cast<const void*>(lists[i].get()));
+            append_sized(key, connected[i]);
+            key.push_back('@');
+            key.append(std::to_string(reinterpret_cast<std::uintptr_t>(lists[i].get())));
             append_list(key, sc->allowed_tools);
             append_list(key, sc->excluded_tools);
         }
@@ -202,6 +214,7 @@ awaitable<Outcome<ResolvedTool>> Context::resolve_tool(std::string exposed_name)
     // A server of this context that is still starting may bring the name: look again at every change, and go ahead
     // as soon as the servers that answered know it (a hung server does not hold up a call to a healthy one).
     auto resolved = resolve();
+    if (resolved) co_return std::move(*resolved);
     const auto deadline = std::chrono::steady_clock::now() + longest_startup_of_starting_servers();
     while (!resolved && std::chrono::steady_clock::now() < deadline) {
         auto changed = std::make_shared<core::OneShotEvent>();

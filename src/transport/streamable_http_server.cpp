@@ -243,48 +243,36 @@ awaitable<void> HttpServer::Impl::handle_post(ServerRequest& req, Responder& res
 }
 
 // Reading while a response is pending tells us when the client goes away. A well-behaved HTTP/1.1 client sends
-// nothing meanwhile; anything it does send is kept for the next request. The watch is a wait for readability, not a
-// coroutine: starting and stopping it costs no coroutine frame and no scheduler pass to wait for its end (a wait
-// consumes nothing, so the next request can be read while a cancelled wait is still being completed).
-namespace {
-
-// Reads what the client sent (kept for its next request); true while the connection is open and worth watching.
-bool drain(ServerConnection& c, Pipe& p) {
-    while (c.buffer.size() < 1024 * 1024) {
-        boost::system::error_code ec;
-        const auto n = c.socket.read_some(c.buffer.prepare(16 * 1024), ec);
-        if (ec == asio::error::would_block || ec == asio::error::try_again) return true;
-        if (ec) {  // EOF or reset: gone
-            p.disconnected = true;
-            p.signal.cancel();
-            return false;
+// nothing meanwhile; anything it does send is kept for the next request.
+awaitable<void> HttpServer::Impl::watch(std::shared_ptr<ServerConnection> c, std::shared_ptr<Pipe> p) {
+    while (c->buffer.size() < 1024 * 1024) {
+        auto [ec, n] = co_await c->socket.async_read_some(c->buffer.prepare(16 * 1024), as_tuple_awaitable);
+        if (!ec) c->buffer.commit(n);
+        if (p->stopping) co_return;
+        if (ec) {
+            p->disconnected = true;
+            p->signal.cancel();
+            co_return;
         }
-        c.buffer.commit(n);
     }
-    return false;  // a client that sends this much while it waits is no longer watched
 }
-
-void arm_watch(std::shared_ptr<ServerConnection> c, std::shared_ptr<Pipe> p) {
-    auto* slot_owner = p.get();
-    c->socket.async_wait(asio::socket_base::wait_read,
-                         asio::bind_cancellation_slot(slot_owner->watch_stop.slot(),
-                                                      [c, p](boost::system::error_code ec) mutable {
-                                                          if (ec || p->stopping) return;
-                                                          if (drain(*c, *p)) arm_watch(std::move(c), std::move(p));
-                                                      }));
-}
-
-}  // namespace
 
 void HttpServer::Impl::start_watch(const std::shared_ptr<ServerConnection>& c, const std::shared_ptr<Pipe>& p) {
-    // What arrived before the wait is seen too: Asio re-arms the descriptor for a wait (EPOLL_CTL_MOD), and epoll
-    // then reports a socket that is readable already.
-    arm_watch(c, p);
+    p->watcher_done = false;
+    asio::co_spawn(ex, watch(c, p), asio::bind_cancellation_slot(p->watch_stop.slot(), [p](std::exception_ptr e) {
+                       core::log_exception(e, "http: stream watcher");
+                       p->watcher_done = true;
+                       p->signal.cancel();
+                   }));
 }
 
-void HttpServer::Impl::stop_watch(const std::shared_ptr<Pipe>& p) {
+awaitable<void> HttpServer::Impl::stop_watch(std::shared_ptr<Pipe> p) {
     p->stopping = true;
     p->watch_stop.emit(asio::cancellation_type::terminal);
+    while (!p->watcher_done) {
+        p->signal.expires_at(clock::time_point::max());
+        co_await p->signal.async_wait(as_tuple_awaitable);
+    }
 }
 
 // Delivers a stream on this connection: as one application/json answer when the final response comes first, else
@@ -292,8 +280,11 @@ void HttpServer::Impl::stop_watch(const std::shared_ptr<Pipe>& p) {
 awaitable<void> HttpServer::Impl::deliver(Responder& res, std::shared_ptr<Stream> st, std::shared_ptr<Pipe> pipe,
                                           DeliverOptions d) {
     start_watch(res.connection(), pipe);
-    // If this coroutine is cancelled (server stop), the watch must not outlive it.
-    core::ScopeExit stop_watcher([pipe] { stop_watch(pipe); });
+    // If this coroutine is cancelled (server stop), the watcher must not outlive it.
+    core::ScopeExit stop_watcher([pipe] {
+        pipe->stopping = true;
+        pipe->watch_stop.emit(asio::cancellation_type::terminal);
+    });
     switchboard::http::Fields sse_headers;
     sse_headers.emplace_back("Cache-Control", "no-cache, no-transform");
     sse_headers.emplace_back("X-Accel-Buffering", "no");
@@ -356,7 +347,7 @@ awaitable<void> HttpServer::Impl::deliver(Responder& res, std::shared_ptr<Stream
         co_await res.send(std::move(r));
     }
     stop_watcher.release();
-    stop_watch(pipe);
+    co_await stop_watch(pipe);
     if (st->pipe == pipe) st->pipe = nullptr;
     if (!ok && !ended && d.on_disconnect) d.on_disconnect();
     if (!ok || pipe->disconnected) res.set_keep_alive(false);

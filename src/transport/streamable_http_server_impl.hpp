@@ -74,6 +74,7 @@ struct Pipe {
     bool overflow = false;      // the client reads slower than we produce: drop it
     bool finish = false;        // end the response (session gone) without a final message
     bool disconnected = false;  // the client closed the connection
+    bool watcher_done = true;
     bool stopping = false;
     asio::cancellation_signal watch_stop;
 
@@ -158,9 +159,9 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     void spawn_session(std::shared_ptr<jsonrpc::Channel> channel, std::function<void()> on_end);
     static void finish_stream(const std::shared_ptr<Stream>& st);
     asio::awaitable<void> handle_post(ServerRequest& req, Responder& res);
-    static void start_watch(const std::shared_ptr<switchboard::http::ServerConnection>& c,
-                            const std::shared_ptr<Pipe>& p);
-    static void stop_watch(const std::shared_ptr<Pipe>& p);
+    static asio::awaitable<void> watch(std::shared_ptr<switchboard::http::ServerConnection> c, std::shared_ptr<Pipe> p);
+    void start_watch(const std::shared_ptr<switchboard::http::ServerConnection>& c, const std::shared_ptr<Pipe>& p);
+    asio::awaitable<void> stop_watch(std::shared_ptr<Pipe> p);
     asio::awaitable<void> deliver(Responder& res, std::shared_ptr<Stream> st, std::shared_ptr<Pipe> pipe,
                                   streamable::DeliverOptions d);
     void stop();
