@@ -559,7 +559,8 @@ awaitable<void> ServerPool::shutdown() {
     // 2. Cancel the rest: each sends notifications/cancelled to its server (flushed by the close below).
     if (active_requests_ > 0) {
         spdlog::info("shutdown: cancelling {} request(s) still running", active_requests_);
-        shared->cancel_calls.set();
+        for (auto& [name, s] : servers_)
+            if (s->session) s->session->connection().cancel_requests("the host is shutting down");
         co_await wait_idle(pool_clock::now() + std::chrono::milliseconds(500));
     }
     // 3. Close every transport as its spec says, in parallel.

@@ -7,7 +7,6 @@
 #include <switchboard/host/tool_index.hpp>
 
 #include <fmt/format.h>
-#include <boost/asio/experimental/awaitable_operators.hpp>
 
 #include <algorithm>
 
@@ -128,13 +127,13 @@ awaitable<Outcome<mcp::CallToolResult>> ServerPool::call_tool(std::string server
     };
     co.on_task = std::move(options.on_task);
     co.tasks = options.tasks;
-    using namespace asio::experimental::awaitable_operators;
-    auto outcome = co_await (session->call_tool(tool, std::move(arguments), co) || shared->cancel_calls.wait());
-    if (outcome.index() == 1)
+    // A shutdown cancels what still runs through the session (Connection::cancel_requests), not by racing every
+    // call against an event here.
+    auto r = co_await session->call_tool(tool, std::move(arguments), co);
+    if (!r && r.error().code == code::cancelled && stopping_)
         co_return Error::make_local(
             code::cancelled,
             fmt::format("server \"{}\": tools/call {} cancelled: the host is shutting down", server, tool));
-    auto r = std::move(std::get<0>(outcome));
     if (!r && r.error().local &&
         (r.error().code == code::connection_closed || r.error().code == code::transport_error)) {
         Error e = r.error();

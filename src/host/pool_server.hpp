@@ -55,7 +55,6 @@ struct ServerPool::Server {
 struct ServerPool::Shared {
     explicit Shared(boost::asio::any_io_executor ex) : tasks(std::move(ex)) {}
     core::TaskGroup tasks;                     // every background coroutine of the pool
-    core::OneShotEvent cancel_calls;           // shutdown: cancel what is still running
     std::shared_ptr<core::OneShotEvent> idle;  // set when active_requests_ drops to 0
     core::OneShotEvent shut_down;
 };

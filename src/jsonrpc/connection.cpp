@@ -80,6 +80,7 @@ struct Connection::Pending {
     std::function<void(const Progress&)> on_progress;
     DecodedBlobs blobs;        // taken out of the result as it was read
     bool wants_blobs = false;  // RequestOptions::blobs was given
+    std::string cancelled_because;  // cancel_requests(): why
 };
 
 struct detail::IncomingState {
@@ -404,6 +405,14 @@ void Connection::route_progress(const json::value& params) {
     if (pending.reset_on_progress) pending.deadline = clock::now() + pending.timeout;
 }
 
+void Connection::cancel_requests(std::string reason) {
+    for (auto& [id, p] : pending_)
+        if (p->cancellable && !p->outcome) {
+            p->cancelled_because = reason;
+            p->wakeup.wake();
+        }
+}
+
 void Connection::fail_all(Error why) {
     if (closed_error_) return;
     closed_error_ = why;
@@ -481,7 +490,7 @@ awaitable<Outcome<json::value>> Connection::request_view(std::string method, con
             co_await p->wakeup.async_wait(as_tuple_awaitable);
             if (p->outcome) break;
             auto state = co_await asio::this_coro::cancellation_state;
-            if (state.cancelled() != asio::cancellation_type::none) cancelled = true;
+            if (state.cancelled() != asio::cancellation_type::none || !p->cancelled_because.empty()) cancelled = true;
         } catch (const boost::system::system_error&) {
             cancelled = true;  // the awaiting coroutine was cancelled before it could wait
         }
@@ -498,7 +507,8 @@ awaitable<Outcome<json::value>> Connection::request_view(std::string method, con
 
     pending_.erase(id);
     const bool total_expired = clock::now() >= p->max_deadline;
-    std::string reason = cancelled ? "cancelled by the client"
+    std::string reason = cancelled ? (p->cancelled_because.empty() ? "cancelled by the client"
+                                                                    : "cancelled: " + p->cancelled_because)
                                    : fmt::format("timed out after {}",
                                                  format_duration(total_expired ? options.max_total_timeout : timeout));
     if (options.cancellable) notify("notifications/cancelled", json::object{{"requestId", id}, {"reason", reason}});

@@ -275,13 +275,20 @@ awaitable<void> HttpServer::Impl::stop_watch(std::shared_ptr<Pipe> p) {
     }
 }
 
+// How long an answer may take before the connection is watched for the client leaving.
+constexpr auto watch_delay = std::chrono::milliseconds(10);
+
 // Delivers a stream on this connection: as one application/json answer when the final response comes first, else
 // as SSE.
 awaitable<void> HttpServer::Impl::deliver(Responder& res, std::shared_ptr<Stream> st, std::shared_ptr<Pipe> pipe,
                                           DeliverOptions d) {
-    start_watch(res.connection(), pipe);
+    // The watch starts only once the answer takes a while: most answers come sooner, and a watch costs a coroutine,
+    // a read and two scheduler passes. A client gone in the first moments is noticed when it starts.
+    bool watching = false;
+    const auto watch_at = clock::now() + watch_delay;
     // If this coroutine is cancelled (server stop), the watcher must not outlive it.
-    core::ScopeExit stop_watcher([pipe] {
+    core::ScopeExit stop_watcher([pipe, &watching] {
+        if (!watching) return;
         pipe->stopping = true;
         pipe->watch_stop.emit(asio::cancellation_type::terminal);
     });
@@ -312,7 +319,13 @@ awaitable<void> HttpServer::Impl::deliver(Responder& res, std::shared_ptr<Stream
                 next_ping = clock::now() + opt.sse_keepalive;
                 continue;
             }
-            pipe->signal.expires_at(sse ? next_ping : clock::time_point::max());
+            if (!watching && clock::now() >= watch_at) {
+                start_watch(res.connection(), pipe);
+                watching = true;
+            }
+            auto until = sse ? next_ping : clock::time_point::max();
+            if (!watching) until = std::min(until, watch_at);
+            pipe->signal.expires_at(until);
             co_await pipe->signal.async_wait(as_tuple_awaitable);
             continue;
         }
@@ -347,7 +360,7 @@ awaitable<void> HttpServer::Impl::deliver(Responder& res, std::shared_ptr<Stream
         co_await res.send(std::move(r));
     }
     stop_watcher.release();
-    co_await stop_watch(pipe);
+    if (watching) co_await stop_watch(pipe);
     if (st->pipe == pipe) st->pipe = nullptr;
     if (!ok && !ended && d.on_disconnect) d.on_disconnect();
     if (!ok || pipe->disconnected) res.set_keep_alive(false);

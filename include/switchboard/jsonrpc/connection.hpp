@@ -138,6 +138,11 @@ public:
     /// pending request. Safe to call more than once.
     boost::asio::awaitable<void> close();
 
+    /// Cancels every request this side is waiting for (a cancellable one): each sends notifications/cancelled with
+    /// `reason` and its caller gets a `cancelled` error. For a host that shuts down with calls still running: no
+    /// call has to race its request against a shutdown event (two coroutines and a parallel group a call).
+    void cancel_requests(std::string reason);
+
     bool is_open() const { return !closed_error_; }
     /// The channel's terminate(): the peer ends now (see Channel::terminate).
     void terminate() { channel_->terminate(); }
