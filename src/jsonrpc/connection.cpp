@@ -108,15 +108,8 @@ Connection::~Connection() = default;
 void Connection::start() {
     if (started_) return;
     started_ = true;
-    running_loops_ = 2;
+    running_loops_ = 1;
     auto self = shared_from_this();
-    auto done = [self](std::exception_ptr e) {
-        if (e) {
-            core::log_exception(e, self->with_context("connection loop"));
-            self->fail_all(Error::make_local(code::transport_error, self->with_context("internal error in a loop")));
-        }
-        if (--self->running_loops_ == 0) self->loops_done_.fire();
-    };
     // A reply's blobs are decoded for a requester who takes the bytes; for the others they stay text.
     channel_->set_blob_policy([weak = weak_from_this()](const json::value& id) {
         auto self = weak.lock();
@@ -125,8 +118,30 @@ void Connection::start() {
         const auto it = self->pending_.find(*ours);
         return it == self->pending_.end() || it->second->wants_blobs;
     });
-    asio::co_spawn(executor_, read_loop(), done);
-    asio::co_spawn(executor_, write_loop(), done);
+    asio::co_spawn(executor_, read_loop(), loop_done());
+    if (!outbox_.empty()) wake_writer();  // queued before the start
+}
+
+std::function<void(std::exception_ptr)> Connection::loop_done() {
+    return [self = shared_from_this()](std::exception_ptr e) {
+        if (e) {
+            core::log_exception(e, self->with_context("connection loop"));
+            self->fail_all(Error::make_local(code::transport_error, self->with_context("internal error in a loop")));
+        }
+        if (--self->running_loops_ == 0) self->loops_done_.fire();
+    };
+}
+
+// The write loop starts with the first message that cannot be written at once: a channel whose writes all go out
+// at once (an HTTP request's own session: its sink only queues) never needs it, and a session per request saves a
+// coroutine and a scheduler pass.
+void Connection::wake_writer() {
+    if (started_ && !write_loop_started_ && !closed_error_) {
+        write_loop_started_ = true;
+        ++running_loops_;
+        asio::co_spawn(executor_, write_loop(), loop_done());
+    }
+    outbox_signal_.cancel();
 }
 
 std::string Connection::with_context(std::string message) const {
@@ -209,7 +224,7 @@ void Connection::enqueue(std::string text) {
     // and its completion less per message). A partial write leaves the rest to the loop.
     if (started_ && !closing_ && !writing_ && outbox_.empty() && channel_->try_write(text)) return;
     outbox_.push_back(Outgoing{std::move(text), nullptr});
-    outbox_signal_.cancel();
+    wake_writer();
 }
 
 void Connection::notify(std::string_view method, json::value params) {
@@ -312,7 +327,7 @@ awaitable<void> Connection::handle_incoming(Message m, std::string key, std::sha
             // A big result goes out as it is serialized: its text is never held whole beside it.
             if (inc->result_meta) merge_meta(*out, *inc->result_meta);
             outbox_.push_back(Outgoing{{}, std::make_shared<ResultStream>(m.id, std::move(*out))});
-            outbox_signal_.cancel();
+            wake_writer();
         }
     } else {
         Error e = out.error();

@@ -3,12 +3,11 @@
 #include <switchboard/transport/fd_channel.hpp>
 #include <switchboard/transport/stdio_process.hpp>
 
-#include "../process_v2_prelude.hpp"
 #include "stopped_process.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/readable_pipe.hpp>
-#include <boost/process/v2/process.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -21,6 +20,7 @@
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,7 +29,6 @@ extern char** environ;
 namespace switchboard::transport {
 
 namespace asio = boost::asio;
-namespace bp = boost::process::v2;
 namespace fs = std::filesystem;
 using asio::awaitable;
 using jsonrpc::Received;
@@ -102,10 +101,23 @@ std::optional<std::string> find_in_path(const std::string& name, const std::stri
 
 struct StdioProcessChannel::State : std::enable_shared_from_this<State> {
     State(asio::any_io_executor e, StdioProcessOptions o) : ex(std::move(e)), opts(std::move(o)), err(ex) {}
+    // A process whose exit nobody waited for (its watch never ran, or was cancelled) is not left running: killed and
+    // reaped, as Boost.Process's handle did when it went.
+    ~State() {
+        if (pid <= 0 || exit_event.is_set()) return;
+        int status = 0;
+        if (::waitpid(pid, &status, WNOHANG) == 0) {
+            ::kill(pid, SIGKILL);
+            ::waitpid(pid, &status, 0);
+        }
+    }
 
     asio::any_io_executor ex;
     StdioProcessOptions opts;
-    std::optional<bp::process> proc;
+    // The process's pidfd, readable once it exited (see watch_exit). Not Boost.Process's async_wait: that calls a
+    // blocking waitpid as soon as the pidfd reads as ready, and a readiness that was no exit (seen once: a gateway
+    // reloading its config hung in waitpid, its event loop with it) must only mean "look again".
+    std::optional<asio::posix::stream_descriptor> pidfd;
     std::unique_ptr<FdChannel> lines;  // reads the child's stdout, writes its stdin
     asio::readable_pipe err;
     int pid = -1;
@@ -154,9 +166,16 @@ struct StdioProcessChannel::State : std::enable_shared_from_this<State> {
 
     awaitable<void> watch_exit() {
         auto self = shared_from_this();
-        if (proc) {
-            co_await proc->async_wait(as_tuple_awaitable);
-            native_status = proc->native_exit_code();
+        if (pidfd) {
+            for (;;) {
+                int status = 0;
+                const pid_t r = ::waitpid(pid, &status, WNOHANG);
+                if (r == pid || (r < 0 && errno != EINTR)) {
+                    native_status = r == pid ? status : 0;
+                    break;
+                }
+                co_await pidfd->async_wait(asio::posix::stream_descriptor::wait_read, as_tuple_awaitable);
+            }
         } else {
             // No pidfd (a kernel before 5.3, or valgrind, which does not know pidfd_open): poll the child.
             asio::steady_timer poll(ex);
@@ -324,11 +343,12 @@ jsonrpc::Outcome<std::shared_ptr<StdioProcessChannel>> StdioProcessChannel::spaw
     out_w.reset();
     err_w.reset();
     state->pid = pid;
-    try {
-        state->proc.emplace(ex, pid);  // attaches (pidfd) for the asynchronous wait
-    } catch (const boost::system::system_error& e) {
-        spdlog::debug("[{}] no pidfd for process {} ({}): polling for its exit", state->opts.name, pid, e.what());
-        state->proc.reset();
+    if (const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); fd >= 0) {
+        ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+        state->pidfd.emplace(ex, fd);
+    } else {
+        spdlog::debug("[{}] no pidfd for process {} ({}): polling for its exit", state->opts.name, pid,
+                      std::strerror(errno));
     }
     state->err.assign(err_r.release());
     state->lines = std::make_unique<FdChannel>(ex, out_r.release(), in_w.release(), state->opts.max_message_size);

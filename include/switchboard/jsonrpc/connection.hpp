@@ -171,6 +171,8 @@ private:
     void cancel_incoming(const boost::json::value& params);
     void protocol_error(std::string what);
     void fail_all(Error why);
+    std::function<void(std::exception_ptr)> loop_done();
+    void wake_writer();
     void arm_deadline(clock::time_point at);
     void on_deadline();
     void watch_stalls();
@@ -207,6 +209,7 @@ private:
     std::uint64_t received_ = 0;  // reads from the channel, for the stall watch
     Signal loops_done_;  // fired when both loops have ended
     int running_loops_ = 0;
+    bool write_loop_started_ = false;
     bool started_ = false;
     bool closing_ = false;
     bool writing_ = false;  // the write loop is inside a channel write
