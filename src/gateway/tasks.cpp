@@ -51,6 +51,9 @@ bool GatewayTasks::is_handle(const json::object& result) {
 }
 
 awaitable<Outcome<host::Lease>> GatewayTasks::lease(std::string server) {
+    // Only a lazy server stops when its leases are gone: any other needs none (and a lease costs every call that may
+    // become a task two events to every listener of the pool).
+    if (const auto* sc = pool_->server_config(server); sc && !sc->lazy) co_return host::Lease{};
     co_return co_await pool_->acquire(std::move(server));
 }
 

@@ -73,7 +73,7 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
           handler(std::move(h)),
           conn(std::move(c)),
           rounds(std::move(r)),
-          result_meta(std::make_shared<jsonrpc::MetaMembers>(json::object{{meta::server_info, o.info.to_json()}})) {}
+          result_meta(o.result_meta ? o.result_meta : server_result_meta(o.info)) {}
 
     json::object capabilities() const {
         json::object caps = handler->capabilities();
@@ -405,8 +405,14 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
     }
 };
 
+std::shared_ptr<const jsonrpc::MetaMembers> server_result_meta(const Implementation& info) {
+    return std::make_shared<jsonrpc::MetaMembers>(json::object{{meta::server_info, info.to_json()}});
+}
+
 Server::Server(ServerOptions options, std::shared_ptr<ServerHandler> handler)
-    : options_(std::move(options)), handler_(std::move(handler)) {}
+    : options_(std::move(options)), handler_(std::move(handler)) {
+    if (!options_.result_meta) options_.result_meta = server_result_meta(options_.info);
+}
 
 Server::Server(ServerOptions options) : Server(std::move(options), std::make_shared<StaticHandler>()) {}
 

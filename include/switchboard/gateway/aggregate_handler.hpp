@@ -171,6 +171,8 @@ private:
         // One store for every session: a stateless client's retry (requestState) comes on a session of its own.
         if (!options_.server.input_rounds)
             options_.server.input_rounds = mcp::make_input_rounds(pool_->executor(), options_.server.input_timeout);
+        // Made once, not by each session's Server (a stateless client's every request is a session).
+        if (!options_.server.result_meta) options_.server.result_meta = mcp::server_result_meta(options_.server.info);
         skills_ = SkillDirectory::create(pool_, std::move(options_.local_skills));
         tasks_ = std::make_shared<GatewayTasks>(pool_, options_.instance_id, options_.task_key);
     }

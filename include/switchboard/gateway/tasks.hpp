@@ -37,7 +37,7 @@ public:
     static bool is_handle(const boost::json::object& result);
     static constexpr std::size_t max_held = 1000;
     /// A lease on `server` for a tools/call that may become a task (taken before the call, so a lazy server does
-    /// not stop between the call's own lease and the task's).
+    /// not stop between the call's own lease and the task's); an empty one for a server that is not lazy.
     boost::asio::awaitable<jsonrpc::Outcome<host::Lease>> lease(std::string server);
     /// `handle` (an upstream's CreateTaskResult from `server`) as the client gets it: the gateway's task id. `lease`
     /// is held while the task runs.

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <switchboard/jsonrpc/channel.hpp>
+#include <switchboard/jsonrpc/message.hpp>
 #include <switchboard/mcp/server_handler.hpp>
 #include <switchboard/mcp/static_handler.hpp>
 #include <switchboard/mcp/types.hpp>
@@ -49,7 +50,14 @@ struct ServerOptions {
     /// ("private": results may differ per client, e.g. a gateway's per-client context).
     std::chrono::milliseconds cache_ttl{0};
     std::string cache_scope = "private";
+    /// {serverInfo} as every modern result's _meta carries it, serialized once: made from `info` by the Server when
+    /// unset. Servers made per session from one ServerOptions (a gateway) share it when it is set beforehand
+    /// (server_result_meta).
+    std::shared_ptr<const jsonrpc::MetaMembers> result_meta;
 };
+
+/// ServerOptions::result_meta for `info`.
+std::shared_ptr<const jsonrpc::MetaMembers> server_result_meta(const Implementation& info);
 
 class Server {
 public:
