@@ -196,7 +196,15 @@ Reply AggregateHandler::call_tool(std::string name, json::object arguments, mcp:
                 auto call = t.call;  // the handler may change while this runs: the call holds its own
                 co_return co_await call(std::move(arguments), std::move(ctx));
             }
-    auto resolved = co_await context_->resolve_tool(name);
+    // A name the index has is resolved at once; only another (a server still starting may bring it) waits.
+    std::optional<Outcome<host::ResolvedTool>> resolved_or;  // statements, not ?: around a co_await (GCC 12)
+    if (const auto* t = context_->tools().find(name)) {
+        host::ResolvedTool now{t->server, t->tool->name};
+        resolved_or.emplace(std::move(now));
+    } else {
+        resolved_or.emplace(co_await context_->resolve_tool(name));
+    }
+    auto& resolved = *resolved_or;
     if (!resolved) {
         auto e = resolved.error();
         e.local = false;

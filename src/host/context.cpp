@@ -214,8 +214,9 @@ awaitable<Outcome<ResolvedTool>> Context::resolve_tool(std::string exposed_name)
     // A server of this context that is still starting may bring the name: look again at every change, and go ahead
     // as soon as the servers that answered know it (a hung server does not hold up a call to a healthy one).
     auto resolved = resolve();
-    if (resolved) co_return std::move(*resolved);
-    const auto deadline = std::chrono::steady_clock::now() + longest_startup_of_starting_servers();
+    // (The deadline only when the name is not known yet: working it out walks every server.)
+    const auto deadline = resolved ? std::chrono::steady_clock::time_point::min()
+                                   : std::chrono::steady_clock::now() + longest_startup_of_starting_servers();
     while (!resolved && std::chrono::steady_clock::now() < deadline) {
         auto changed = std::make_shared<core::OneShotEvent>();
         const auto id = pool_->events().subscribe([changed](const Event& e) {
@@ -260,9 +261,16 @@ std::chrono::milliseconds Context::longest_startup_of_starting_servers() const {
 
 awaitable<Outcome<mcp::CallToolResult>> Context::call_tool(std::string exposed_name, json::object arguments,
                                                            ToolCallOptions options) {
+    auto self = shared_from_this();  // alive across the call, whoever drops it meanwhile
+    // A name the index has (nearly every call) is resolved here, without resolve_tool's coroutine.
+    if (!pool_->shutting_down())
+        if (const auto* t = tools().find(exposed_name)) {
+            std::string server = t->server, tool = t->tool->name;
+            co_return co_await pool_->call_tool(std::move(server), std::move(tool), std::move(arguments),
+                                                std::move(options));
+        }
     auto resolved = co_await resolve_tool(std::move(exposed_name));
     if (!resolved) co_return resolved.error();
-    auto self = shared_from_this();  // alive across the call, whoever drops it meanwhile
     co_return co_await pool_->call_tool(resolved->server, resolved->tool, std::move(arguments), std::move(options));
 }
 

@@ -104,7 +104,17 @@ awaitable<Outcome<mcp::CallToolResult>> ServerPool::call_tool(std::string server
     if (stopping_) co_return Error::make_local(code::connection_closed, "the host is shutting down");
     auto shared = shared_;
     ActiveRequest active(active_requests_, shared);
-    auto held = co_await hold_for_request(server);
+    // A connected server that is not lazy needs no lease and no wait: held here, without hold_for_request's three
+    // coroutines (the usual call).
+    std::optional<Outcome<Held>> held_or;
+    if (auto now = find(server);
+        now && !now->config.lazy && now->phase == Phase::connected && now->session && now->session->is_open()) {
+        Held h{Lease{}, std::move(now)};
+        held_or.emplace(std::move(h));
+    } else {
+        held_or.emplace(co_await hold_for_request(server));
+    }
+    auto& held = *held_or;
     if (!held) co_return held.error();
     auto s = held->server;
     auto session = s->session;  // kept alive across the await: a reconnect may drop s->session meanwhile
