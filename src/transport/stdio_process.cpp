@@ -166,28 +166,21 @@ struct StdioProcessChannel::State : std::enable_shared_from_this<State> {
 
     awaitable<void> watch_exit() {
         auto self = shared_from_this();
-        if (pidfd) {
-            for (;;) {
-                int status = 0;
-                const pid_t r = ::waitpid(pid, &status, WNOHANG);
-                if (r == pid || (r < 0 && errno != EINTR)) {
-                    native_status = r == pid ? status : 0;
-                    break;
-                }
-                co_await pidfd->async_wait(asio::posix::stream_descriptor::wait_read, as_tuple_awaitable);
+        // Without a pidfd (a kernel before 5.3, or valgrind, which does not know pidfd_open) the child is polled.
+        std::optional<asio::steady_timer> poll;
+        if (!pidfd) poll.emplace(ex);
+        for (;;) {
+            int status = 0;
+            const pid_t r = ::waitpid(pid, &status, WNOHANG);
+            if (r == pid || (r < 0 && errno != EINTR)) {
+                native_status = r == pid ? status : 0;
+                break;
             }
-        } else {
-            // No pidfd (a kernel before 5.3, or valgrind, which does not know pidfd_open): poll the child.
-            asio::steady_timer poll(ex);
-            for (;;) {
-                int status = 0;
-                const pid_t r = ::waitpid(pid, &status, WNOHANG);
-                if (r == pid || (r < 0 && errno != EINTR)) {
-                    native_status = r == pid ? status : 0;
-                    break;
-                }
-                poll.expires_after(std::chrono::milliseconds(50));
-                co_await poll.async_wait(as_tuple_awaitable);
+            if (pidfd) {
+                co_await pidfd->async_wait(asio::posix::stream_descriptor::wait_read, as_tuple_awaitable);
+            } else {
+                poll->expires_after(std::chrono::milliseconds(50));
+                co_await poll->async_wait(as_tuple_awaitable);
             }
         }
         exit_event.set();

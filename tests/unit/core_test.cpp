@@ -77,6 +77,30 @@ TEST(TaskGroup, CancelStopsLongTasksAndRefusesNewOnes) {
     });
 }
 
+// An ended task's signal stays until the next spawn (erasing it inside the task's completion would pull the slot
+// from under co_spawn): a cancel meanwhile must not reach the ended task's co_spawn (it crashed the cold-start bench).
+TEST(TaskGroup, CancelAfterATaskEndedLeavesTheEndedOneAlone) {
+    asio::io_context ctx;
+    test::run(ctx, [&]() -> awaitable<void> {
+        TaskGroup group(co_await asio::this_coro::executor);
+        bool long_cancelled = false;
+        group.spawn([]() -> awaitable<void> { co_await sleep_for(1ms); }, "short");
+        group.spawn(
+            [&]() -> awaitable<void> {
+                ScopeExit guard([&] { long_cancelled = true; });
+                co_await sleep_for(1h);
+                co_await sleep_for(1h);
+            },
+            "long");
+        co_await sleep_for(20ms);  // "short" has ended; no spawn since
+        EXPECT_EQ(group.size(), 1u);
+        co_await group.shutdown();
+        co_await sleep_for(10ms);  // what the cancellation posted has run
+        EXPECT_TRUE(long_cancelled);
+        EXPECT_EQ(group.size(), 0u);
+    });
+}
+
 TEST(TaskGroup, AnExceptionEndsOnlyItsTask) {
     asio::io_context ctx;
     test::run(ctx, [&]() -> awaitable<void> {
