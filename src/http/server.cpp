@@ -356,6 +356,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     // Closes every connection past its deadline (a read or write of the server's own that took too long), a few
     // times a second: one timer for all connections instead of one per operation.
     awaitable<void> sweep() {
+        auto self = shared_from_this();  // the server may be dropped while this waits: stop() ends it
         asio::steady_timer timer(ex);
         while (!stopped) {
             timer.expires_after(std::chrono::milliseconds(250));
