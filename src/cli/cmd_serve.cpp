@@ -35,6 +35,7 @@
 #include <csignal>
 #include <cstdio>
 #include <set>
+#include <unordered_map>
 #include <sys/stat.h>
 
 namespace switchboard::cli {
@@ -409,12 +410,28 @@ awaitable<int> run_gateway(Host& h, std::shared_ptr<gateway::ClientRelay> relay,
     auto chats = webapi::ChatService::create(h.pool, std::move(chat_options));
     ho.extra_routes.add_all(webapi::api_routes(h.pool, api, chats));
     ho.extra_routes.add_all(webapi::ui_routes());
-    ho.tool_param_headers = [tool_view](std::string_view name) -> std::optional<std::vector<transport::ParamHeader>> {
-        const auto* t = tool_view->tools().find(name);
+    // A tool's Mcp-Param-* headers, read from its schema once per index (every stateless tools/call asks; copying
+    // and reading the schema each time cost about 7 k instructions a call). The index keeps the tools alive, so their
+    // addresses are keys until it changes.
+    struct ParamHeaderCache {
+        std::shared_ptr<const host::ToolIndex> index;
+        std::unordered_map<const mcp::Tool*, std::optional<std::vector<transport::ParamHeader>>> by_tool;
+    };
+    ho.tool_param_headers = [tool_view, cache = std::make_shared<ParamHeaderCache>()](
+                                std::string_view name) -> std::optional<std::vector<transport::ParamHeader>> {
+        auto index = tool_view->tool_index();
+        if (index != cache->index) {
+            cache->by_tool.clear();
+            cache->index = std::move(index);
+        }
+        const auto* t = cache->index->find(name);
         if (!t || !t->tool) return std::nullopt;
-        auto spec = transport::parse_param_headers(boost::json::value(t->tool->input_schema));
-        if (!spec.error.empty()) return std::nullopt;
-        return std::move(spec.headers);
+        auto [it, fresh] = cache->by_tool.try_emplace(t->tool);
+        if (fresh) {
+            auto spec = transport::parse_param_headers(boost::json::value(t->tool->input_schema));
+            if (spec.error.empty()) it->second = std::move(spec.headers);
+        }
+        return it->second;
     };
     if (o.cors_proxy) {
         http::CorsProxyOptions cp;

@@ -292,14 +292,19 @@ awaitable<void> HttpServer::Impl::deliver(Responder& res, std::shared_ptr<Stream
         pipe->stopping = true;
         pipe->watch_stop.emit(asio::cancellation_type::terminal);
     });
-    switchboard::http::Fields sse_headers;
-    sse_headers.emplace_back("Cache-Control", "no-cache, no-transform");
-    sse_headers.emplace_back("X-Accel-Buffering", "no");
-    if (!d.session_id.empty()) sse_headers.emplace_back("Mcp-Session-Id", d.session_id);
+    // Built when a stream starts (most answers are one JSON body).
+    auto sse_headers = [&d] {
+        switchboard::http::Fields h;
+        h.emplace_back("Cache-Control", "no-cache, no-transform");
+        h.emplace_back("X-Accel-Buffering", "no");
+        if (!d.session_id.empty()) h.emplace_back("Mcp-Session-Id", d.session_id);
+        return h;
+    };
     bool sse = false, ok = true, ended = false;
     auto next_ping = clock::now() + opt.sse_keepalive;
     if (d.sse_now) {
-        ok = co_await res.begin_stream("text/event-stream", sse_headers);
+        auto headers = sse_headers();
+        ok = co_await res.begin_stream("text/event-stream", std::move(headers));
         sse = true;
         if (ok && d.priming) {
             auto id = fmt::format("id: {}-{}\ndata: ", st->id, st->next_seq - 1);
@@ -339,7 +344,8 @@ awaitable<void> HttpServer::Impl::deliver(Responder& res, std::shared_ptr<Stream
                 break;
             }
             if (!d.sse_ok) continue;  // the client takes JSON only: notifications cannot reach it
-            ok = co_await res.begin_stream("text/event-stream", sse_headers);
+            auto headers = sse_headers();
+        ok = co_await res.begin_stream("text/event-stream", std::move(headers));
             sse = true;
             if (ok && d.priming) ok = co_await res.write_chunk(fmt::format("id: {}-0\ndata: ", st->id), "", "\n\n");
             if (!ok) break;
