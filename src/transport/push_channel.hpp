@@ -23,7 +23,7 @@ public:
     using Sink = std::function<void(std::string message)>;
 
     PushChannel(boost::asio::any_io_executor ex, std::size_t max_message_size, Sink sink)
-        : queue_(ex), max_(max_message_size), sink_(std::move(sink)) {}
+        : queue_(ex, /*wake_inline=*/true), max_(max_message_size), sink_(std::move(sink)) {}
 
     /// Delivers one incoming message to the session.
     void push(std::string text) { queue_.push_message(std::move(text)); }
