@@ -190,7 +190,9 @@ Reply AggregateHandler::list_tools(std::string cursor, mcp::RequestContext ctx) 
 
 Reply AggregateHandler::call_tool(std::string name, json::object arguments, mcp::RequestContext ctx) {
     auto self = shared_from_this();
-    if (!context_->tools().find(name))
+    // Looked up once: the entry stays valid until a co_await.
+    const auto* indexed = context_->tools().find(name);
+    if (!indexed)
         for (const auto& t : host_tools_)
             if (t.name == name) {
                 auto call = t.call;  // the handler may change while this runs: the call holds its own
@@ -198,8 +200,8 @@ Reply AggregateHandler::call_tool(std::string name, json::object arguments, mcp:
             }
     // A name the index has is resolved at once; only another (a server still starting may bring it) waits.
     std::optional<Outcome<host::ResolvedTool>> resolved_or;  // statements, not ?: around a co_await (GCC 12)
-    if (const auto* t = context_->tools().find(name)) {
-        host::ResolvedTool now{t->server, t->tool->name};
+    if (indexed) {
+        host::ResolvedTool now{indexed->server, indexed->tool->name};
         resolved_or.emplace(std::move(now));
     } else {
         resolved_or.emplace(co_await context_->resolve_tool(name));
@@ -211,8 +213,9 @@ Reply AggregateHandler::call_tool(std::string name, json::object arguments, mcp:
         if (e.code >= -5) e.code = code::invalid_params;
         co_return e;
     }
-    if (const auto* t = context_->tools().find(name);
-        t && !mcp::model_visible(*t->tool) && !mcp::declares_ui(ctx.client_capabilities()))
+    // After a wait (resolve_tool), the index may be a new one: looked up again.
+    const auto* entry = indexed ? indexed : context_->tools().find(name);
+    if (entry && !mcp::model_visible(*entry->tool) && !mcp::declares_ui(ctx.client_capabilities()))
         co_return Error{code::invalid_params,
                         fmt::format("tool \"{}\" is only for its MCP App's view, and this client did not declare {}",
                                     name, mcp::ui_extension),

@@ -214,18 +214,18 @@ awaitable<Outcome<ResolvedTool>> Context::resolve_tool(std::string exposed_name)
     // A server of this context that is still starting may bring the name: look again at every change, and go ahead
     // as soon as the servers that answered know it (a hung server does not hold up a call to a healthy one).
     auto resolved = resolve();
-    // (The deadline only when the name is not known yet: working it out walks every server.)
-    const auto deadline = resolved ? std::chrono::steady_clock::time_point::min()
-                                   : std::chrono::steady_clock::now() + longest_startup_of_starting_servers();
-    while (!resolved && std::chrono::steady_clock::now() < deadline) {
-        auto changed = std::make_shared<core::OneShotEvent>();
-        const auto id = pool_->events().subscribe([changed](const Event& e) {
-            if (e.kind == Event::Kind::phase_changed || e.kind == Event::Kind::tools_changed) changed->set();
-        });
-        core::ScopeExit unsubscribe([this, id] { pool_->events().unsubscribe(id); });
-        if (longest_startup_of_starting_servers().count() == 0) break;
-        co_await changed->wait_for(deadline - std::chrono::steady_clock::now());
-        resolved = resolve();
+    if (!resolved) {  // (working out the deadline walks every server: only for a name not known yet)
+        const auto deadline = std::chrono::steady_clock::now() + longest_startup_of_starting_servers();
+        while (!resolved && std::chrono::steady_clock::now() < deadline) {
+            auto changed = std::make_shared<core::OneShotEvent>();
+            const auto id = pool_->events().subscribe([changed](const Event& e) {
+                if (e.kind == Event::Kind::phase_changed || e.kind == Event::Kind::tools_changed) changed->set();
+            });
+            core::ScopeExit unsubscribe([this, id] { pool_->events().unsubscribe(id); });
+            if (longest_startup_of_starting_servers().count() == 0) break;
+            co_await changed->wait_for(deadline - std::chrono::steady_clock::now());
+            resolved = resolve();
+        }
     }
     if (!resolved) {
         std::vector<std::string> names;

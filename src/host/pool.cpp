@@ -436,6 +436,8 @@ awaitable<void> ServerPool::stop_server(std::shared_ptr<Server> s, Phase final_p
     co_await done->wait();
 }
 
+bool ServerPool::Server::serving() const { return phase == Phase::connected && session && session->is_open(); }
+
 awaitable<Outcome<std::shared_ptr<ServerPool::Server>>> ServerPool::ready(std::string name) {
     std::optional<pool_clock::time_point> deadline;
     for (;;) {
@@ -445,7 +447,7 @@ awaitable<Outcome<std::shared_ptr<ServerPool::Server>>> ServerPool::ready(std::s
         if (!deadline) deadline = pool_clock::now() + s->config.startup_timeout;
         switch (s->phase) {
         case Phase::connected:
-            if (s->session && s->session->is_open()) co_return s;
+            if (s->serving()) co_return s;
             break;
         case Phase::idle:
         case Phase::dormant:

@@ -96,6 +96,12 @@ awaitable<Outcome<Lease>> ServerPool::lease_for_request(const std::string& serve
     co_return co_await acquire(server);
 }
 
+std::optional<ServerPool::Held> ServerPool::held_at_once(const std::string& server) const {
+    auto s = find(server);
+    if (stopping_ || !s || s->config.lazy || !s->serving()) return std::nullopt;
+    return Held{Lease{}, std::move(s)};
+}
+
 awaitable<Outcome<ServerPool::Held>> ServerPool::hold_for_request(std::string server) {
     auto lease = co_await lease_for_request(server);
     if (!lease) co_return lease.error();

@@ -104,16 +104,11 @@ awaitable<Outcome<mcp::CallToolResult>> ServerPool::call_tool(std::string server
     if (stopping_) co_return Error::make_local(code::connection_closed, "the host is shutting down");
     auto shared = shared_;
     ActiveRequest active(active_requests_, shared);
-    // A connected server that is not lazy needs no lease and no wait: held here, without hold_for_request's three
-    // coroutines (the usual call).
-    std::optional<Outcome<Held>> held_or;
-    if (auto now = find(server);
-        now && !now->config.lazy && now->phase == Phase::connected && now->session && now->session->is_open()) {
-        Held h{Lease{}, std::move(now)};
-        held_or.emplace(std::move(h));
-    } else {
+    std::optional<Outcome<Held>> held_or;  // statements, not ?: around a co_await (GCC 12)
+    if (auto now = held_at_once(server))
+        held_or.emplace(std::move(*now));
+    else
         held_or.emplace(co_await hold_for_request(server));
-    }
     auto& held = *held_or;
     if (!held) co_return held.error();
     auto s = held->server;

@@ -25,6 +25,8 @@ struct ServerPool::Server {
     std::string last_error;
     std::deque<std::string> stderr_lines;
     std::shared_ptr<mcp::ClientSession> session;
+    /// Connected with an open session: a request can go out now.
+    bool serving() const;
     std::optional<mcp::Era> era;
     std::shared_ptr<const std::vector<mcp::Tool>> tools = no_tools();  // shared with every context's tool index
     std::vector<mcp::Prompt> prompts;

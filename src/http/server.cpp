@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <array>
 #include <span>
 #include <map>
@@ -96,28 +97,28 @@ bool bodiless(bhttp::status status) {
     return code < 200 || code == 204 || code == 304;
 }
 
-// Writes every byte of `buffers` (at most 4), within `timeout` (the server's sweep closes a connection past its
-// deadline). Returns the bytes written and the error, if any.
-template <class Buffers>
-awaitable<std::pair<beast::error_code, std::size_t>> write_all(ServerConnection& c, const Buffers& buffers,
+// Writes every byte of `buffers` within `timeout` (the server's sweep closes a connection past its deadline).
+// Returns the bytes written and the error, if any.
+template <std::size_t N>
+awaitable<std::pair<beast::error_code, std::size_t>> write_all(ServerConnection& c,
+                                                               std::array<asio::const_buffer, N> buffers,
                                                                std::chrono::seconds timeout) {
-    std::array<asio::const_buffer, 4> rest{};
-    std::size_t parts = 0, total = 0;
-    for (const auto& b : buffers)
-        if (b.size() > 0 && parts < rest.size()) {
-            rest[parts++] = b;
-            total += b.size();
-        }
+    const std::size_t total = asio::buffer_size(buffers);
     beast::error_code ec;
-    std::size_t n = parts ? c.socket.write_some(std::span(rest.data(), parts), ec) : 0;
+    std::size_t n = total ? c.socket.write_some(buffers, ec) : 0;
     if (ec == asio::error::would_block || ec == asio::error::try_again) ec = {};
     if (ec || n == total) co_return std::pair{ec, n};
     // The kernel took part of it: the rest, awaited.
-    std::size_t skip = n, first = 0;
-    while (skip >= rest[first].size()) skip -= rest[first++].size();
-    rest[first] += skip;
+    std::size_t first = 0;
+    for (std::size_t skip = n; first < N; ++first) {
+        if (skip < buffers[first].size()) {
+            buffers[first] += skip;
+            break;
+        }
+        skip -= buffers[first].size();
+    }
     c.deadline = clock::now() + timeout;
-    auto [wec, m] = co_await asio::async_write(c.socket, std::span(rest.data() + first, parts - first),
+    auto [wec, m] = co_await asio::async_write(c.socket, std::span(buffers.data() + first, N - first),
                                                as_tuple_awaitable);
     c.deadline = clock::time_point::max();
     co_return std::pair{wec, n + m};
@@ -205,9 +206,8 @@ awaitable<bool> Responder::write_chunk(std::string_view a, std::string_view b, s
     if (size == 0) co_return ok_;  // an empty chunk would end the stream
     char prefix[24];
     const auto len = fmt::format_to_n(prefix, sizeof prefix - 2, "{:x}\r\n", size).size;
-    std::string tail = std::string(c) + "\r\n";
-    std::array<asio::const_buffer, 4> parts{asio::buffer(prefix, len), asio::buffer(a), asio::buffer(b),
-                                            asio::buffer(tail)};
+    std::array<asio::const_buffer, 5> parts{asio::buffer(prefix, len), asio::buffer(a), asio::buffer(b),
+                                            asio::buffer(c), asio::buffer("\r\n", 2)};
     auto [ec, n] = co_await write_all(*conn_, parts, write_timeout_);
     bytes_sent_ += n;
     ok_ = ok_ && !ec;
@@ -353,13 +353,17 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
         co_return ec;
     }
 
-    // Closes every connection past its deadline (a read or write of the server's own that took too long), a few
-    // times a second: one timer for all connections instead of one per operation.
+    // Closes every connection past its deadline (a read or write of the server's own that took too long): one timer
+    // for all connections instead of one per operation. It looks a quarter of the shortest limit apart, between
+    // 250 ms and 1 s (once a second with the defaults: an idle server is not woken more).
     awaitable<void> sweep() {
         auto self = shared_from_this();  // the server may be dropped while this waits: stop() ends it
+        const auto shortest = std::min({opt.header_timeout, opt.idle_timeout, opt.read_timeout, opt.write_timeout});
+        const auto period = std::clamp<std::chrono::milliseconds>(shortest / 4, std::chrono::milliseconds(250),
+                                                                  std::chrono::seconds(1));
         asio::steady_timer timer(ex);
         while (!stopped) {
-            timer.expires_after(std::chrono::milliseconds(250));
+            timer.expires_after(period);
             co_await timer.async_wait(as_tuple_awaitable);
             const auto now = clock::now();
             for (auto& w : conns)

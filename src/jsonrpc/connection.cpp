@@ -109,7 +109,6 @@ void Connection::start() {
     if (started_) return;
     started_ = true;
     running_loops_ = 1;
-    auto self = shared_from_this();
     // A reply's blobs are decoded for a requester who takes the bytes; for the others they stay text.
     channel_->set_blob_policy([weak = weak_from_this()](const json::value& id) {
         auto self = weak.lock();

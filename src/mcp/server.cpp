@@ -73,7 +73,7 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
           handler(std::move(h)),
           conn(std::move(c)),
           rounds(std::move(r)),
-          result_meta(o.result_meta ? o.result_meta : server_result_meta(o.info)) {}
+          result_meta(o.result_meta) {}  // the Server filled it in
 
     json::object capabilities() const {
         json::object caps = handler->capabilities();

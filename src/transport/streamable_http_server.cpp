@@ -345,7 +345,7 @@ awaitable<void> HttpServer::Impl::deliver(Responder& res, std::shared_ptr<Stream
             }
             if (!d.sse_ok) continue;  // the client takes JSON only: notifications cannot reach it
             auto headers = sse_headers();
-        ok = co_await res.begin_stream("text/event-stream", std::move(headers));
+            ok = co_await res.begin_stream("text/event-stream", std::move(headers));
             sse = true;
             if (ok && d.priming) ok = co_await res.write_chunk(fmt::format("id: {}-0\ndata: ", st->id), "", "\n\n");
             if (!ok) break;

@@ -77,8 +77,8 @@ TEST(TaskGroup, CancelStopsLongTasksAndRefusesNewOnes) {
     });
 }
 
-// An ended task's signal stays until the next spawn (erasing it inside the task's completion would pull the slot
-// from under co_spawn): a cancel meanwhile must not reach the ended task's co_spawn (it crashed the cold-start bench).
+// A cancel after one task has ended (its entry erased by a post, or not yet) stops the task still running and leaves
+// the group empty: the ended one's co_spawn must not be reached again.
 TEST(TaskGroup, CancelAfterATaskEndedLeavesTheEndedOneAlone) {
     asio::io_context ctx;
     test::run(ctx, [&]() -> awaitable<void> {

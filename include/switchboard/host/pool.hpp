@@ -260,6 +260,9 @@ private:
     struct Held;  // a server ready for one request, with its lease
     /// lease_for_request, then ready: what every request does first.
     boost::asio::awaitable<Outcome<Held>> hold_for_request(std::string server);
+    /// The same when nothing needs waiting for (a serving server that is not lazy needs no lease), without
+    /// hold_for_request's coroutines; nullopt otherwise.
+    std::optional<Held> held_at_once(const std::string& server) const;
 
     boost::asio::any_io_executor ex_;
     Config config_;
