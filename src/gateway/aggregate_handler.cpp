@@ -55,6 +55,7 @@ std::shared_ptr<AggregateHandler> AggregateHandler::create(std::shared_ptr<host:
                                                            std::shared_ptr<Metrics> metrics) {
     auto h = std::shared_ptr<AggregateHandler>(new AggregateHandler(std::move(context), std::move(relay)));
     h->metrics_ = std::move(metrics);
+    h->call_id_ = "gateway:" + h->context_->name();
     h->last_tools_ = h->context_->tool_index();
     h->subscription_ =
         h->context_->events().subscribe([weak = std::weak_ptr<AggregateHandler>(h)](const host::Event& e) {
@@ -245,7 +246,8 @@ Reply AggregateHandler::call_tool(std::string name, json::object arguments, mcp:
     });
     host::ToolCallOptions options;
     options.on_progress = [ctx](const jsonrpc::Progress& p) { ctx.progress(p.progress, p.total, p.message); };
-    options.call_id = fmt::format("gateway:{}", context_->name());
+    options.call_id = call_id_;
+    options.whole_result = true;  // forwarded as it came: not split into blocks and put back together
     // A task goes to the client only if it declared the extension on this request; otherwise the upstream is not
     // told of it either, and answers at once or with -32021 (gateway/tasks.hpp).
     const bool task_wanted = tasks_ && GatewayTasks::wanted(ctx);
@@ -548,8 +550,11 @@ std::shared_ptr<Gateway> Gateway::create(std::shared_ptr<host::ServerPool> pool,
 awaitable<void> Gateway::serve(std::shared_ptr<jsonrpc::Channel> channel) {
     auto self = shared_from_this();
     host::ContextOptions co = options_.context;
-    co.name = fmt::format("{}:{}", options_.context.name, next_++);
+    co.name = options_.context.name + ':' + std::to_string(next_++);
     auto context = host::Context::create(pool_, std::move(co));
+    // Every session's context has the same options: the index is the one a context kept for that compares it.
+    if (!index_keeper_) index_keeper_ = host::Context::create(pool_, options_.context);
+    context->share_index_of(*index_keeper_);
     auto handler = AggregateHandler::create(context, relay_, options_.metrics);
     if (options_.host_tools) handler->set_host_tools(options_.host_tools(context));
     handler->set_skills(skills_);

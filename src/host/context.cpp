@@ -199,6 +199,13 @@ std::shared_ptr<const ToolIndex> Context::tool_index() {
     return index_;
 }
 
+void Context::share_index_of(Context& like) {
+    if (&like == this || !leases_.empty() || !tools_off_.empty() || !like.leases_.empty() || !like.tools_off_.empty())
+        return;
+    index_ = like.tool_index();
+    index_dirty_ = false;
+}
+
 awaitable<Outcome<ResolvedTool>> Context::resolve_tool(std::string exposed_name) {
     if (pool_->shutting_down())
         co_return Error::make_local(code::connection_closed, "the host is shutting down; the tool was not called");

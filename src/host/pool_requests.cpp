@@ -132,6 +132,7 @@ awaitable<Outcome<mcp::CallToolResult>> ServerPool::call_tool(std::string server
     };
     co.on_task = std::move(options.on_task);
     co.tasks = options.tasks;
+    co.whole_result = options.whole_result;
     // A shutdown cancels what still runs through the session (Connection::cancel_requests), not by racing every
     // call against an event here.
     auto r = co_await session->call_tool(tool, std::move(arguments), co);

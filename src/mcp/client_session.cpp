@@ -199,6 +199,7 @@ namespace {
 // request_as's conversions.
 json::value as_value(json::value&& v) { return std::move(v); }
 CallToolResult as_tool_result(json::value&& v) { return CallToolResult::from_json(std::move(v)); }
+CallToolResult as_whole_tool_result(json::value&& v) { return CallToolResult::whole(std::move(v)); }
 }  // namespace
 
 awaitable<Outcome<json::value>> ClientSession::request(std::string method, json::object params, CallOptions options) {
@@ -369,7 +370,8 @@ awaitable<Outcome<CallToolResult>> ClientSession::call_tool(std::string name, js
     params.emplace("name", std::move(name));
     params.emplace("arguments", std::move(arguments));
     if (as_task) params.emplace("task", json::object());  // 2025-11-25 tasks: the server's default ttl
-    return request_as<CallToolResult>("tools/call", std::move(params), std::move(options), &as_tool_result);
+    const auto convert = options.whole_result ? &as_whole_tool_result : &as_tool_result;
+    return request_as<CallToolResult>("tools/call", std::move(params), std::move(options), convert);
 }
 
 awaitable<Outcome<std::vector<Resource>>> ClientSession::list_resources() {

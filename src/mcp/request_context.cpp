@@ -34,13 +34,20 @@ std::string_view capability_of(std::string_view method) {
 
 Era RequestContext::era() const { return state_->era; }
 const std::string& RequestContext::method() const { return state_->method; }
-const json::object& RequestContext::client_capabilities() const { return state_->client_capabilities; }
+namespace {
+const json::object& or_empty(const std::shared_ptr<const json::object>& o) {
+    static const json::object empty;
+    return o ? *o : empty;
+}
+}  // namespace
+
+const json::object& RequestContext::client_capabilities() const { return or_empty(state_->client_capabilities); }
 
 bool RequestContext::client_supports(std::string_view capability) const {
-    return state_->client_capabilities.contains(capability);
+    return client_capabilities().contains(capability);
 }
 
-const json::object& RequestContext::client_info() const { return state_->client_info; }
+const json::object& RequestContext::client_info() const { return or_empty(state_->client_info); }
 
 const jsonrpc::IncomingRequest& RequestContext::request() const { return *state_->request; }
 

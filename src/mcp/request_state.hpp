@@ -13,8 +13,9 @@ struct RequestContext::State {
                                                                                     boost::json::object params)>;
     Era era = Era::legacy;
     std::string method;
-    boost::json::object client_capabilities;
-    boost::json::object client_info;
+    /// Shared, not copied per request: a legacy session's requests all point at what initialize said (null: {}).
+    std::shared_ptr<const boost::json::object> client_capabilities;
+    std::shared_ptr<const boost::json::object> client_info;
     /// The lowest level sent; empty: everything (legacy) or nothing (modern).
     std::string log_level;
     /// The JSON-RPC request of the current round; none for a task's work, which outlives the request that started it.

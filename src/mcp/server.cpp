@@ -56,8 +56,8 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
     std::shared_ptr<const jsonrpc::MetaMembers> result_meta;
 
     std::string legacy_version;  // set by initialize
-    json::object legacy_client_capabilities;
-    json::object legacy_client_info;
+    std::shared_ptr<const json::object> legacy_client_capabilities;  // from initialize; each request shares them
+    std::shared_ptr<const json::object> legacy_client_info;
     std::string legacy_log_level;  // logging/setLevel
     std::set<std::string> legacy_subscriptions;
     struct Listen {
@@ -209,9 +209,11 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
         state->method = method;
         state->request = req;
         if (modern) {
-            if (const auto* c = parts.capabilities; c && c->is_object()) state->client_capabilities = c->get_object();
+            if (const auto* c = parts.capabilities; c && c->is_object())
+                state->client_capabilities = std::make_shared<const json::object>(c->get_object());
             if (const auto* l = parts.log_level; l && l->is_string()) state->log_level = std::string(l->get_string());
-            if (const auto* i = parts.client_info; i && i->is_object()) state->client_info = i->get_object();
+            if (const auto* i = parts.client_info; i && i->is_object())
+                state->client_info = std::make_shared<const json::object>(i->get_object());
             // Outside the input rounds a modern server cannot ask (the spec allows input_required only there).
             state->ask = [](std::string, std::string asked, json::object) -> awaitable<Outcome<json::value>> {
                 co_return Error::make_local(code::protocol_violation,
@@ -243,8 +245,9 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
         auto requested = string_field(p, "protocolVersion");
         legacy_version = is_legacy_version(requested) ? requested : std::string(latest_legacy_version);
         if (const auto* c = p.if_contains("capabilities"); c && c->is_object())
-            legacy_client_capabilities = c->get_object();
-        if (const auto* i = p.if_contains("clientInfo"); i && i->is_object()) legacy_client_info = i->get_object();
+            legacy_client_capabilities = std::make_shared<const json::object>(c->get_object());
+        if (const auto* i = p.if_contains("clientInfo"); i && i->is_object())
+            legacy_client_info = std::make_shared<const json::object>(i->get_object());
         json::object r{{"protocolVersion", legacy_version},
                        {"capabilities", capabilities()},
                        {"serverInfo", options.info.to_json()}};
@@ -295,7 +298,8 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
     // none of sampling, elicitation and roots is never asked (RequestContext::ask refuses first): its requests skip
     // the rounds, which cost a task per call.
     static bool in_rounds(const RequestContext::State& ctx, const std::string& method) {
-        return ctx.era == Era::modern && may_need_input(method) && can_answer_input(ctx.client_capabilities);
+        return ctx.era == Era::modern && may_need_input(method) && ctx.client_capabilities &&
+               can_answer_input(*ctx.client_capabilities);
     }
 
     static awaitable<Outcome<json::value>> answer(Outcome<json::value> r) { co_return std::move(r); }

@@ -79,7 +79,7 @@ json::object TaskStore::start(Work work, const RequestContext& ctx) {
     auto state = std::make_shared<RequestContext::State>();
     state->era = ctx.era();
     state->method = ctx.method();
-    state->client_capabilities = ctx.client_capabilities();
+    state->client_capabilities = std::make_shared<const json::object>(ctx.client_capabilities());
     state->ask = [weak = std::weak_ptr<Entry>(e)](std::string key, std::string method, json::object params) {
         return ask(weak, std::move(key), std::move(method), std::move(params));
     };

@@ -236,7 +236,12 @@ json::object assemble_call_tool_result(Result& r, json::storage_ptr sp) {
         else
             o.emplace("structuredContent", *r.structured_content);
     }
-    for (const auto& kv : r.raw) o.emplace(kv.key(), kv.value());
+    for (auto& kv : r.raw) {
+        if constexpr (take)
+            o.emplace(kv.key(), std::move(kv.value()));  // in o's storage: moved when it is the same one
+        else
+            o.emplace(kv.key(), kv.value());
+    }
     if (r.is_error && !o.contains("isError")) o.emplace("isError", true);
     return o;
 }
@@ -248,7 +253,20 @@ json::object CallToolResult::to_json() const& {
     return assemble_call_tool_result(*this, json::storage_ptr());
 }
 
+CallToolResult CallToolResult::whole(json::value&& v) {
+    if (!v.is_object()) return from_json(static_cast<const json::value&>(v));
+    CallToolResult r{{}, std::nullopt, false, json::object(std::move(v.get_object()))};
+    if (const auto* e = r.raw.if_contains("isError"); e && e->is_bool()) r.is_error = e->get_bool();
+    return r;
+}
+
 json::object CallToolResult::to_json() && {
+    // Nothing split out (whole(), or content that was not an array of objects and no structured content): raw is the
+    // result as it came.
+    if (content.empty() && !structured_content && raw.contains("content")) {
+        if (is_error && !raw.contains("isError")) raw.emplace("isError", true);
+        return std::move(raw);
+    }
     // Built in the blocks' storage, so that moving them in moves them (into another storage it would copy them).
     return assemble_call_tool_result(*this, content.empty() ? json::storage_ptr() : content.front().raw.storage());
 }

@@ -103,7 +103,7 @@ using switchboard::http::header_value;
 using switchboard::http::ServerConnection;
 
 HttpServer::Impl::Impl(asio::any_io_executor e, SessionHandler h, HttpServerOptions o)
-    : ex(e), handler(std::move(h)), opt(std::move(o)), tasks(e), sweep_timer(e) {}
+    : ex(e), handler(std::move(h)), opt(std::move(o)), tasks(e), sweep_timer(e), watch_timer(e) {}
 
 void HttpServer::Impl::start() {
     switchboard::http::ServerOptions so;
@@ -278,17 +278,49 @@ awaitable<void> HttpServer::Impl::stop_watch(std::shared_ptr<Pipe> p) {
 // How long an answer may take before the connection is watched for the client leaving.
 constexpr auto watch_delay = std::chrono::milliseconds(10);
 
+void HttpServer::Impl::watch_later(const std::shared_ptr<ServerConnection>& c, const std::shared_ptr<Pipe>& p) {
+    unwatched.push_back({p, c, clock::now() + watch_delay});
+    if (watch_ticking || stopped) return;
+    watch_ticking = true;
+    auto run = [](std::shared_ptr<Impl> self) -> awaitable<void> { co_await self->start_due_watches(); };
+    tasks.spawn(run(shared_from_this()), "http: stream watches");
+}
+
+// Runs while deliveries wait: wakes when the oldest is due, starts the watches of those due, drops those answered.
+awaitable<void> HttpServer::Impl::start_due_watches() {
+    core::ScopeExit done([this] { watch_ticking = false; });
+    while (!stopped) {
+        const auto now = clock::now();
+        while (!unwatched.empty()) {
+            auto& w = unwatched.front();
+            auto p = w.pipe.lock();
+            auto c = w.connection.lock();
+            if (p && c && !p->delivered && !p->watching) {
+                if (w.at > now) break;
+                start_watch(c, p);
+                p->watching = true;
+            }
+            unwatched.pop_front();
+        }
+        if (unwatched.empty()) co_return;
+        watch_timer.expires_at(unwatched.front().at);
+        auto [ec] = co_await watch_timer.async_wait(as_tuple_awaitable);
+        if (ec) co_return;
+    }
+}
+
 // Delivers a stream on this connection: as one application/json answer when the final response comes first, else
 // as SSE.
 awaitable<void> HttpServer::Impl::deliver(Responder& res, std::shared_ptr<Stream> st, std::shared_ptr<Pipe> pipe,
                                           DeliverOptions d) {
-    // The watch starts only once the answer takes a while: most answers come sooner, and a watch costs a coroutine,
-    // a read and two scheduler passes. A client gone in the first moments is noticed when it starts.
-    bool watching = false;
-    const auto watch_at = clock::now() + watch_delay;
+    // The watch starts only once the answer takes a while (start_due_watches): most answers come sooner, and a watch
+    // costs a coroutine, a read and two scheduler passes. A client gone in the first moments is noticed when it
+    // starts.
+    bool queued = false;
     // If this coroutine is cancelled (server stop), the watcher must not outlive it.
-    core::ScopeExit stop_watcher([pipe, &watching] {
-        if (!watching) return;
+    core::ScopeExit stop_watcher([pipe] {
+        pipe->delivered = true;
+        if (!pipe->watching) return;
         pipe->stopping = true;
         pipe->watch_stop.emit(asio::cancellation_type::terminal);
     });
@@ -324,13 +356,11 @@ awaitable<void> HttpServer::Impl::deliver(Responder& res, std::shared_ptr<Stream
                 next_ping = clock::now() + opt.sse_keepalive;
                 continue;
             }
-            if (!watching && clock::now() >= watch_at) {
-                start_watch(res.connection(), pipe);
-                watching = true;
+            if (!queued) {
+                watch_later(res.connection(), pipe);
+                queued = true;
             }
-            auto until = sse ? next_ping : clock::time_point::max();
-            if (!watching) until = std::min(until, watch_at);
-            pipe->signal.expires_at(until);
+            pipe->signal.expires_at(sse ? next_ping : clock::time_point::max());
             co_await pipe->signal.async_wait(as_tuple_awaitable);
             continue;
         }
@@ -366,7 +396,8 @@ awaitable<void> HttpServer::Impl::deliver(Responder& res, std::shared_ptr<Stream
         co_await res.send(std::move(r));
     }
     stop_watcher.release();
-    if (watching) co_await stop_watch(pipe);
+    pipe->delivered = true;
+    if (pipe->watching) co_await stop_watch(pipe);
     if (st->pipe == pipe) st->pipe = nullptr;
     if (!ok && !ended && d.on_disconnect) d.on_disconnect();
     if (!ok || pipe->disconnected) res.set_keep_alive(false);
@@ -377,6 +408,7 @@ void HttpServer::Impl::stop() {
     stopped = true;
     server->stop();
     sweep_timer.cancel();
+    watch_timer.cancel();
     auto all = sessions;
     for (auto& [id, s] : all) close_session(s, "the server is stopping");
 }

@@ -76,6 +76,8 @@ struct Pipe {
     bool disconnected = false;  // the client closed the connection
     bool watcher_done = true;
     bool stopping = false;
+    bool watching = false;   // a watcher reads the connection (started once the answer takes a while)
+    bool delivered = false;  // its delivery ended: not to be watched any more
     asio::cancellation_signal watch_stop;
 
     void push(Event e);
@@ -151,6 +153,16 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     asio::steady_timer sweep_timer;
     std::map<std::string, std::shared_ptr<Session>> sessions;
     bool stopped = false;
+    // Deliveries still waiting for their answer and not watched yet, oldest first; one timer starts the watches of
+    // those that wait too long (a timer per request cost a timerfd_settime per request).
+    struct Unwatched {
+        std::weak_ptr<Pipe> pipe;
+        std::weak_ptr<switchboard::http::ServerConnection> connection;
+        streamable::clock::time_point at;
+    };
+    std::deque<Unwatched> unwatched;
+    asio::steady_timer watch_timer;
+    bool watch_ticking = false;
 
     // streamable_http_server.cpp
     void start();  // after construction: the routes hold a weak reference
@@ -162,6 +174,8 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     static asio::awaitable<void> watch(std::shared_ptr<switchboard::http::ServerConnection> c, std::shared_ptr<Pipe> p);
     void start_watch(const std::shared_ptr<switchboard::http::ServerConnection>& c, const std::shared_ptr<Pipe>& p);
     asio::awaitable<void> stop_watch(std::shared_ptr<Pipe> p);
+    void watch_later(const std::shared_ptr<switchboard::http::ServerConnection>& c, const std::shared_ptr<Pipe>& p);
+    asio::awaitable<void> start_due_watches();
     asio::awaitable<void> deliver(Responder& res, std::shared_ptr<Stream> st, std::shared_ptr<Pipe> pipe,
                                   streamable::DeliverOptions d);
     void stop();

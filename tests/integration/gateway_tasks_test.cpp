@@ -113,9 +113,9 @@ TEST_F(GatewayTasks, AHandedOutTaskHoldsItsLazyServerUntilItsTtlPasses) {
         gateway::GatewayTasks tasks(pool, "a", "");
         auto state = std::make_shared<mcp::RequestContext::State>();
         state->era = mcp::Era::modern;
-        state->client_info = json::object{{"name", "c"}};
-        state->client_capabilities = json::object{
-            {"extensions", json::object{{std::string(mcp::tasks_extension), json::object()}}}};
+        state->client_info = std::make_shared<const json::object>(json::object{{"name", "c"}});
+        state->client_capabilities = std::make_shared<const json::object>(
+            json::object{{"extensions", json::object{{std::string(mcp::tasks_extension), json::object()}}}});
         mcp::RequestContext ctx(state);
         CO_ASSERT_TRUE(gateway::GatewayTasks::wanted(ctx));
         auto lease = co_await tasks.lease("lazy");

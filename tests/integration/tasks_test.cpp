@@ -81,7 +81,9 @@ protected:
         const auto log = server_log();
         EXPECT_FALSE(has_text(log, "INVALID")) << log;
         EXPECT_FALSE(has_text(log, "MISMATCH")) << log;
-        if (over_http()) EXPECT_TRUE(has_text(log, "mcp-name ok tasks/get")) << log;
+        if (over_http()) {
+            EXPECT_TRUE(has_text(log, "mcp-name ok tasks/get")) << log;
+        }
     }
 };
 

@@ -23,9 +23,9 @@ mcp::RequestContext task_ctx(bool declares) {
     auto s = std::make_shared<mcp::RequestContext::State>();
     s->era = mcp::Era::modern;
     s->method = "tools/call";
-    s->client_capabilities["elicitation"] = json::object();
-    if (declares)
-        s->client_capabilities["extensions"] = json::object{{mcp::tasks_extension, json::object()}};
+    json::object caps{{"elicitation", json::object()}};
+    if (declares) caps["extensions"] = json::object{{mcp::tasks_extension, json::object()}};
+    s->client_capabilities = std::make_shared<const json::object>(std::move(caps));
     return mcp::RequestContext(s);
 }
 

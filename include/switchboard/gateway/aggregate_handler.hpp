@@ -122,6 +122,7 @@ private:
     std::shared_ptr<host::Context> context_;
     std::shared_ptr<ClientRelay> relay_;
     std::shared_ptr<Metrics> metrics_;
+    std::string call_id_;  ///< names this handler's calls in progress events ("gateway:<context>")
     host::EventBus::Id subscription_ = 0;
     std::vector<HostTool> host_tools_;
     std::shared_ptr<SkillDirectory> skills_;
@@ -181,6 +182,7 @@ private:
     GatewayOptions options_;
     std::uint64_t next_ = 1;
     std::size_t sessions_ = 0;
+    std::shared_ptr<host::Context> index_keeper_;  ///< a context of options_.context that only keeps the tool index
     std::shared_ptr<SkillDirectory> skills_;
     std::shared_ptr<GatewayTasks> tasks_;
 };

@@ -103,6 +103,8 @@ struct ToolCallOptions {
     /// Whether the call declares the Tasks extension, and whether a task it is answered with is followed (see
     /// mcp::TaskMode; a gateway hands it back to its client).
     mcp::TaskMode tasks = mcp::TaskMode::follow;
+    /// The result object kept whole (mcp::CallOptions::whole_result): for a caller that forwards it.
+    bool whole_result = false;
 };
 
 struct PromptInfo {

@@ -93,6 +93,8 @@ struct CallOptions {
     /// See jsonrpc::RequestOptions::blobs.
     std::shared_ptr<jsonrpc::DecodedBlobs> blobs;
     TaskMode tasks = TaskMode::follow;
+    /// call_tool: the result object kept whole (CallToolResult::whole), for a caller that forwards it.
+    bool whole_result = false;
 };
 
 class ClientSession : public std::enable_shared_from_this<ClientSession> {

@@ -100,6 +100,9 @@ struct CallToolResult {
     /// The same, taking the value over instead of copying any of it (a 64 MiB text block is held once): everything
     /// keeps its storage (an arena it was parsed into, say).
     static CallToolResult from_json(boost::json::value&& v);
+    /// The result object taken over whole, nothing split out of it (`raw` holds all of it, `content` stays empty):
+    /// for a caller that only forwards it (a gateway), to_json() && then gives it back without a rebuild.
+    static CallToolResult whole(boost::json::value&& v);
     /// The result object again: `raw` with `content` (always: the spec requires it), `structuredContent` and `isError`
     /// put back; in the default storage.
     boost::json::object to_json() const&;
