@@ -257,7 +257,9 @@ Reply AggregateHandler::call_tool(std::string name, json::object arguments, mcp:
     if (task_wanted)
         if (auto l = co_await tasks_->lease(server)) task_lease = std::move(*l);
     // The client's cancel cancels this coroutine, hence the upstream request (notifications/cancelled).
-    auto r = co_await context_->call_tool(std::move(name), std::move(arguments), std::move(options));
+    // Resolved above: to the pool at once (Context::call_tool would look the name up again, in a coroutine of its own).
+    auto r = co_await context_->pool().call_tool(server, std::move(resolved->tool), std::move(arguments),
+                                                 std::move(options));
     if (!r) {
         auto e = upstream_error(server, r.error());
         const bool local = r.error().local;

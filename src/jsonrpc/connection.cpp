@@ -249,6 +249,10 @@ void Connection::dispatch(StreamedMessage streamed) {
         dispatch(std::move(*streamed.error), streamed.head + "…");
         return;
     }
+    if (streamed.message) {
+        dispatch(Outcome<Message>(std::move(*streamed.message)), std::string_view());
+        return;
+    }
     dispatch(parse_message(std::move(streamed.value), std::move(streamed.blobs)), streamed.head + "…");
 }
 

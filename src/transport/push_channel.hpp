@@ -29,11 +29,11 @@ public:
     void push(std::string text) { queue_.push_message(std::move(text)); }
     /// Delivers one incoming message already parsed (the HTTP server read it to route it): the session checks its
     /// envelope but does not parse the text again.
-    void push_parsed(boost::json::value message) {
+    void push_parsed(jsonrpc::Message message) {
         jsonrpc::Received r;
         r.kind = jsonrpc::Received::Kind::message;
         r.streamed = std::make_shared<jsonrpc::StreamedMessage>();
-        r.streamed->value = std::move(message);
+        r.streamed->message.emplace(std::move(message));
         queue_.push(std::move(r));
     }
     /// Ends the incoming side: the session's read returns `closed` with `reason` once the inbox is drained.

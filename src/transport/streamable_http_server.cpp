@@ -34,15 +34,6 @@ Reply json_reply(bhttp::status status, std::string body) {
     return r;
 }
 
-json::value request_value(jsonrpc::Message&& msg) {
-    json::object o(4);
-    o.emplace("jsonrpc", "2.0");
-    o.emplace("id", std::move(msg.id));
-    o.emplace("method", std::move(msg.method));
-    if (!msg.params.is_null()) o.emplace("params", std::move(msg.params));
-    return o;
-}
-
 bool contains(const std::vector<std::string>& list, std::string_view v) {
     return std::find(list.begin(), list.end(), v) != list.end();
 }

@@ -53,9 +53,6 @@ std::string error_body(int code, std::string message);
 /// A reply with a JSON body.
 Reply json_reply(bhttp::status status, std::string body);
 bool contains(const std::vector<std::string>& list, std::string_view v);
-/// A parsed request as a value again, from the parts parse_message took out of it (moved, not copied): the session
-/// gets it without parsing the text a second time.
-json::value request_value(jsonrpc::Message&& msg);
 std::string join(const std::vector<std::string>& list);
 
 struct Event {

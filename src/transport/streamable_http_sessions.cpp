@@ -227,7 +227,7 @@ awaitable<void> HttpServer::Impl::handle_legacy(ServerRequest& req, Responder& r
         if (const auto* m = p->if_contains("_meta"); m && m->is_object())
             if (const auto* t = m->get_object().if_contains("progressToken")) s->progress[json::serialize(*t)] = key;
     json::value id = msg.id;
-    s->channel->push_parsed(request_value(std::move(msg)));  // parsed once, by handle_post
+    s->channel->push_parsed(std::move(msg));  // parsed once, by handle_post
 
     DeliverOptions d;
     d.sse_ok = sse_ok;

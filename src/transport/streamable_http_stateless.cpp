@@ -226,8 +226,8 @@ awaitable<void> HttpServer::Impl::handle_modern(ServerRequest& req, Responder& r
     st->channel = std::make_shared<detail::PushChannel>(
         ex, opt.max_message_size, [weak](std::string text) { route_modern(weak, std::move(text)); });
     spawn_session(st->channel, [weak] { finish_stream(weak.lock()); });
-    // The request goes in as it was parsed above (its parts put back together, moved): not parsed a second time.
-    st->channel->push_parsed(request_value(std::move(msg)));
+    // The request goes in as it was parsed above (moved): not put back together and parsed a second time.
+    st->channel->push_parsed(std::move(msg));
 
     DeliverOptions d;
     d.sse_ok = sse_ok;

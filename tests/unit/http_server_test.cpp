@@ -46,8 +46,9 @@ awaitable<void> raw_handler(std::shared_ptr<jsonrpc::Channel> channel, int answe
     for (int answered = 0;;) {
         auto r = co_await channel->read();
         if (r.kind != jsonrpc::Received::Kind::message) co_return;
-        // The HTTP server hands requests over parsed (it read them to route them).
-        auto msg = r.streamed ? jsonrpc::parse_message(std::move(r.streamed->value), {}) : jsonrpc::parse_message(r.text);
+        // The HTTP server hands requests over parsed and checked (it read them to route them).
+        jsonrpc::Outcome<jsonrpc::Message> msg = jsonrpc::parse_message(r.text);
+        if (r.streamed && r.streamed->message) msg = std::move(*r.streamed->message);
         if (!msg || msg->kind != jsonrpc::Message::Kind::request) continue;
         if (answered++ == answer) co_return;
         json::object result;

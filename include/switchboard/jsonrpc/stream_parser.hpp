@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -21,6 +22,9 @@ namespace switchboard::jsonrpc {
 /// A message parsed from pieces: its value and the blobs taken out of it, or why it is not JSON.
 struct StreamedMessage {
     boost::json::value value;
+    /// Or the message itself, read and checked already (the HTTP server parsed it to route it): `value` is then
+    /// unused, and the envelope is not built and taken apart again.
+    std::optional<Message> message;
     DecodedBlobs blobs;
     std::optional<Error> error;  ///< a parse error
     std::string head;            ///< the text's first bytes, for a report of what was wrong with it
