@@ -95,7 +95,7 @@ RequestVerdict gate_request(const ServerRequest& req, const Router& routes, cons
         auto message = fmt::format("Not Found: no route for {}", path);  // before v (and `path` with it) moves
         return refuse(std::move(v), bhttp::status::not_found, std::move(message), {});
     }
-    if (const auto host = header_value(req, "Host"); !host_allowed(host, opt.allowed_hosts))
+    if (const auto host = header_view(req, "Host"); !host_allowed(host, opt.allowed_hosts))
         return refuse(std::move(v), bhttp::status::forbidden,
                       fmt::format("Forbidden: Host \"{}\" is not allowed (this server answers only requests "
                                   "addressed to {})",

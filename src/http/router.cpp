@@ -8,14 +8,18 @@ namespace switchboard::http {
 
 // A scan of the request's few fields, not Beast's find(): that maps the name to a known field and walks a tree of
 // case-insensitive compares, about 400 instructions a lookup, and a request is asked ten times.
-std::string header_value(const ServerRequest& req, std::string_view name) {
+std::string_view header_view(const ServerRequest& req, std::string_view name) {
     for (const auto& f : req) {
         const auto n = f.name_string();
-        if (n.size() == name.size() && core::iequals(std::string_view(n.data(), n.size()), name))
-            return std::string(f.value());
+        if (n.size() == name.size() && core::iequals(std::string_view(n.data(), n.size()), name)) {
+            const auto v = f.value();
+            return {v.data(), v.size()};
+        }
     }
     return {};
 }
+
+std::string header_value(const ServerRequest& req, std::string_view name) { return std::string(header_view(req, name)); }
 
 void Router::add(bhttp::verb method, std::string path, Handler handler) {
     add(method, std::move(path), std::move(handler), RouteOptions{});

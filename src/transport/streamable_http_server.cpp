@@ -91,6 +91,7 @@ using namespace streamable;
 using asio::awaitable;
 using core::as_tuple_awaitable;
 using switchboard::http::header_value;
+using switchboard::http::header_view;
 using switchboard::http::ServerConnection;
 
 HttpServer::Impl::Impl(asio::any_io_executor e, SessionHandler h, HttpServerOptions o)
@@ -168,13 +169,13 @@ void HttpServer::Impl::finish_stream(const std::shared_ptr<Stream>& st) {
 }
 
 awaitable<void> HttpServer::Impl::handle_post(ServerRequest& req, Responder& res) {
-    if (!core::icontains(header_value(req, "Content-Type"), "application/json")) {
+    if (!core::icontains(header_view(req, "Content-Type"), "application/json")) {
         co_await res.send(
             json_reply(bhttp::status::unsupported_media_type,
                        error_body(code_transport, "Unsupported Media Type: Content-Type must be application/json")));
         co_return;
     }
-    const auto accept = header_value(req, "Accept");
+    const auto accept = header_view(req, "Accept");
     const bool any = accept.empty() || core::icontains(accept, "*/*");
     const bool accepts_sse = any || core::icontains(accept, "text/event-stream");
     if (!accepts_sse && !core::icontains(accept, "application/json")) {
@@ -195,7 +196,7 @@ awaitable<void> HttpServer::Impl::handle_post(ServerRequest& req, Responder& res
     jsonrpc::Message& msg = *parsed;
     if (msg.kind == jsonrpc::Message::Kind::response) {
         // A legacy session's answer to a request its server sent (sampling, elicitation, roots) goes to the session.
-        if (opt.legacy && !header_value(req, "Mcp-Session-Id").empty()) {
+        if (opt.legacy && !header_view(req, "Mcp-Session-Id").empty()) {
             co_await handle_legacy(req, res, std::move(msg), header_value(req, "MCP-Protocol-Version"), sse_ok);
             co_return;
         }

@@ -21,6 +21,8 @@ class Responder;
 
 /// The value of header `name` in `req`, empty when absent.
 std::string header_value(const ServerRequest& req, std::string_view name);
+/// The same, viewed where it is in `req` (no copy): valid while `req` is.
+std::string_view header_view(const ServerRequest& req, std::string_view name);
 
 using Handler = std::function<boost::asio::awaitable<void>(ServerRequest& req, Responder& res)>;
 
