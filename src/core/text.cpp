@@ -33,6 +33,7 @@ bool iequals(std::string_view a, std::string_view b) {
 bool icontains(std::string_view haystack, std::string_view needle) {
     // As written first (headers nearly always are): a plain search is a fraction of the case-blind one, and for a
     // needle without letters ("*/*") it is the whole answer.
+    if (needle.empty()) return !haystack.empty();  // as std::search answers it
     if (haystack.find(needle) != std::string_view::npos) return true;
     if (std::none_of(needle.begin(), needle.end(), [](char c) { return lower_char(c) != c || (c >= 'a' && c <= 'z'); }))
         return false;

@@ -257,9 +257,15 @@ Reply AggregateHandler::call_tool(std::string name, json::object arguments, mcp:
     if (task_wanted)
         if (auto l = co_await tasks_->lease(server)) task_lease = std::move(*l);
     // The client's cancel cancels this coroutine, hence the upstream request (notifications/cancelled).
-    // Resolved above: to the pool at once (Context::call_tool would look the name up again, in a coroutine of its own).
-    auto r = co_await context_->pool().call_tool(server, std::move(resolved->tool), std::move(arguments),
-                                                 std::move(options));
+    // Resolved above: to the pool at once (Context::call_tool would look the name up again, in a coroutine of its
+    // own), unless taking the task's lease awaited: then it is looked up again (the tool may be gone or switched off).
+    std::optional<Outcome<mcp::CallToolResult>> r_or;  // statements, not ?: around a co_await (GCC 12)
+    if (task_wanted)
+        r_or.emplace(co_await context_->call_tool(std::move(name), std::move(arguments), std::move(options)));
+    else
+        r_or.emplace(co_await context_->pool().call_tool(server, std::move(resolved->tool), std::move(arguments),
+                                                         std::move(options)));
+    auto& r = *r_or;
     if (!r) {
         auto e = upstream_error(server, r.error());
         const bool local = r.error().local;

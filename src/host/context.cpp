@@ -200,8 +200,10 @@ std::shared_ptr<const ToolIndex> Context::tool_index() {
 }
 
 void Context::share_index_of(Context& like) {
-    if (&like == this || !leases_.empty() || !tools_off_.empty() || !like.leases_.empty() || !like.tools_off_.empty())
-        return;
+    const auto own_view = [](const Context& c) {
+        return !c.leases_.empty() || !c.tools_off_.empty() || !c.servers_off_.empty();
+    };
+    if (&like == this || own_view(*this) || own_view(like)) return;
     index_ = like.tool_index();
     index_dirty_ = false;
 }

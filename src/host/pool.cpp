@@ -532,6 +532,9 @@ awaitable<void> ServerPool::apply(Config new_config) {
         if (!new_config.find(name)) to_stop.push_back(s);
     servers_ = std::move(next);
     config_ = std::move(new_config);
+    // The view changed now (a removed server's own events no longer reach the contexts): an index kept from before
+    // (a gateway's, shared by its stateless requests) is worked out again at once, not after the old servers stop.
+    events_.emit(Event::tools_changed({}));
 
     std::vector<awaitable<void>> stops;
     for (auto& s : to_stop) stops.push_back(stop_server(s, Phase::disconnected));

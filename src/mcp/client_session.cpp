@@ -148,7 +148,7 @@ std::optional<Error> ClientSession::unusable_result(const std::string& method, c
 }
 
 // The error paths live in the two functions above: a coroutine's frame holds the temporaries of all its branches at
-// once, and this one, on every request's path, is kept under the 1 KiB that Asio recycles.
+// once, and this one, on every request's path, is kept small (a frame is allocated for every request).
 template <class Result>
 awaitable<Outcome<Result>> ClientSession::request_as(std::string method, json::object params, CallOptions options,
                                                      Result (*convert)(json::value&&)) {

@@ -263,8 +263,8 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
     }
 
     // Not a coroutine: it picks the coroutine that answers, so the common path (a content request) costs no frame of
-    // its own. A coroutine's frame holds the temporaries of all its branches at once: this one had grown past the
-    // 1 KiB that Asio recycles, and cost a malloc and a free per request.
+    // its own. A coroutine's frame holds the temporaries of all its branches at once: as a coroutine this one had
+    // grown past 1 KiB, and cost a malloc and a free per request.
     awaitable<Outcome<json::value>> dispatch(std::string method, json::object p,
                                              std::shared_ptr<RequestContext::State> ctx,
                                              const jsonrpc::IncomingRequest& req) {

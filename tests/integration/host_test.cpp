@@ -289,6 +289,42 @@ TEST(Host, SameToolsOnTwoServersArePrefixedInEitherConnectOrder) {
     }
 }
 
+// A gateway's stateless requests each get a context of the same options; they take the index a keeper context holds
+// instead of working it out (Context::share_index_of), so that index must follow every change a fresh one would see.
+TEST(Host, AContextMadeLikeAnotherTakesItsIndexOnlyWhenItHasNoViewOfItsOwn) {
+    auto cfg = config_of({{"a", demo_entry()}});
+    run(
+        [&]() -> awaitable<void> {
+            auto ex = co_await asio::this_coro::executor;
+            auto h = Host::create(ex, cfg, fast_options());
+            h->start();
+            co_await h->wait_until_settled(20s);
+            auto keeper = host::Context::create(h->pool, host::ContextOptions{});
+            auto like = host::Context::create(h->pool, host::ContextOptions{});
+            like->share_index_of(*keeper);
+            EXPECT_EQ(like->tool_index().get(), keeper->tool_index().get());
+            EXPECT_TRUE(like->tools().find("echo"));
+            // A tool switched off here: this context keeps an index of its own.
+            auto own = host::Context::create(h->pool, host::ContextOptions{});
+            own->set_tool_enabled("a", "echo", false);
+            own->share_index_of(*keeper);
+            EXPECT_FALSE(own->tools().find("echo"));
+            EXPECT_TRUE(keeper->tools().find("echo"));
+            // A reload that removes the server: a context made while the old server still stops no longer sees it.
+            bool applied = false;
+            asio::co_spawn(ex, h->apply(host::Config{}), [&](std::exception_ptr) { applied = true; });
+            co_await asio::post(ex, asio::use_awaitable);  // the reload runs up to its wait for the stop
+            CO_ASSERT_FALSE(applied);
+            auto fresh = host::Context::create(h->pool, host::ContextOptions{});
+            fresh->share_index_of(*keeper);
+            EXPECT_FALSE(fresh->tools().find("echo"));
+            for (int i = 0; i < 500 && !applied; ++i) co_await sleep_for(10ms);
+            EXPECT_TRUE(applied);
+            co_await h->shutdown();
+        },
+        60s);
+}
+
 constexpr int calls = 10'000;
 
 TEST(Host, TenThousandConcurrentCallsAcrossFiveServersAreEachAnsweredOnce) {

@@ -370,6 +370,16 @@ TEST(Text, Helpers) {
     EXPECT_TRUE(iequals("MCP-Session-Id", "mcp-session-id"));
     EXPECT_FALSE(iequals("a", "ab"));
     EXPECT_TRUE(icontains("Bearer-TOKEN-x", "token"));
+    // The plain search first, then the case-blind one: the same answers as the case-blind search alone.
+    EXPECT_TRUE(icontains("application/json, text/event-stream", "text/event-stream"));
+    EXPECT_TRUE(icontains("Application/JSON", "application/json"));
+    EXPECT_TRUE(icontains("text/html, */*;q=0.8", "*/*"));
+    EXPECT_FALSE(icontains("application/json", "*/*"));
+    EXPECT_FALSE(icontains("application/json", "application/jsonx"));
+    EXPECT_FALSE(icontains("text/plain", "TEXT/HTML"));
+    EXPECT_TRUE(icontains("a", ""));
+    EXPECT_FALSE(icontains("", ""));
+    EXPECT_FALSE(icontains("", "a"));
     EXPECT_EQ(shorten("héllo", 2), "h…");  // never cuts inside "é"
     EXPECT_EQ(first_line("one\ntwo"), "one");
     EXPECT_TRUE(glob_match("github__*", "github__create_issue"));

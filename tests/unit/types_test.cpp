@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 #include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <vector>
 
 namespace json = boost::json;
 namespace mcp = switchboard::mcp;
@@ -30,6 +33,36 @@ TEST(Types, CallToolResultFromMovedValueEqualsFromCopy) {
 
 // A big text block is taken over, not copied: it stays in the storage it was parsed into, and to_json() && puts it
 // back the same way.
+TEST(Types, CallToolResultKeptWholeGivesBackWhatSplittingAndRebuildingGives) {
+    // The gateway keeps a forwarded result whole (CallToolResult::whole); what it forwards must be what the split
+    // and rebuilt result would have been, for every shape a server may send.
+    const std::vector<json::value> results = {
+        json::parse(R"({"content":[{"type":"text","text":"hi"}],"structuredContent":{"a":1},"isError":true,
+                        "_meta":{"x":1},"resultType":"complete"})"),
+        json::parse(R"({"content":[{"type":"text","text":"hi"}]})"),
+        json::parse(R"({"content":"not an array","isError":false})"),
+        json::parse(R"({"content":[1,2]})"),
+        json::parse(R"({"resultType":"task","task":{"taskId":"t1","status":"working"}})"),
+        json::parse(R"({})"),
+        json::value("not an object"),
+    };
+    for (const auto& v : results) {
+        auto split = mcp::CallToolResult::from_json(json::value(v));
+        auto whole = mcp::CallToolResult::whole(json::value(v));
+        EXPECT_EQ(whole.is_error, split.is_error) << json::serialize(v);
+        EXPECT_TRUE(whole.content.empty() || !v.is_object()) << json::serialize(v);
+        const auto rebuilt = std::move(split).to_json();
+        const auto forwarded = std::move(whole).to_json();
+        EXPECT_EQ(forwarded, rebuilt) << json::serialize(v);
+        EXPECT_TRUE(forwarded.contains("content")) << json::serialize(v);  // the spec requires it, task or not
+    }
+    // isError set on a result that lacks the member (a host tool's, say) is written out.
+    mcp::CallToolResult r;
+    r.raw = json::object{{"content", json::array()}};
+    r.is_error = true;
+    EXPECT_EQ(std::move(r).to_json(), json::parse(R"({"content":[],"isError":true})").as_object());
+}
+
 TEST(Types, CallToolResultFromMovedValueKeepsItsBlocksWhereTheyAre) {
     json::monotonic_resource arena;
     json::value v =
