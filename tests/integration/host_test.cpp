@@ -300,6 +300,8 @@ TEST(Host, AContextMadeLikeAnotherTakesItsIndexOnlyWhenItHasNoViewOfItsOwn) {
             h->start();
             co_await h->wait_until_settled(20s);
             auto keeper = host::Context::create(h->pool, host::ContextOptions{});
+            for (int i = 0; i < 2000 && !keeper->tools().find("echo"); ++i) co_await sleep_for(10ms);
+            CO_ASSERT_TRUE(keeper->tools().find("echo") != nullptr);
             auto like = host::Context::create(h->pool, host::ContextOptions{});
             like->share_index_of(*keeper);
             EXPECT_EQ(like->tool_index().get(), keeper->tool_index().get());
