@@ -9,6 +9,7 @@ namespace switchboard::core {
 
 namespace {
 char lower_char(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+bool ascii_letter(char c) { return lower_char(c) >= 'a' && lower_char(c) <= 'z'; }
 }  // namespace
 
 std::string size_text(std::size_t bytes) {
@@ -35,8 +36,7 @@ bool icontains(std::string_view haystack, std::string_view needle) {
     // needle without letters ("*/*") it is the whole answer.
     if (needle.empty()) return !haystack.empty();  // as std::search answers it
     if (haystack.find(needle) != std::string_view::npos) return true;
-    if (std::none_of(needle.begin(), needle.end(), [](char c) { return lower_char(c) != c || (c >= 'a' && c <= 'z'); }))
-        return false;
+    if (std::none_of(needle.begin(), needle.end(), ascii_letter)) return false;
     return std::search(haystack.begin(), haystack.end(), needle.begin(), needle.end(),
                        [](char x, char y) { return lower_char(x) == lower_char(y); }) != haystack.end();
 }

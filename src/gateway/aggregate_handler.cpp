@@ -560,7 +560,8 @@ awaitable<void> Gateway::serve(std::shared_ptr<jsonrpc::Channel> channel) {
     host::ContextOptions co = options_.context;
     co.name = options_.context.name + ':' + std::to_string(next_++);
     auto context = host::Context::create(pool_, std::move(co));
-    // Every session's context has the same options: the index is the one a context kept for that compares it.
+    // Every session's context has the same options: it takes the index a keeper context holds instead of working
+    // it out again (Context::share_index_of).
     if (!index_keeper_) index_keeper_ = host::Context::create(pool_, options_.context);
     context->share_index_of(*index_keeper_);
     auto handler = AggregateHandler::create(context, relay_, options_.metrics);

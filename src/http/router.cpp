@@ -19,7 +19,9 @@ std::string_view header_view(const ServerRequest& req, std::string_view name) {
     return {};
 }
 
-std::string header_value(const ServerRequest& req, std::string_view name) { return std::string(header_view(req, name)); }
+std::string header_value(const ServerRequest& req, std::string_view name) {
+    return std::string(header_view(req, name));
+}
 
 void Router::add(bhttp::verb method, std::string path, Handler handler) {
     add(method, std::move(path), std::move(handler), RouteOptions{});

@@ -56,7 +56,8 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
     std::shared_ptr<const jsonrpc::MetaMembers> result_meta;
 
     std::string legacy_version;  // set by initialize
-    std::shared_ptr<const json::object> legacy_client_capabilities;  // from initialize; each request shares them
+    // From initialize: each request of the session shares them.
+    std::shared_ptr<const json::object> legacy_client_capabilities;
     std::shared_ptr<const json::object> legacy_client_info;
     std::string legacy_log_level;  // logging/setLevel
     std::set<std::string> legacy_subscriptions;

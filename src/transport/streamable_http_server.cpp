@@ -271,8 +271,9 @@ awaitable<void> HttpServer::Impl::stop_watch(std::shared_ptr<Pipe> p) {
 constexpr auto watch_delay = std::chrono::milliseconds(10);
 
 void HttpServer::Impl::watch_later(const std::shared_ptr<ServerConnection>& c, const std::shared_ptr<Pipe>& p) {
+    if (stopped) return;  // nothing would drain the queue
     unwatched.push_back({p, c, clock::now() + watch_delay});
-    if (watch_ticking || stopped) return;
+    if (watch_ticking) return;
     watch_ticking = true;
     auto run = [](std::shared_ptr<Impl> self) -> awaitable<void> { co_await self->start_due_watches(); };
     tasks.spawn(run(shared_from_this()), "http: stream watches");

@@ -86,8 +86,8 @@ public:
     /// The same index, shared: it stays what it is while the context's changes to another (a cheap way to tell
     /// whether the tools changed).
     std::shared_ptr<const ToolIndex> tool_index();
-    /// Takes `like`'s current index as this context's own, when neither has leases or switched-off servers or tools: for a
-    /// context made with the same options as `like` (a gateway's per-session contexts), which would work out the
+    /// Takes `like`'s current index as this context's own, when neither has leases or switched-off servers or tools:
+    /// for a context made with the same options as `like` (a gateway's per-session contexts), which would work out the
     /// same index (its cache key alone cost about 3k instructions per stateless request).
     void share_index_of(Context& like);
     /// Resolves an exposed name (or `server__tool`). When the name is not known yet and servers of this context are
