@@ -80,6 +80,24 @@ awaitable<void> serve_session(std::shared_ptr<gateway::Gateway> gw, std::shared_
     co_await gw->serve(std::move(channel));
 }
 
+// A stateless 2026-07-28 request, answered on its own (transport::HttpServerOptions::answer), once the servers'
+// first start is over like a session.
+awaitable<std::string> answer_when_settled(std::shared_ptr<gateway::Gateway> gw,
+                                           std::shared_ptr<core::OneShotEvent> settled, jsonrpc::Message request,
+                                           std::function<void(std::string)> send) {
+    co_await settled->wait();
+    if (!settled->is_set()) co_return std::string();  // cancelled (stopping)
+    co_return co_await gw->answer(std::move(request), std::move(send));
+}
+
+// Not a coroutine: once the servers have settled, the gateway's own coroutine is what the transport awaits.
+awaitable<std::string> answer_request(const std::shared_ptr<gateway::Gateway>& gw,
+                                      const std::shared_ptr<core::OneShotEvent>& settled, jsonrpc::Message request,
+                                      std::function<void(std::string)> send) {
+    if (settled->is_set()) return gw->answer(std::move(request), std::move(send));
+    return answer_when_settled(gw, settled, std::move(request), std::move(send));
+}
+
 awaitable<void> settle(std::shared_ptr<host::ServerPool> pool, std::shared_ptr<core::OneShotEvent> settled,
                        std::shared_ptr<GatewayTools> tools, std::shared_ptr<gateway::SkillDirectory> skills) {
     co_await pool->wait_until_settled();
@@ -449,6 +467,9 @@ awaitable<int> run_gateway(Host& h, std::shared_ptr<gateway::ClientRelay> relay,
     };
     auto session = [gw, settled](std::shared_ptr<jsonrpc::Channel> ch) {
         return serve_session(gw, settled, std::move(ch));
+    };
+    ho.answer = [gw, settled](jsonrpc::Message request, std::function<void(std::string)> send) {
+        return answer_request(gw, settled, std::move(request), std::move(send));
     };
     auto http = std::make_shared<transport::HttpServer>(ex, session, ho);
     if (auto ec = http->listen()) {

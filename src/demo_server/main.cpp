@@ -148,6 +148,9 @@ int main(int argc, char** argv) {
             ho.modern = options.modern;
             for (auto v : mcp::legacy_versions) ho.legacy_versions.emplace_back(v);
             for (auto v : mcp::modern_versions) ho.modern_versions.emplace_back(v);
+            ho.answer = [&server](jsonrpc::Message request, std::function<void(std::string)> send) {
+                return server.answer(std::move(request), std::move(send));
+            };
             http = std::make_unique<transport::HttpServer>(ctx.get_executor(), serve, ho);
             if (auto ec = http->listen()) {
                 fmt::print(stderr, "cannot listen on {}:{}: {}\n", bind, *http_port, ec.message());

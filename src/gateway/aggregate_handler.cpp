@@ -555,12 +555,11 @@ std::shared_ptr<Gateway> Gateway::create(std::shared_ptr<host::ServerPool> pool,
     return std::shared_ptr<Gateway>(new Gateway(std::move(pool), std::move(relay), std::move(options)));
 }
 
-awaitable<void> Gateway::serve(std::shared_ptr<jsonrpc::Channel> channel) {
-    auto self = shared_from_this();
+std::shared_ptr<AggregateHandler> Gateway::make_handler() {
     host::ContextOptions co = options_.context;
     co.name = options_.context.name + ':' + std::to_string(next_++);
     auto context = host::Context::create(pool_, std::move(co));
-    // Every session's context has the same options: it takes the index a keeper context holds instead of working
+    // Every client's context has the same options: it takes the index a keeper context holds instead of working
     // it out again (Context::share_index_of).
     if (!index_keeper_) index_keeper_ = host::Context::create(pool_, options_.context);
     context->share_index_of(*index_keeper_);
@@ -569,13 +568,30 @@ awaitable<void> Gateway::serve(std::shared_ptr<jsonrpc::Channel> channel) {
     handler->set_skills(skills_);
     handler->set_page_size(options_.page_size);
     handler->set_tasks(tasks_);
-    mcp::Server server(options_.server, handler);
-    ++sessions_;
-    struct Count {
-        std::size_t& n;
-        ~Count() { --n; }
-    } count{sessions_};
+    return handler;
+}
+
+namespace {
+struct Count {
+    std::size_t& n;
+    explicit Count(std::size_t& counter) : n(counter) { ++n; }
+    ~Count() { --n; }
+    Count(const Count&) = delete;
+    Count& operator=(const Count&) = delete;
+};
+}  // namespace
+
+awaitable<void> Gateway::serve(std::shared_ptr<jsonrpc::Channel> channel) {
+    auto self = shared_from_this();
+    mcp::Server server(options_.server, make_handler());
+    Count count(sessions_);
     co_await server.serve(std::move(channel));
+}
+
+awaitable<std::string> Gateway::answer(jsonrpc::Message request, std::function<void(std::string)> send) {
+    auto self = shared_from_this();
+    Count count(sessions_);
+    co_return co_await mcp::Server::answer(options_.server, make_handler(), std::move(request), std::move(send));
 }
 
 awaitable<void> Gateway::shutdown() { co_await mcp::cancel_suspended(options_.server.input_rounds); }

@@ -87,6 +87,7 @@ struct detail::IncomingState {
     asio::cancellation_signal signal;
     bool cancelled = false;
     std::shared_ptr<const MetaMembers> result_meta;  // see IncomingRequest::set_result_meta
+    std::function<void(std::string)> send;           // a detached request's writer (IncomingRequest::detached)
 };
 
 std::shared_ptr<Connection> Connection::create(asio::any_io_executor ex, std::shared_ptr<Channel> channel,
@@ -652,11 +653,24 @@ void IncomingRequest::progress(double progress, std::optional<double> total, std
 }
 
 void IncomingRequest::notify(std::string_view method, json::value params) const {
-    if (auto c = conn_.lock()) c->notify(method, std::move(params));
+    if (auto c = conn_.lock())
+        c->notify(method, std::move(params));
+    else if (state_ && state_->send)
+        state_->send(serialize_notification(method, params));
 }
 
 void IncomingRequest::set_result_meta(std::shared_ptr<const MetaMembers> meta) const {
     if (state_) state_->result_meta = std::move(meta);
+}
+
+std::shared_ptr<const MetaMembers> IncomingRequest::result_meta() const {
+    return state_ ? state_->result_meta : nullptr;
+}
+
+IncomingRequest IncomingRequest::detached(Id id, json::value progress_token, std::function<void(std::string)> send) {
+    auto state = std::make_shared<detail::IncomingState>();
+    state->send = std::move(send);
+    return IncomingRequest({}, std::move(id), std::move(progress_token), std::move(state));
 }
 
 }  // namespace switchboard::jsonrpc

@@ -105,10 +105,10 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
 
     // What a request's params._meta says (2026-07-28), found in one pass over it.
     struct MetaParts {
-        const json::value* version = nullptr;       // present: the request is in the modern era
-        const json::value* capabilities = nullptr;  // the client's, required in that era
+        const json::value* version = nullptr;  // present: the request is in the modern era
+        json::value* capabilities = nullptr;   // the client's, required in that era (taken by context())
         const json::value* log_level = nullptr;
-        const json::value* client_info = nullptr;
+        json::value* client_info = nullptr;  // taken by context()
     };
 
     // The session is passed in, not captured: it stays alive as long as the request, and no coroutine of the
@@ -125,9 +125,9 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
         json::object p = params.is_object() ? std::move(params.get_object()) : json::object{};
         // One pass over the params and one over their _meta find what every request looks at (a lookup each scanned
         // them again, about 1k instructions a request).
-        const json::object* meta = nullptr;
+        json::object* meta = nullptr;
         bool retried = false;  // a retry of an input round is answered from inputs outside the cache key: never fresh
-        for (const auto& kv : p) {
+        for (auto& kv : p) {
             const std::string_view k = kv.key();
             if (k == "_meta")
                 meta = kv.value().if_object();
@@ -136,7 +136,7 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
         }
         MetaParts parts;
         if (meta) {
-            for (const auto& kv : *meta) {
+            for (auto& kv : *meta) {
                 const std::string_view k = kv.key();
                 if (k == meta::protocol_version)
                     parts.version = &kv.value();
@@ -172,7 +172,7 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
             co_return method_not_found(method);
         }
 
-        auto ctx = context(method, parts, modern, req);
+        auto ctx = context(method, parts, modern, req);  // takes the client's capabilities and info out of `p`
         Outcome<json::value> r = json::value();
         if (!session_method(name) && !in_rounds(*ctx, method)) {
             // A content request (tools/call, …) awaits the handler's own coroutine here: no coroutine of call()'s in
@@ -202,7 +202,9 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
         co_return r;
     }
 
-    // The context of one request: what the client declared, and how to ask it for input in its era.
+    // The context of one request: what the client declared, and how to ask it for input in its era. A modern
+    // request's capabilities and client info are moved out of its _meta, not copied (nothing reads them there
+    // afterwards; they are left as empty objects).
     std::shared_ptr<RequestContext::State> context(const std::string& method, const MetaParts& parts, bool modern,
                                                    const jsonrpc::IncomingRequest& req) const {
         auto state = std::make_shared<RequestContext::State>();
@@ -210,11 +212,11 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
         state->method = method;
         state->request = req;
         if (modern) {
-            if (const auto* c = parts.capabilities; c && c->is_object())
-                state->client_capabilities = std::make_shared<const json::object>(c->get_object());
+            if (auto* c = parts.capabilities; c && c->is_object())
+                state->client_capabilities = std::make_shared<const json::object>(std::move(c->get_object()));
             if (const auto* l = parts.log_level; l && l->is_string()) state->log_level = std::string(l->get_string());
-            if (const auto* i = parts.client_info; i && i->is_object())
-                state->client_info = std::make_shared<const json::object>(i->get_object());
+            if (auto* i = parts.client_info; i && i->is_object())
+                state->client_info = std::make_shared<const json::object>(std::move(i->get_object()));
             // Outside the input rounds a modern server cannot ask (the spec allows input_required only there).
             state->ask = [](std::string, std::string asked, json::object) -> awaitable<Outcome<json::value>> {
                 co_return Error::make_local(code::protocol_violation,
@@ -467,6 +469,50 @@ awaitable<void> Server::serve(std::shared_ptr<jsonrpc::Channel> channel) {
     while (!ended.is_set()) co_await ended.wait();
     // Requests suspended in input rounds stay: the client's retry may come on another session (stateless HTTP).
     co_await conn->close();
+}
+
+awaitable<std::string> Server::answer(jsonrpc::Message request, std::function<void(std::string)> send) {
+    if (!rounds_) rounds_ = options_.input_rounds;
+    if (!rounds_) {  // not `?:` around a co_await (docs/design.md: GCC 12)
+        auto ex = co_await asio::this_coro::executor;
+        rounds_ = make_input_rounds(ex, options_.input_timeout);
+    }
+    options_.input_rounds = rounds_;
+    co_return co_await answer(options_, handler_, std::move(request), std::move(send));
+}
+
+// What Server::serve's Connection does with one request (Connection::handle_incoming), without the Connection.
+awaitable<std::string> Server::answer(const ServerOptions& options, std::shared_ptr<ServerHandler> handler,
+                                      jsonrpc::Message request, std::function<void(std::string)> send) {
+    const jsonrpc::Id id = request.id;
+    if (request.method == "subscriptions/listen")
+        co_return jsonrpc::serialize_error(
+            id, Error{code::internal_error, "subscriptions/listen needs a session to stay open in", {}, false});
+    json::value token;
+    if (const auto* p = request.params.if_object())
+        if (const auto* m = p->if_contains("_meta"); m && m->is_object())
+            if (const auto* t = m->get_object().if_contains("progressToken")) token = *t;
+    auto req = jsonrpc::IncomingRequest::detached(id, std::move(token), std::move(send));
+    auto session = std::make_shared<Session>(options, std::move(handler), nullptr, options.input_rounds);
+    if (!session->result_meta) session->result_meta = server_result_meta(options.info);
+    Outcome<json::value> out = json::value();  // always assigned below
+    try {
+        out = co_await Session::handle(std::move(session), std::move(request.method), std::move(request.params), req);
+    } catch (const std::exception& e) {
+        out = Error{code::internal_error, std::string("Internal error: ") + e.what(), {}, false};
+    }
+    const auto state = co_await asio::this_coro::cancellation_state;
+    if (state.cancelled() != asio::cancellation_type::none) co_return std::string();  // no answer after that
+    if (out) {
+        const auto meta = req.result_meta();
+        co_return *jsonrpc::serialize_result(id, *out, std::string::npos, meta.get());
+    }
+    Error e = out.error();
+    if (e.local) {  // local codes never go on the wire
+        e.code = code::internal_error;
+        e.local = false;
+    }
+    co_return jsonrpc::serialize_error(id, e);
 }
 
 }  // namespace switchboard::mcp

@@ -190,6 +190,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
 
     // streamable_http_stateless.cpp
     static void route_modern(const std::weak_ptr<Stream>& weak, std::string text);
+    static asio::awaitable<void> answer_alone(asio::awaitable<std::string> answer, std::weak_ptr<Stream> weak);
     asio::awaitable<void> handle_modern(ServerRequest& req, Responder& res, jsonrpc::Message msg,
                                         std::string header_version, std::optional<std::string> body_version,
                                         bool sse_ok);

@@ -3,6 +3,7 @@
 // subscriptions/listen stream, the answer); closing the response stream cancels the request.
 #include "streamable_http_server_impl.hpp"
 
+#include <switchboard/core/scope_exit.hpp>
 #include <switchboard/core/text.hpp>
 
 #include <boost/json/parse.hpp>
@@ -16,6 +17,7 @@ namespace switchboard::transport {
 using namespace streamable;
 using asio::awaitable;
 using switchboard::http::header_value;
+using switchboard::http::header_view;
 
 namespace {
 
@@ -143,6 +145,13 @@ void HttpServer::Impl::route_modern(const std::weak_ptr<Stream>& weak, std::stri
     if (response && st->channel) st->channel->end("request answered");
 }
 
+// The answer goes out as the session's would have (route_modern); none (cancelled) ends the stream without one.
+awaitable<void> HttpServer::Impl::answer_alone(awaitable<std::string> answer, std::weak_ptr<Stream> weak) {
+    core::ScopeExit ended([weak] { finish_stream(weak.lock()); });  // also when it throws: nobody waits forever
+    std::string text = co_await std::move(answer);
+    if (!text.empty()) route_modern(weak, std::move(text));
+}
+
 awaitable<void> HttpServer::Impl::handle_modern(ServerRequest& req, Responder& res, jsonrpc::Message msg,
                                                 std::string header_version, std::optional<std::string> body_version,
                                                 bool sse_ok) {
@@ -161,7 +170,7 @@ awaitable<void> HttpServer::Impl::handle_modern(ServerRequest& req, Responder& r
         mismatch = fmt::format("MCP-Protocol-Version header value '{}' does not match body value '{}'", header_version,
                                body_v);
     if (mismatch.empty()) {
-        auto m = header_value(req, "Mcp-Method");
+        auto m = header_view(req, "Mcp-Method");
         if (m.empty())
             mismatch = "Mcp-Method header is required";
         else if (m != msg.method)
@@ -170,10 +179,10 @@ awaitable<void> HttpServer::Impl::handle_modern(ServerRequest& req, Responder& r
     if (mismatch.empty() &&
         (msg.method == "tools/call" || msg.method == "prompts/get" || msg.method == "resources/read")) {
         const char* field = msg.method == "resources/read" ? "uri" : "name";
-        std::string expected;
+        std::string_view expected;  // in msg.params, which outlive it
         if (const auto* p = msg.params.if_object())
-            if (const auto* v = p->if_contains(field); v && v->is_string()) expected = std::string(v->get_string());
-        auto raw = header_value(req, "Mcp-Name");
+            if (const auto* v = p->if_contains(field); v && v->is_string()) expected = v->get_string();
+        auto raw = header_view(req, "Mcp-Name");
         auto decoded = decode_header_value(raw);
         if (raw.empty())
             mismatch = "Mcp-Name header is required for " + msg.method;
@@ -188,7 +197,7 @@ awaitable<void> HttpServer::Impl::handle_modern(ServerRequest& req, Responder& r
         std::string expected;
         if (const auto* p = msg.params.if_object())
             if (const auto* v = p->if_contains("taskId"); v && v->is_string()) expected = std::string(v->get_string());
-        auto raw = header_value(req, "Mcp-Name");
+        auto raw = header_view(req, "Mcp-Name");
         auto decoded = decode_header_value(raw);
         if (!raw.empty() && !decoded)
             mismatch = "Mcp-Name header value is malformed";
@@ -219,20 +228,35 @@ awaitable<void> HttpServer::Impl::handle_modern(ServerRequest& req, Responder& r
     }
 
     auto st = std::make_shared<Stream>();
-    st->request_id = msg.id;
     auto pipe = std::make_shared<Pipe>(ex, pipe_limit());
     st->pipe = pipe;
     std::weak_ptr<Stream> weak = st;
+    DeliverOptions d;
+    d.sse_ok = sse_ok;
+    d.unanswered_code = -32603;
+    d.unanswered_message = "Internal error: the request ended without an answer";
+    if (opt.answer && msg.method != "subscriptions/listen") {
+        // Answered on its own: no session, channel or connection for it. Started here, so that an answer ready at once
+        // is in the pipe before delivery begins.
+        d.unanswered_id = msg.id;
+        auto send = [weak](std::string text) { route_modern(weak, std::move(text)); };
+        auto running = tasks.start(answer_alone(opt.answer(std::move(msg), std::move(send)), weak), "http: request");
+        if (tasks.closed()) finish_stream(st);  // stopping: refused unstarted
+        // Closing the response stream is the cancellation signal of 2026-07-28.
+        d.on_disconnect = [running] {
+            if (auto signal = running.lock()) signal->emit(asio::cancellation_type::terminal);
+        };
+        co_await deliver(res, st, pipe, std::move(d));
+        if (auto signal = running.lock()) signal->emit(asio::cancellation_type::terminal);  // delivery gave up
+        co_return;
+    }
+    st->request_id = msg.id;
     st->channel = std::make_shared<detail::PushChannel>(
         ex, opt.max_message_size, [weak](std::string text) { route_modern(weak, std::move(text)); });
     spawn_session(st->channel, [weak] { finish_stream(weak.lock()); });
     // The request goes in as it was parsed above (moved): not put back together and parsed a second time.
     st->channel->push_parsed(std::move(msg));
 
-    DeliverOptions d;
-    d.sse_ok = sse_ok;
-    d.unanswered_code = -32603;
-    d.unanswered_message = "Internal error: the request ended without an answer";
     d.unanswered_id = st->request_id;
     d.on_disconnect = [weak] {
         // Closing the response stream is the cancellation signal of 2026-07-28.

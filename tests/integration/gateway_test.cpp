@@ -267,6 +267,48 @@ TEST_F(Gateway, ModernStatelessRequestAndSecretsStayHidden) {
     });
 }
 
+// A 2026-07-28 request is answered without a session of its own (transport::HttpServerOptions::answer): its progress
+// comes on its stream, the answer carries what a session's would, and closing the stream cancels the upstream's call.
+TEST_F(Gateway, ModernRequestStreamsProgressAndClosingItsStreamCancelsTheUpstream) {
+    start({});
+    const auto port = gateway_->port;
+    run([port]() -> awaitable<void> {
+        auto h = post_headers();
+        h.emplace_back("MCP-Protocol-Version", "2026-07-28");
+        h.emplace_back("Mcp-Method", "tools/call");
+        h.emplace_back("Mcp-Name", "a__echo");
+        auto echo = co_await http_exchange(
+            port, "POST", "/mcp", h,
+            R"({"jsonrpc":"2.0","id":"e","method":"tools/call","params":{"name":"a__echo","arguments":{"message":"m"},)"
+            R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",)"
+            R"("io.modelcontextprotocol/clientCapabilities":{}}}})");
+        EXPECT_EQ(echo.status, 200) << echo.body;
+        const auto v = json::parse(echo.body.substr(echo.body.find('{')));
+        EXPECT_EQ(v.at("id").as_string(), "e") << echo.body;
+        EXPECT_EQ(v.at("result").at("resultType").as_string(), "complete") << echo.body;
+        EXPECT_EQ(v.at("result").at("_meta").at("io.modelcontextprotocol/serverInfo").at("name").as_string(),
+                  "switchboard")
+            << echo.body;
+
+        h.back().second = "a__slow";
+        auto s = co_await http_open(
+            port, "POST", "/mcp", h,
+            R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a__slow","arguments":{"seconds":30,"steps":300},)"
+            R"("_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28",)"
+            R"("io.modelcontextprotocol/clientCapabilities":{}}}})");
+        CO_ASSERT_EQ(s->status, 200);
+        CO_ASSERT_TRUE(co_await http_read_until(s, "notifications/progress", std::chrono::seconds(10)));
+        EXPECT_NE(s->parser.get().body().find(R"("progressToken":"p")"), std::string::npos) << s->parser.get().body();
+        s->stream.close();
+    });
+    bool cancelled = false;
+    for (int i = 0; i < 200 && !cancelled; ++i) {
+        cancelled = read_file(dir_ / "a.log").find("slow: cancelled") != std::string::npos;
+        if (!cancelled) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_TRUE(cancelled) << read_file(dir_ / "a.log") << gateway_->log();
+}
+
 // An upstream's log messages reach the client whose tools/call is in flight; resources/subscribe goes upstream and
 // the upstream's resources/updated comes back (the demo server's conformance fixtures, one upstream: no prefixes).
 TEST_F(Gateway, ForwardsLogMessagesAndSubscriptions) {

@@ -101,6 +101,56 @@ TEST(TaskGroup, CancelAfterATaskEndedLeavesTheEndedOneAlone) {
     });
 }
 
+// start(): the task's first steps run before start() returns (one that never suspends has ended by then); its handle
+// cancels that one task; the group's cancel() and join() cover it like a spawned one.
+TEST(TaskGroup, StartRunsAtOnceAndItsHandleCancelsThatTaskOnly) {
+    asio::io_context ctx;
+    test::run(ctx, [&]() -> awaitable<void> {
+        TaskGroup group(co_await asio::this_coro::executor);
+        int steps = 0;
+        bool a_cancelled = false, b_done = false, c_cancelled = false;
+        group.start(keep_alive([&]() -> awaitable<void> {
+                        ++steps;
+                        co_return;
+                    }),
+                    "at once");
+        EXPECT_EQ(steps, 1);  // ran inline
+        auto a = group.start(keep_alive([&]() -> awaitable<void> {
+                                 ScopeExit guard([&] { a_cancelled = true; });
+                                 ++steps;
+                                 co_await sleep_for(1h);
+                                 co_await sleep_for(1h);
+                             }),
+                             "a");
+        EXPECT_EQ(steps, 2);  // up to its first suspension
+        group.start(keep_alive([&]() -> awaitable<void> {
+                        co_await sleep_for(20ms);
+                        b_done = true;
+                    }),
+                    "b");
+        auto sa = a.lock();
+        CO_ASSERT_TRUE(sa);
+        sa->emit(asio::cancellation_type::terminal);
+        sa.reset();
+        co_await sleep_for(5ms);
+        EXPECT_TRUE(a_cancelled);
+        EXPECT_TRUE(a.expired());  // ended: its entry is gone
+        EXPECT_FALSE(b_done);      // the other one runs on
+        group.start(keep_alive([&]() -> awaitable<void> {
+                        ScopeExit guard([&] { c_cancelled = true; });
+                        co_await sleep_for(1h);
+                        co_await sleep_for(1h);
+                    }),
+                    "c");
+        co_await sleep_for(40ms);
+        EXPECT_TRUE(b_done);
+        EXPECT_EQ(group.size(), 1u);  // c
+        co_await group.shutdown();
+        EXPECT_TRUE(c_cancelled);
+        EXPECT_TRUE(group.start(keep_alive([]() -> awaitable<void> { co_return; }), "late").expired());
+    });
+}
+
 TEST(TaskGroup, AnExceptionEndsOnlyItsTask) {
     asio::io_context ctx;
     test::run(ctx, [&]() -> awaitable<void> {

@@ -38,6 +38,11 @@ public:
         if (closed()) return false;
         return spawn(keep_alive(std::move(f)), std::move(name));
     }
+    /// Starts `task` at once, on the calling thread (core::start_inline): a task that ends without suspending costs no
+    /// scheduler pass, and one that suspends has done its first steps before the caller's next line. The result
+    /// cancels this one task (terminal); it is expired once the task has ended, or null when the group refused it
+    /// (after cancel()).
+    std::weak_ptr<boost::asio::cancellation_signal> start(boost::asio::awaitable<void> task, std::string name);
     /// Cancels every running task and refuses new ones.
     void cancel();
     /// Returns when no task is running (at once when none is).
@@ -48,8 +53,9 @@ public:
     std::size_t size() const;
     bool closed() const;
 
+    struct State;  // task_group.cpp
+
 private:
-    struct State;
     std::shared_ptr<State> state_;
 };
 

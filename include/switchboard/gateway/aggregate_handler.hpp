@@ -160,6 +160,9 @@ public:
     /// Serves one client session on `channel` (a legacy HTTP session, one modern HTTP request, or stdio) with a
     /// context of its own, until the channel ends.
     boost::asio::awaitable<void> serve(std::shared_ptr<jsonrpc::Channel> channel);
+    /// Answers one stateless 2026-07-28 request with a context of its own, as serve() would on a channel of that one
+    /// request, without the session (mcp::Server::answer; transport::HttpServerOptions::answer).
+    boost::asio::awaitable<std::string> answer(jsonrpc::Message request, std::function<void(std::string)> send);
     std::size_t sessions() const { return sessions_; }
     /// The skills every session serves.
     const std::shared_ptr<SkillDirectory>& skills() const { return skills_; }
@@ -183,6 +186,8 @@ private:
     std::uint64_t next_ = 1;
     std::size_t sessions_ = 0;
     std::shared_ptr<host::Context> index_keeper_;  ///< a context of options_.context that only keeps the tool index
+    /// A new client's context and handler (a session's, or one stateless request's).
+    std::shared_ptr<AggregateHandler> make_handler();
     std::shared_ptr<SkillDirectory> skills_;
     std::shared_ptr<GatewayTasks> tasks_;
 };

@@ -62,6 +62,10 @@ struct IncomingState;  // one request being answered (connection.cpp)
 /// What a handler of an incoming request can do besides returning its result.
 class IncomingRequest {
 public:
+    /// A request answered outside any Connection (a stateless HTTP request answered on its own): what it notifies
+    /// is written with `send`, and the result's _meta members are read back with result_meta().
+    static IncomingRequest detached(Id id, boost::json::value progress_token, std::function<void(std::string)> send);
+
     const Id& id() const { return id_; }
     /// Sends notifications/progress when the request carried a progressToken; otherwise does nothing.
     void progress(double progress, std::optional<double> total = {}, std::string message = {}) const;
@@ -70,6 +74,8 @@ public:
     /// Members the result's _meta gets as it is written (see MetaMembers), when the result is an object: what every
     /// result of a session carries (a 2026-07-28 server's serverInfo), serialized once instead of copied into each.
     void set_result_meta(std::shared_ptr<const MetaMembers> meta) const;
+    /// What set_result_meta() set (null: nothing).
+    std::shared_ptr<const MetaMembers> result_meta() const;
 
 private:
     friend class Connection;

@@ -20,6 +20,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -68,6 +69,17 @@ public:
 
     /// Runs one session until the channel ends.
     boost::asio::awaitable<void> serve(std::shared_ptr<jsonrpc::Channel> channel);
+    /// Answers one 2026-07-28 request on its own, as a session of that one request would, without the session: no
+    /// channel, no jsonrpc::Connection (stateless HTTP, transport::HttpServerOptions::answer). What the request
+    /// notifies on the way (progress, log messages) is written with `send`; the answer's text is returned, "" when the
+    /// request was cancelled (the awaiting coroutine's cancellation: the client is gone). subscriptions/listen, which
+    /// lives on after its acknowledgment, needs a session: it gets an error here.
+    boost::asio::awaitable<std::string> answer(jsonrpc::Message request, std::function<void(std::string)> send);
+    /// The same with a handler of this request's own (a gateway's per-client context); `options.input_rounds` keeps
+    /// the input rounds between a request and its retry, and must be set.
+    static boost::asio::awaitable<std::string> answer(const ServerOptions& options,
+                                                      std::shared_ptr<ServerHandler> handler, jsonrpc::Message request,
+                                                      std::function<void(std::string)> send);
 
     /// The StaticHandler of Server(ServerOptions); std::logic_error for a server built with another handler.
     StaticHandler& registry();

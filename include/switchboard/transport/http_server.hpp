@@ -33,6 +33,11 @@ namespace switchboard::transport {
 
 /// Runs one MCP session on `channel` until the channel ends (e.g. mcp::Server::serve).
 using SessionHandler = std::function<boost::asio::awaitable<void>(std::shared_ptr<jsonrpc::Channel> channel)>;
+/// Answers one stateless 2026-07-28 request without a session (mcp::Server::answer fits): `send` writes a message on
+/// the request's stream (a notification); the answer's text is returned ("" for none: the request was cancelled).
+/// The awaiting coroutine is cancelled when the client closes the stream.
+using RequestAnswerer =
+    std::function<boost::asio::awaitable<std::string>(jsonrpc::Message request, std::function<void(std::string)> send)>;
 
 struct HttpServerOptions {
     std::string address = "127.0.0.1";  ///< loopback unless told otherwise
@@ -53,6 +58,10 @@ struct HttpServerOptions {
     bool cors = false;
     bool legacy = true;  ///< sessions and `initialize`
     bool modern = true;  ///< stateless 2026-07-28 requests
+    /// When set, a 2026-07-28 request is answered by this instead of a session of its own on a channel (the session
+    /// handler still serves subscriptions/listen, which stays open): no channel and no jsonrpc::Connection per
+    /// request, and its task starts at once instead of being posted (core::TaskGroup::start).
+    RequestAnswerer answer;
     /// MCP-Protocol-Version values accepted, per era (fill from mcp/version.hpp).
     std::vector<std::string> legacy_versions;
     std::vector<std::string> modern_versions;
