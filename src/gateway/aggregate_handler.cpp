@@ -591,7 +591,9 @@ awaitable<void> Gateway::serve(std::shared_ptr<jsonrpc::Channel> channel) {
 awaitable<std::string> Gateway::answer(jsonrpc::Message request, std::function<void(std::string)> send) {
     auto self = shared_from_this();
     Count count(sessions_);
-    co_return co_await mcp::Server::answer(options_.server, make_handler(), std::move(request), std::move(send));
+    // Made on a line of its own: no temporary converted into a parameter inside the co_await (docs/design.md, GCC 12).
+    std::shared_ptr<mcp::ServerHandler> handler = make_handler();
+    co_return co_await mcp::Server::answer(options_.server, std::move(handler), std::move(request), std::move(send));
 }
 
 awaitable<void> Gateway::shutdown() { co_await mcp::cancel_suspended(options_.server.input_rounds); }

@@ -486,8 +486,10 @@ awaitable<std::string> Server::answer(const ServerOptions& options, std::shared_
                                       jsonrpc::Message request, std::function<void(std::string)> send) {
     const jsonrpc::Id id = request.id;
     if (request.method == "subscriptions/listen")
+        co_return jsonrpc::serialize_error(id, method_not_found(request.method));  // needs a session to stay open in
+    if (!options.input_rounds)
         co_return jsonrpc::serialize_error(
-            id, Error{code::internal_error, "subscriptions/listen needs a session to stay open in", {}, false});
+            id, Error{code::internal_error, "Internal error: the server has no store for input rounds", {}, false});
     json::value token;
     if (const auto* p = request.params.if_object())
         if (const auto* m = p->if_contains("_meta"); m && m->is_object())

@@ -241,13 +241,16 @@ awaitable<void> HttpServer::Impl::handle_modern(ServerRequest& req, Responder& r
         d.unanswered_id = msg.id;
         auto send = [weak](std::string text) { route_modern(weak, std::move(text)); };
         auto running = tasks.start(answer_alone(opt.answer(std::move(msg), std::move(send)), weak), "http: request");
-        if (tasks.closed()) finish_stream(st);  // stopping: refused unstarted
-        // Closing the response stream is the cancellation signal of 2026-07-28.
-        d.on_disconnect = [running] {
+        // Empty right after start() only when refused (an ended task's entry goes later, by a post): stopping.
+        if (running.expired()) finish_stream(st);
+        const auto cancel = [running] {
             if (auto signal = running.lock()) signal->emit(asio::cancellation_type::terminal);
         };
+        // Closing the response stream is the cancellation signal of 2026-07-28; however the delivery ends (a stop
+        // throws out of it), nothing runs on.
+        d.on_disconnect = cancel;
+        core::ScopeExit gave_up(cancel);
         co_await deliver(res, st, pipe, std::move(d));
-        if (auto signal = running.lock()) signal->emit(asio::cancellation_type::terminal);  // delivery gave up
         co_return;
     }
     st->request_id = msg.id;

@@ -1,12 +1,17 @@
 // transport::HttpServer in-process: any SessionHandler can sit behind it (not only mcp::Server), and its limits,
 // session ends and modern-only mode behave as the transport requires.
+#include <switchboard/jsonrpc/message.hpp>
 #include <switchboard/mcp/server.hpp>
 #include <switchboard/mcp/version.hpp>
 #include <switchboard/transport/http_server.hpp>
 
 #include "coro_test.hpp"
 #include "raw_http.hpp"
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -148,6 +153,80 @@ TEST(HttpServer, ModernOnlyRefusesTheLegacyShape) {
         EXPECT_EQ(discover.status, 200) << discover.body;
         EXPECT_NE(discover.body.find("supportedVersions"), std::string::npos) << discover.body;
         server.stop();
+    });
+}
+
+// With an answerer, a 2026-07-28 request is answered by it, not by a session (subscriptions/listen still gets one): its
+// notifications come first on its stream, an answerer that throws still answers the client, closing the stream
+// cancels the answerer, and stop() ends one still running.
+TEST(HttpServer, AStatelessRequestGoesToTheAnswererAndListenToASession) {
+    asio::io_context ctx;
+    auto o = options();
+    int cancelled = 0;
+    o.answer = [&cancelled](jsonrpc::Message m, std::function<void(std::string)> send) -> awaitable<std::string> {
+        if (m.method == "x/throw") throw std::runtime_error("boom");
+        send(jsonrpc::serialize_notification("notifications/message", json::object{{"data", "first"}}));
+        if (m.method == "x/wait") {
+            asio::steady_timer forever(co_await asio::this_coro::executor, std::chrono::hours(1));
+            auto [ec] = co_await forever.async_wait(asio::as_tuple(asio::use_awaitable));
+            if (ec) ++cancelled;
+            co_return std::string();
+        }
+        co_return jsonrpc::serialize_result(m.id, json::object{{"by", "answerer"}, {"method", m.method}});
+    };
+    transport::HttpServer server(
+        ctx.get_executor(), [](std::shared_ptr<jsonrpc::Channel> ch) { return raw_handler(std::move(ch), 1); }, o);
+    ASSERT_FALSE(server.listen());
+    asio::co_spawn(ctx, server.run(), asio::detached);
+    const auto port = server.port();
+    const auto body = [](const std::string& method) {
+        return R"({"jsonrpc":"2.0","id":5,"method":")" + method +
+               R"(","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",)"
+               R"("io.modelcontextprotocol/clientCapabilities":{}}}})";
+    };
+    const auto headers = [](const std::string& method) {
+        auto h = post_headers();
+        h.emplace_back("MCP-Protocol-Version", "2026-07-28");
+        h.emplace_back("Mcp-Method", method);
+        return h;
+    };
+    run(ctx, [&]() -> awaitable<void> {
+        auto r = co_await http_exchange(port, "POST", "/mcp", headers("x/y"), body("x/y"));
+        EXPECT_EQ(r.status, 200) << r.body;
+        const auto first = r.body.find("first"), answer = r.body.find(R"("by":"answerer")");
+        EXPECT_NE(first, std::string::npos) << r.body;
+        EXPECT_NE(answer, std::string::npos) << r.body;
+        EXPECT_LT(first, answer) << r.body;  // the notification before the answer, on one stream
+        EXPECT_EQ(server.session_count(), 0u);
+
+        auto listen =
+            co_await http_exchange(port, "POST", "/mcp", headers("subscriptions/listen"), body("subscriptions/listen"));
+        EXPECT_NE(listen.body.find(R"("method":"subscriptions/listen")"), std::string::npos) << listen.body;
+        EXPECT_EQ(listen.body.find("answerer"), std::string::npos) << listen.body;
+
+        auto thrown = co_await http_exchange(port, "POST", "/mcp", headers("x/throw"), body("x/throw"));
+        EXPECT_EQ(thrown.status, 500) << thrown.body;
+        EXPECT_NE(thrown.body.find("ended without an answer"), std::string::npos) << thrown.body;
+
+        auto waiting = co_await http_open(port, "POST", "/mcp", headers("x/wait"), body("x/wait"));
+        CO_ASSERT_EQ(waiting->status, 200);
+        CO_ASSERT_TRUE(co_await http_read_until(waiting, "first", std::chrono::seconds(5)));
+        waiting->stream.close();
+        for (int i = 0; i < 500 && cancelled == 0; ++i) {
+            asio::steady_timer t(co_await asio::this_coro::executor, std::chrono::milliseconds(10));
+            co_await t.async_wait(asio::use_awaitable);
+        }
+        EXPECT_EQ(cancelled, 1);  // the client closed the stream: the answerer was cancelled
+
+        auto stopped = co_await http_open(port, "POST", "/mcp", headers("x/wait"), body("x/wait"));
+        CO_ASSERT_EQ(stopped->status, 200);
+        CO_ASSERT_TRUE(co_await http_read_until(stopped, "first", std::chrono::seconds(5)));
+        server.stop();
+        for (int i = 0; i < 500 && cancelled == 1; ++i) {
+            asio::steady_timer t(co_await asio::this_coro::executor, std::chrono::milliseconds(10));
+            co_await t.async_wait(asio::use_awaitable);
+        }
+        EXPECT_EQ(cancelled, 2);  // stopping the server ended the one still running
     });
 }
 

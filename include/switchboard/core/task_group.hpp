@@ -40,8 +40,9 @@ public:
     }
     /// Starts `task` at once, on the calling thread (core::start_inline): a task that ends without suspending costs no
     /// scheduler pass, and one that suspends has done its first steps before the caller's next line. The result
-    /// cancels this one task (terminal); it is expired once the task has ended, or null when the group refused it
-    /// (after cancel()).
+    /// cancels this one task (emit terminal on it; a signal of an ended task is inert); it expires shortly after the
+    /// task ends (its entry is erased by a post), and is empty at once when the group refused the task (after
+    /// cancel()).
     std::weak_ptr<boost::asio::cancellation_signal> start(boost::asio::awaitable<void> task, std::string name);
     /// Cancels every running task and refuses new ones.
     void cancel();

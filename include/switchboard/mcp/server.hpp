@@ -72,11 +72,13 @@ public:
     /// Answers one 2026-07-28 request on its own, as a session of that one request would, without the session: no
     /// channel, no jsonrpc::Connection (stateless HTTP, transport::HttpServerOptions::answer). What the request
     /// notifies on the way (progress, log messages) is written with `send`; the answer's text is returned, "" when the
-    /// request was cancelled (the awaiting coroutine's cancellation: the client is gone). subscriptions/listen, which
-    /// lives on after its acknowledgment, needs a session: it gets an error here.
+    /// request saw its cancellation (the awaiting coroutine's: the client is gone; an answer after that is dropped by
+    /// the transport anyway). subscriptions/listen, which lives on after its acknowledgment, needs a session: it is
+    /// refused here.
     boost::asio::awaitable<std::string> answer(jsonrpc::Message request, std::function<void(std::string)> send);
-    /// The same with a handler of this request's own (a gateway's per-client context); `options.input_rounds` keeps
-    /// the input rounds between a request and its retry, and must be set.
+    /// The same with a handler of this request's own (a gateway's per-client context). `options` must outlive the
+    /// request and its input rounds (a member of the caller's); `options.input_rounds` keeps the rounds between a
+    /// request and its retry, and must be set (else an internal error is the answer).
     static boost::asio::awaitable<std::string> answer(const ServerOptions& options,
                                                       std::shared_ptr<ServerHandler> handler, jsonrpc::Message request,
                                                       std::function<void(std::string)> send);
