@@ -21,16 +21,6 @@ namespace json = boost::json;
 namespace asio = boost::asio;
 using boost::asio::awaitable;
 
-Headers modern_call_headers(const std::string& tool) {
-    Headers h;
-    h.emplace_back("Content-Type", "application/json");
-    h.emplace_back("Accept", "application/json, text/event-stream");
-    h.emplace_back("MCP-Protocol-Version", "2026-07-28");
-    h.emplace_back("Mcp-Method", "tools/call");
-    h.emplace_back("Mcp-Name", tool);
-    return h;
-}
-
 std::string modern_call_body(const std::string& tool, const std::string& message) {
     return R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":")" + tool +
            R"(","arguments":{"message":")" + message +

@@ -251,10 +251,7 @@ TEST_F(Gateway, ModernStatelessRequestAndSecretsStayHidden) {
     start({});
     const auto port = gateway_->port;
     run([port]() -> awaitable<void> {
-        auto h = post_headers();
-        h.emplace_back("MCP-Protocol-Version", "2026-07-28");
-        h.emplace_back("Mcp-Method", "tools/call");
-        h.emplace_back("Mcp-Name", "b__echo");
+        auto h = modern_call_headers("b__echo");
         const std::string body =
             R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"b__echo","arguments":{"message":"m"},)"
             R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",)"
@@ -273,10 +270,7 @@ TEST_F(Gateway, ModernRequestStreamsProgressAndClosingItsStreamCancelsTheUpstrea
     start({});
     const auto port = gateway_->port;
     run([port]() -> awaitable<void> {
-        auto h = post_headers();
-        h.emplace_back("MCP-Protocol-Version", "2026-07-28");
-        h.emplace_back("Mcp-Method", "tools/call");
-        h.emplace_back("Mcp-Name", "a__echo");
+        auto h = modern_call_headers("a__echo");
         auto echo = co_await http_exchange(
             port, "POST", "/mcp", h,
             R"({"jsonrpc":"2.0","id":"e","method":"tools/call","params":{"name":"a__echo","arguments":{"message":"m"},)"

@@ -48,4 +48,13 @@ inline Headers post_headers() {
     return h;
 }
 
+/// The headers of a 2026-07-28 tools/call of `tool` (no session; version, method and name in headers).
+inline Headers modern_call_headers(const std::string& tool) {
+    auto h = post_headers();
+    h.emplace_back("MCP-Protocol-Version", "2026-07-28");
+    h.emplace_back("Mcp-Method", "tools/call");
+    h.emplace_back("Mcp-Name", tool);
+    return h;
+}
+
 }  // namespace switchboard::test
