@@ -1,7 +1,7 @@
 // The Streamable HTTP server's state, shared by its files (private to the transport layer):
 //   streamable_http_server.cpp     the route table, the public API, delivering a stream as JSON or SSE
 //   streamable_http_sessions.cpp   legacy sessions: POST / GET (resumable SSE replay) / DELETE, idle sweep
-//   streamable_http_stateless.cpp  2026-07-28 requests: header checks, one session per request
+//   streamable_http_stateless.cpp  2026-07-28 requests: header checks, each answered alone (or by a session)
 //
 // Thread-safety: single owner; everything runs on the server's executor.
 #pragma once

@@ -1,6 +1,7 @@
-// Stateless Streamable HTTP (2026-07-28): every POST is a session of its own, checked against its Mcp-Method /
-// Mcp-Name / MCP-Protocol-Version headers; its one stream carries what that session writes (notifications, the
-// subscriptions/listen stream, the answer); closing the response stream cancels the request.
+// Stateless Streamable HTTP (2026-07-28): every POST is checked against its Mcp-Method / Mcp-Name /
+// MCP-Protocol-Version headers, then answered alone by the answerer (HttpServerOptions::answer) when there is one, or
+// else (and always for subscriptions/listen, which stays open) by a session of its own; its one stream carries what
+// is written for it (notifications, the listen stream, the answer); closing the response stream cancels the request.
 #include "streamable_http_server_impl.hpp"
 
 #include <switchboard/core/scope_exit.hpp>

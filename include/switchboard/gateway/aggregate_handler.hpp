@@ -157,8 +157,8 @@ class Gateway : public std::enable_shared_from_this<Gateway> {
 public:
     static std::shared_ptr<Gateway> create(std::shared_ptr<host::ServerPool> pool, std::shared_ptr<ClientRelay> relay,
                                            GatewayOptions options);
-    /// Serves one client session on `channel` (a legacy HTTP session, one modern HTTP request, or stdio) with a
-    /// context of its own, until the channel ends.
+    /// Serves one client session on `channel` (a legacy HTTP session, a modern subscriptions/listen request, or
+    /// stdio) with a context of its own, until the channel ends.
     boost::asio::awaitable<void> serve(std::shared_ptr<jsonrpc::Channel> channel);
     /// Answers one stateless 2026-07-28 request with a context of its own, as serve() would on a channel of that one
     /// request, without the session (mcp::Server::answer; transport::HttpServerOptions::answer).

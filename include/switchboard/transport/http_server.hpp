@@ -2,8 +2,9 @@
 // - legacy (2025-03-26 … 2025-11-25): `initialize` creates a session (Mcp-Session-Id); POSTed requests are
 //   answered as application/json, or as an SSE stream (with event ids, resumable through GET + Last-Event-ID) when
 //   notifications come before the result; GET opens the session's server-initiated stream; DELETE ends it.
-// - modern (2026-07-28): stateless; every POST is a session of its own, checked against its Mcp-Method / Mcp-Name /
-//   MCP-Protocol-Version headers; closing the response stream cancels the request.
+// - modern (2026-07-28): stateless; every POST is checked against its Mcp-Method / Mcp-Name / MCP-Protocol-Version
+//   headers and answered on its own: by the RequestAnswerer when one is given (mcp::Server::answer fits), else by a
+//   session of its own; closing the response stream cancels the request.
 // Each session runs on a channel handed to a SessionHandler (mcp::Server::serve fits), so this layer knows HTTP and
 // the transport rules, not the MCP methods.
 //
