@@ -308,12 +308,28 @@ void Connection::dispatch(Outcome<Message>&& parsed, std::string_view text) {
     }
 }
 
-awaitable<void> Connection::handle_incoming(Message m, std::string key, std::shared_ptr<detail::IncomingState> inc) {
-    json::value token;
-    if (const auto* p = m.params.if_object())
+namespace {
+
+// A request's params._meta.progressToken; null when it has none.
+json::value progress_token_of(const json::value& params) {
+    if (const auto* p = params.if_object())
         if (const auto* meta = p->if_contains("_meta"); meta && meta->is_object())
-            if (const auto* t = meta->as_object().if_contains("progressToken")) token = *t;
-    IncomingRequest req(weak_from_this(), m.id, std::move(token), inc);
+            if (const auto* t = meta->as_object().if_contains("progressToken")) return *t;
+    return nullptr;
+}
+
+}  // namespace
+
+std::string serialize_failure(const Id& id, Error error) {
+    if (error.local) {
+        error.code = code::internal_error;
+        error.local = false;
+    }
+    return serialize_error(id, error);
+}
+
+awaitable<void> Connection::handle_incoming(Message m, std::string key, std::shared_ptr<detail::IncomingState> inc) {
+    IncomingRequest req(weak_from_this(), m.id, progress_token_of(m.params), inc);
 
     Outcome<json::value> out = json::value();  // always assigned below
     try {
@@ -334,12 +350,7 @@ awaitable<void> Connection::handle_incoming(Message m, std::string key, std::sha
             wake_writer();
         }
     } else {
-        Error e = out.error();
-        if (e.local) {  // local codes never go on the wire
-            e.code = code::internal_error;
-            e.local = false;
-        }
-        enqueue(serialize_error(m.id, e));
+        enqueue(serialize_failure(m.id, std::move(out.error())));
     }
 }
 
@@ -667,10 +678,10 @@ std::shared_ptr<const MetaMembers> IncomingRequest::result_meta() const {
     return state_ ? state_->result_meta : nullptr;
 }
 
-IncomingRequest IncomingRequest::detached(Id id, json::value progress_token, std::function<void(std::string)> send) {
+IncomingRequest IncomingRequest::detached(Id id, const json::value& params, std::function<void(std::string)> send) {
     auto state = std::make_shared<detail::IncomingState>();
     state->send = std::move(send);
-    return IncomingRequest({}, std::move(id), std::move(progress_token), std::move(state));
+    return IncomingRequest({}, std::move(id), progress_token_of(params), std::move(state));
 }
 
 }  // namespace switchboard::jsonrpc

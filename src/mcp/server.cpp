@@ -446,9 +446,8 @@ awaitable<void> Server::serve(std::shared_ptr<jsonrpc::Channel> channel) {
     copts.reply_to_invalid = true;
     copts.finish_incoming_on_eof = std::chrono::seconds(5);
     auto conn = jsonrpc::Connection::create(ex, std::move(channel), copts);
-    if (!rounds_)
-        rounds_ = options_.input_rounds ? options_.input_rounds : make_input_rounds(ex, options_.input_timeout);
-    auto session = std::make_shared<Session>(options_, handler_, conn, rounds_);
+    if (!options_.input_rounds) options_.input_rounds = make_input_rounds(ex, options_.input_timeout);
+    auto session = std::make_shared<Session>(options_, handler_, conn, options_.input_rounds);
     handler_->add_listener(session);
     std::weak_ptr<Session> weak = session;
     // Not a coroutine: the session's own coroutine is what the connection awaits (one frame less per request).
@@ -472,12 +471,10 @@ awaitable<void> Server::serve(std::shared_ptr<jsonrpc::Channel> channel) {
 }
 
 awaitable<std::string> Server::answer(jsonrpc::Message request, std::function<void(std::string)> send) {
-    if (!rounds_) rounds_ = options_.input_rounds;
-    if (!rounds_) {  // not `?:` around a co_await (docs/design.md: GCC 12)
+    if (!options_.input_rounds) {
         auto ex = co_await asio::this_coro::executor;
-        rounds_ = make_input_rounds(ex, options_.input_timeout);
+        options_.input_rounds = make_input_rounds(ex, options_.input_timeout);
     }
-    options_.input_rounds = rounds_;
     co_return co_await answer(options_, handler_, std::move(request), std::move(send));
 }
 
@@ -490,11 +487,7 @@ awaitable<std::string> Server::answer(const ServerOptions& options, std::shared_
     if (!options.input_rounds)
         co_return jsonrpc::serialize_error(
             id, Error{code::internal_error, "Internal error: the server has no store for input rounds", {}, false});
-    json::value token;
-    if (const auto* p = request.params.if_object())
-        if (const auto* m = p->if_contains("_meta"); m && m->is_object())
-            if (const auto* t = m->get_object().if_contains("progressToken")) token = *t;
-    auto req = jsonrpc::IncomingRequest::detached(id, std::move(token), std::move(send));
+    auto req = jsonrpc::IncomingRequest::detached(id, request.params, std::move(send));
     auto session = std::make_shared<Session>(options, std::move(handler), nullptr, options.input_rounds);
     if (!session->result_meta) session->result_meta = server_result_meta(options.info);
     Outcome<json::value> out = json::value();  // always assigned below
@@ -509,12 +502,7 @@ awaitable<std::string> Server::answer(const ServerOptions& options, std::shared_
         const auto meta = req.result_meta();
         co_return *jsonrpc::serialize_result(id, *out, std::string::npos, meta.get());
     }
-    Error e = out.error();
-    if (e.local) {  // local codes never go on the wire
-        e.code = code::internal_error;
-        e.local = false;
-    }
-    co_return jsonrpc::serialize_error(id, e);
+    co_return jsonrpc::serialize_failure(id, std::move(out.error()));
 }
 
 }  // namespace switchboard::mcp

@@ -62,9 +62,10 @@ struct IncomingState;  // one request being answered (connection.cpp)
 /// What a handler of an incoming request can do besides returning its result.
 class IncomingRequest {
 public:
-    /// A request answered outside any Connection (a stateless HTTP request answered on its own): what it notifies
-    /// is written with `send`, and the result's _meta members are read back with result_meta().
-    static IncomingRequest detached(Id id, boost::json::value progress_token, std::function<void(std::string)> send);
+    /// A request answered outside any Connection (a stateless HTTP request answered on its own), given its id and
+    /// params: what it notifies is written with `send`, and the result's _meta members are read back with
+    /// result_meta().
+    static IncomingRequest detached(Id id, const boost::json::value& params, std::function<void(std::string)> send);
 
     const Id& id() const { return id_; }
     /// Sends notifications/progress when the request carried a progressToken; otherwise does nothing.
@@ -87,6 +88,10 @@ private:
     boost::json::value progress_token_;
     std::shared_ptr<detail::IncomingState> state_;
 };
+
+/// The error answer to request `id` as the peer gets it: a local error (this process's own codes never go on the
+/// wire) as an internal error.
+std::string serialize_failure(const Id& id, Error error);
 
 class Connection : public std::enable_shared_from_this<Connection> {
 public:

@@ -94,7 +94,6 @@ private:
     struct Session;
     ServerOptions options_;
     std::shared_ptr<ServerHandler> handler_;
-    std::shared_ptr<InputRounds> rounds_;  // options_.input_rounds, or made by the first serve()
 };
 
 }  // namespace switchboard::mcp
