@@ -10,7 +10,9 @@
 // /proc/PID/task/*/schedstat, ns on CPU, summed over threads), read before and after N sequential keep-alive calls
 // from one client, for the gateway process and for its upstream (its child, the demo server over stdio) apart; the
 // client's CPU is not counted. Ours in both eras (a legacy session: 2025-11-25 handshake and Mcp-Session-Id; and
-// stateless 2026-07-28), the TS SDK gateway (node + its upstream) in the legacy era, the only one it speaks.
+// stateless 2026-07-28), the TS SDK gateway (node + its upstream) in the legacy era, the only one it speaks. Next to
+// them the floor (bench/floor_proxy.cpp): a proxy that moves the same calls' bytes between the socket and the same
+// upstream and parses nothing, so what any gateway costs on this machine before it does any work of its own.
 #include "harness.hpp"
 #include "server_process.hpp"
 #include "sync.hpp"
@@ -265,13 +267,45 @@ struct Best {
     }
 };
 
+// The floor rows, one per era: the byte-forwarding proxy against its upstream, then what the gateway costs above it
+// (its own work: HTTP fields, the JSON-RPC envelope, sessions, routing) against what the upstream costs.
+void floor_rows(std::vector<Row>& rows, const BestCpu& gateway, const BestCpu& floor, const std::string& era) {
+    const auto metric =
+        fmt::format("floor: a proxy that parses nothing, CPU per forwarded call, {} (vs its stdio upstream's own)", era);
+    if (!floor.c) {
+        rows.push_back(failed(metric, floor.error));
+        return;
+    }
+    const auto& f = *floor.c;
+    Row r;
+    r.metric = metric;
+    r.unit = "µs CPU";
+    r.ours = f.gateway_us;
+    r.peer = f.upstream_us;
+    r.peer_name = "demo server (upstream, stdio)";
+    r.note = fmt::format("bench/floor_proxy.cpp: poll, read, write to the pipe, read from it, write; {:.2f}x the "
+                         "upstream before any work; {} calls",
+                         f.gateway_us / f.upstream_us, f.calls);
+    rows.push_back(std::move(r));
+    if (!gateway.c) return;
+    Row a;
+    a.metric = fmt::format("gateway CPU above the floor per call, {} (vs the upstream's own CPU per call)", era);
+    a.unit = "µs CPU";
+    a.ours = gateway.c->gateway_us - f.gateway_us;
+    a.peer = gateway.c->upstream_us;
+    a.peer_name = "demo server (upstream, stdio)";
+    a.note = fmt::format("the gateway's own work is {:.2f}x the upstream's whole call", *a.ours / *a.peer);
+    rows.push_back(std::move(a));
+}
+
 // The CPU rows: the gateway against its own upstream in each era (<= 2x), and against the TS SDK gateway (>= 10x
 // lower, both in the legacy era, the protocol the TS SDK v1 gateway speaks).
-void cpu_rows(std::vector<Row>& rows, const BestCpu& legacy, const BestCpu& modern, const BestCpu& ts) {
+void cpu_rows(std::vector<Row>& rows, const BestCpu& legacy, const BestCpu& modern, const BestCpu& ts,
+              const BestCpu& floor_legacy, const BestCpu& floor_modern) {
     auto lost = [](const CpuPerCall& c) {
         return c.lost_threads ? "; a thread ended during the window: its time is missing" : "";
     };
-    auto vs_upstream = [&](const BestCpu& b, std::string era) {
+    auto vs_upstream = [&](const BestCpu& b, const BestCpu& floor, std::string era) {
         const auto metric = fmt::format("gateway CPU per forwarded call, {} (vs its stdio upstream's own)", era);
         if (!b.c) return failed(metric, b.error);
         const auto& c = *b.c;
@@ -284,10 +318,15 @@ void cpu_rows(std::vector<Row>& rows, const BestCpu& legacy, const BestCpu& mode
         r.target = "<= 2x the upstream";
         judge(r, c.gateway_us / c.upstream_us, 2.0, true, "x the upstream");
         r.note += fmt::format("; {} calls, schedstat of both processes{}", c.calls, lost(c));
+        if (floor.c)
+            r.note += fmt::format("; the floor (a proxy that parses nothing) is {:.2f}x",
+                                  floor.c->gateway_us / floor.c->upstream_us);
         return r;
     };
-    rows.push_back(vs_upstream(legacy, "legacy session (2025-11-25, Mcp-Session-Id)"));
-    rows.push_back(vs_upstream(modern, "stateless 2026-07-28"));
+    rows.push_back(vs_upstream(legacy, floor_legacy, "legacy session (2025-11-25, Mcp-Session-Id)"));
+    rows.push_back(vs_upstream(modern, floor_modern, "stateless 2026-07-28"));
+    floor_rows(rows, legacy, floor_legacy, "legacy session");
+    floor_rows(rows, modern, floor_modern, "stateless 2026-07-28");
 
     const std::string metric = "gateway CPU per forwarded call, legacy session (vs the TS SDK gateway's node process)";
     if (!legacy.c || !ts.c) {
@@ -303,6 +342,9 @@ void cpu_rows(std::vector<Row>& rows, const BestCpu& legacy, const BestCpu& mode
     r.target = ">= 10x lower than TS SDK";
     judge(r, ts.c->gateway_us / legacy.c->gateway_us, 10.0, false, "x lower");
     if (modern.c) r.note += fmt::format("; ours in stateless 2026-07-28: {:.1f} µs", modern.c->gateway_us);
+    if (floor_legacy.c)
+        r.note += fmt::format("; the floor (a proxy that parses nothing) is {:.1f}x lower",
+                              ts.c->gateway_us / floor_legacy.c->gateway_us);
     r.note += fmt::format("; TS SDK {} calls{}", ts.c->calls, lost(*ts.c));
     rows.push_back(std::move(r));
 
@@ -326,7 +368,7 @@ std::vector<Row> run_gateway(const Context& ctx) {
 
     const int cpu_calls = ctx.quick ? 2000 : 5000, ts_cpu_calls = ctx.quick ? 1000 : 4000;
     Best ours, direct, stdio, ts;
-    BestCpu cpu_legacy, cpu_modern, cpu_ts;
+    BestCpu cpu_legacy, cpu_modern, cpu_ts, floor_legacy, floor_modern;
     for (int round = 0; round < rounds; ++round) {
         try {
             ServerProcess gw({ctx.bin_dir + "/switchboard", "--config", config.string(), "serve", "--port", "0",
@@ -348,6 +390,14 @@ std::vector<Row> run_gateway(const Context& ctx) {
             ours.error = e.what();
         }
         try {
+            ServerProcess floor({ctx.self, "--bin-dir", ctx.bin_dir, "--child", "floor_proxy", ctx.demo()}, {});
+            const auto url = trimmed(floor.wait_listening());
+            floor_legacy.keep(measure_cpu(url, floor.pid(), mcp::Era::legacy, cpu_calls));
+            floor_modern.keep(measure_cpu(url, floor.pid(), mcp::Era::modern, cpu_calls));
+        } catch (const std::exception& e) {
+            floor_legacy.error = floor_modern.error = e.what();
+        }
+        try {
             ServerProcess demo({ctx.demo(), "--http", "0"}, {});
             direct.keep(measure(trimmed(demo.wait_listening()), calls, each));
         } catch (const std::exception& e) {
@@ -360,9 +410,9 @@ std::vector<Row> run_gateway(const Context& ctx) {
         }
         try {
             const int port = free_port();
-            ServerProcess peer({ctx.node, ctx.peers_dir + "/ts_gateway.mjs", "--port", std::to_string(port),
-                                "--command", ctx.demo()},
-                               {});
+            ServerProcess peer(
+                {ctx.node, ctx.peers_dir + "/ts_gateway.mjs", "--port", std::to_string(port), "--command", ctx.demo()},
+                {});
             const auto url = trimmed(peer.wait_listening());
             ts.keep(measure(url, ctx.quick ? 500 : 2000, ctx.quick ? 10 : 40));
             try {
@@ -430,7 +480,7 @@ std::vector<Row> run_gateway(const Context& ctx) {
         r.note = fmt::format("demo --http p50 {:.1f} µs", direct.n->one.percentile(50));
         rows.push_back(std::move(r));
     }
-    cpu_rows(rows, cpu_legacy, cpu_modern, cpu_ts);
+    cpu_rows(rows, cpu_legacy, cpu_modern, cpu_ts, floor_legacy, floor_modern);
     return rows;
 }
 
