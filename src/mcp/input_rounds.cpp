@@ -78,8 +78,9 @@ awaitable<Outcome<json::value>> InputRounds::round(json::object params, std::sha
             return ask(weak, std::move(key), std::move(method), std::move(p));
         };
         // A handler that never asks (the common case) is never registered: no token, no map entry. Until it asks it
-        // is cancelled through the request that waits for it.
-        run->task.spawn(run_handler(run, std::move(call), std::move(params)), run->ctx->method);
+        // is cancelled through the request that waits for it. Started inline: one that answers at once has its
+        // result before the wait below, which then never suspends (no scheduler pass for it).
+        run->task.start(run_handler(run, std::move(call), std::move(params)), run->ctx->method);
         co_return co_await await_round(std::move(run));
     }
     auto it = state->is_string() ? runs_.find(std::string(state->get_string())) : runs_.end();
