@@ -135,7 +135,7 @@ awaitable<Outcome<mcp::CallToolResult>> ServerPool::call_tool(std::string server
     co.whole_result = options.whole_result;
     // A shutdown cancels what still runs through the session (Connection::cancel_requests), not by racing every
     // call against an event here.
-    auto r = co_await session->call_tool(tool, std::move(arguments), co);
+    auto r = co_await session->call_tool(tool, std::move(arguments), std::move(co));
     if (!r && r.error().code == code::cancelled && stopping_)
         co_return Error::make_local(
             code::cancelled,
