@@ -1,10 +1,12 @@
-// `switchboard-bench --child floor_proxy COMMAND`: the cheapest process that can stand between an HTTP client and a
-// stdio MCP server, measured by the gateway section as the floor of any gateway on this machine. It parses nothing it
-// can avoid: it finds the end of an HTTP/1.1 request head and its Content-Length, writes the POST body as one line to
-// COMMAND's stdin, and answers with the next line from its stdout that has a "result" or an "error" member (the demo
-// server sends nothing else to the bench's calls); a body without "id" (a notification) is written and answered 202.
-// No ids rewritten, no session, no validation: a real gateway cannot do less. One thread, poll(2) over the listening
-// socket and its connections, blocking I/O on the pipes (the upstream answers each line before it reads the next).
+// `switchboard-bench --child floor_proxy PATH`: the cheapest process that can stand between an HTTP client and a
+// stdio MCP server (the executable PATH, no arguments), measured by the gateway section as the floor of any gateway on
+// this machine. It parses nothing it can avoid: it finds the end of an HTTP/1.1 request head and its Content-Length,
+// writes the POST body as one line to the server's stdin, and, for a request (a body with "method" and "id"), answers
+// with the next line from its stdout that has a "result" or an "error" (the demo server sends nothing else for the
+// bench's calls; a line is not parsed, so a late answer or such a word in a notification would be taken for it);
+// anything else posted (a notification, a response) is answered 202. No ids rewritten, no session, no validation: a
+// real gateway cannot do less. One thread, ppoll(2) over the listening socket and its connections; one request at a
+// time is forwarded, blocking on the pipes until it is answered.
 #include "harness.hpp"
 
 #include <fmt/format.h>
@@ -21,6 +23,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -138,9 +141,9 @@ bool serve_buffered(int fd, std::string& buf, Upstream& up) {
         std::string line = body;
         line += '\n';
         if (!write_all(up.in, line)) fail("write to the upstream");
-        const bool ok = body.find("\"id\"") == std::string::npos
-                            ? write_all(fd, "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n")
-                            : write_all(fd, response("200 OK", up.reply()));
+        const bool request = body.find("\"method\"") != std::string::npos && body.find("\"id\"") != std::string::npos;
+        const bool ok = request ? write_all(fd, response("200 OK", up.reply()))
+                                : write_all(fd, "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n");
         if (!ok) return false;
     }
 }
@@ -149,9 +152,17 @@ volatile std::sig_atomic_t stopping = 0;
 
 json::object floor_proxy_child(const std::vector<std::string>& args) {
     Upstream up(args.at(1));  // args.at(0) is the bin dir
+    // SIGTERM and SIGINT only arrive inside ppoll (blocked elsewhere): one sent just before it still ends the loop.
     std::signal(SIGTERM, [](int) { stopping = 1; });
     std::signal(SIGINT, [](int) { stopping = 1; });
     std::signal(SIGPIPE, SIG_IGN);
+    sigset_t stops, during_poll;
+    sigemptyset(&stops);
+    sigaddset(&stops, SIGTERM);
+    sigaddset(&stops, SIGINT);
+    ::sigprocmask(SIG_BLOCK, &stops, &during_poll);
+    sigdelset(&during_poll, SIGTERM);
+    sigdelset(&during_poll, SIGINT);
 
     const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (listener < 0) fail("socket");
@@ -171,7 +182,7 @@ json::object floor_proxy_child(const std::vector<std::string>& args) {
     while (!stopping) {
         fds.assign(1, pollfd{listener, POLLIN, 0});
         for (const auto& [fd, _] : conns) fds.push_back(pollfd{fd, POLLIN, 0});
-        if (::poll(fds.data(), fds.size(), -1) < 0) {
+        if (::ppoll(fds.data(), fds.size(), nullptr, &during_poll) < 0) {
             if (errno == EINTR) continue;
             fail("poll");
         }

@@ -79,7 +79,9 @@ awaitable<Outcome<json::value>> InputRounds::round(json::object params, std::sha
         };
         // A handler that never asks (the common case) is never registered: no token, no map entry. Until it asks it
         // is cancelled through the request that waits for it. Started inline: one that answers at once has its
-        // result before the wait below, which then never suspends (no scheduler pass for it).
+        // result before the wait below, which then never suspends (no scheduler pass for it). The request waits for
+        // it from the start: an ask made inline finds the run in its round, as one made later does.
+        run->in_round = true;
         run->task.start(run_handler(run, std::move(call), std::move(params)), run->ctx->method);
         co_return co_await await_round(std::move(run));
     }
@@ -101,8 +103,15 @@ awaitable<Outcome<json::value>> InputRounds::round(json::object params, std::sha
 }
 
 awaitable<void> InputRounds::run_handler(std::shared_ptr<Run> run, Call call, json::object params) {
-    auto r = co_await call(std::move(params), RequestContext(run->ctx));
-    run->result = std::move(r);
+    // A handler that throws is answered as the direct path answers it (mcp::Server: an internal error); otherwise
+    // the request would wait until its client gave up.
+    std::optional<Outcome<json::value>> r;  // assigned in the try or the catch, no co_await in either branch's result
+    try {
+        r.emplace(co_await call(std::move(params), RequestContext(run->ctx)));
+    } catch (const std::exception& e) {
+        r.emplace(Error{code::internal_error, std::string("Internal error: ") + e.what(), {}, false});
+    }
+    run->result = std::move(*r);
     run->changed.fire();  // collected by the round that waits, or by the client's next retry
 }
 

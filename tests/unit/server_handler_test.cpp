@@ -59,6 +59,7 @@ public:
 
     Reply<json::object> call_tool(std::string name, json::object, mcp::RequestContext ctx) override {
         ++calls;
+        if (name == "throws") throw std::runtime_error("the tool broke");
         if (name == "ask_elicitation_only") {
             auto answer = co_await ctx.elicit(elicitation());
             if (!answer) ask_errors.push_back(answer.error().message);
@@ -283,6 +284,21 @@ TEST(ServerHandlerWire, ModernInputRequiredRoundTrip) {
         auto again = co_await w.conn->request("tools/call", retry);  // the state is used up
         CO_ASSERT_FALSE(again.has_value());
         EXPECT_EQ(again.error().code, rpc::code::invalid_params);
+        co_await w.conn->close();
+    });
+}
+
+// A handler that throws inside an input round (its client declared elicitation) is answered with an internal error,
+// as outside the rounds, instead of leaving the request to wait for its client to give up.
+TEST(ServerHandlerWire, AHandlerThrowingInARoundIsAnInternalError) {
+    WireFixture w;
+    run(w.ctx, [&]() -> awaitable<void> {
+        auto params = WireFixture::call_params();
+        params["name"] = "throws";
+        auto r = co_await w.conn->request("tools/call", params);
+        CO_ASSERT_FALSE(r.has_value());
+        EXPECT_EQ(r.error().code, rpc::code::internal_error);
+        EXPECT_NE(r.error().message.find("the tool broke"), std::string::npos) << r.error().message;
         co_await w.conn->close();
     });
 }
