@@ -163,14 +163,51 @@ Error AggregateHandler::upstream_error(const std::string& server, Error e) const
 // ---------------------------------------------------------------------------------------------------------------
 // Tools
 
+namespace {
+
+// Appends `item` after its length: no two different lists of items read the same.
+void append_sized(std::string& key, std::string_view item) {
+    key.append(std::to_string(item.size()));
+    key.push_back(':');
+    key.append(item);
+}
+
+}  // namespace
+
+std::string AggregateHandler::tool_list_key(const std::string& cursor, bool renders_apps,
+                                            const mcp::UiUriMap& uris) const {
+    std::string key = renders_apps ? "apps " : "no-apps ";
+    key.append(std::to_string(page_size_));
+    key.push_back(' ');
+    append_sized(key, cursor);
+    append_sized(key, uris.shared_uris());
+    for (const auto& t : host_tools_) {
+        append_sized(key, t.name);
+        append_sized(key, t.description);
+        append_sized(key, jsonrpc::serialize_members(t.input_schema));
+    }
+    return key;
+}
+
 Reply AggregateHandler::list_tools(std::string cursor, mcp::RequestContext ctx) {
     auto self = shared_from_this();
     json::array tools;
-    const auto& index = context_->tools();
+    const auto index_ptr = context_->tool_index();
+    const auto& index = *index_ptr;
     const auto uris = ui_uris();
     // An app-only tool (MCP Apps visibility ["app"]) is for a view to call: a client that renders no views would
     // only hand it to its model, which the extension forbids.
     const bool renders_apps = mcp::declares_ui(ctx.client_capabilities());
+    // A page already built from this index, for what else it depends on, is answered as the text it was.
+    const bool cache = tool_list_cache_ && ctx.takes_result_members();
+    std::string key;
+    if (cache) {
+        key = tool_list_key(cursor, renders_apps, uris);
+        if (auto members = tool_list_cache_->find(index_ptr, key)) {
+            ctx.answer_with_members(std::move(members));
+            co_return json::object();
+        }
+    }
     for (const auto& t : index.tools()) {
         if (!renders_apps && !mcp::model_visible(*t.tool)) continue;
         auto o = t.tool->to_json();
@@ -186,7 +223,12 @@ Reply AggregateHandler::list_tools(std::string cursor, mcp::RequestContext ctx) 
         o["inputSchema"] = t.input_schema;
         tools.push_back(std::move(o));
     }
-    co_return page_of(std::move(tools), "tools", "name", cursor, page_size_);
+    auto page = page_of(std::move(tools), "tools", "name", cursor, page_size_);
+    if (!cache || !page) co_return page;
+    auto members = std::make_shared<const std::string>(jsonrpc::serialize_members(*page));
+    tool_list_cache_->keep(index_ptr, std::move(key), members);
+    ctx.answer_with_members(std::move(members));
+    co_return json::object();
 }
 
 Reply AggregateHandler::call_tool(std::string name, json::object arguments, mcp::RequestContext ctx) {
@@ -332,13 +374,16 @@ mcp::UiUriMap AggregateHandler::ui_uris() const {
     mcp::UiUriMap map;
     for (const auto& t : context_->tools().tools())
         if (auto ui = mcp::tool_ui(*t.tool); ui && !ui->resource_uri.empty()) map.add(t.server, ui->resource_uri);
-    for (const auto& r : context_->resources()) map.add(r.server, r.resource.uri);
+    context_->visit_resources([&](const std::string& server, const mcp::Resource& r) { map.add(server, r.uri); });
     return map;
 }
 
 std::optional<std::string> AggregateHandler::owner_of_uri(const std::string& uri) const {
-    for (const auto& r : context_->resources())
-        if (r.resource.uri == uri) return r.server;
+    std::optional<std::string> owner;
+    context_->visit_resources([&](const std::string& server, const mcp::Resource& r) {
+        if (!owner && r.uri == uri) owner = server;
+    });
+    if (owner) return owner;
     for (const auto& t : context_->resource_templates()) {
         mcp::ServerHandler::Args vars;
         if (mcp::match_uri_template(t.resource_template.uri_template, uri, vars)) return t.server;
@@ -567,6 +612,7 @@ std::shared_ptr<AggregateHandler> Gateway::make_handler() {
     if (options_.host_tools) handler->set_host_tools(options_.host_tools(context));
     handler->set_skills(skills_);
     handler->set_page_size(options_.page_size);
+    handler->set_tool_list_cache(tool_list_cache_);
     handler->set_tasks(tasks_);
     return handler;
 }

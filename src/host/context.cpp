@@ -305,6 +305,10 @@ std::vector<ResourceInfo> Context::resources() const {
     return concat_over(servers(), [this](const std::string& s) { return pool_->resources(s); });
 }
 
+void Context::visit_resources(const std::function<void(const std::string&, const mcp::Resource&)>& fn) const {
+    for (const auto& name : servers()) pool_->visit_resources(name, [&](const mcp::Resource& r) { fn(name, r); });
+}
+
 std::vector<ResourceTemplateInfo> Context::resource_templates() const {
     return concat_over(servers(), [this](const std::string& s) { return pool_->resource_templates(s); });
 }

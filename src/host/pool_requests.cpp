@@ -72,6 +72,11 @@ std::vector<ResourceInfo> ServerPool::resources(std::string_view server) const {
     return out;
 }
 
+void ServerPool::visit_resources(std::string_view server, const std::function<void(const mcp::Resource&)>& fn) const {
+    if (auto s = find(server))
+        for (const auto& r : s->listing.resources) fn(r);
+}
+
 std::vector<ResourceTemplateInfo> ServerPool::resource_templates(std::string_view server) const {
     std::vector<ResourceTemplateInfo> out;
     if (auto s = find(server))

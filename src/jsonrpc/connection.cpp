@@ -86,8 +86,9 @@ struct Connection::Pending {
 struct detail::IncomingState {
     asio::cancellation_signal signal;
     bool cancelled = false;
-    std::shared_ptr<const MetaMembers> result_meta;  // see IncomingRequest::set_result_meta
-    std::function<void(std::string)> send;           // a detached request's writer (IncomingRequest::detached)
+    std::shared_ptr<const MetaMembers> result_meta;     // see IncomingRequest::set_result_meta
+    std::shared_ptr<const std::string> result_members;  // see IncomingRequest::set_result_members
+    std::function<void(std::string)> send;              // a detached request's writer (IncomingRequest::detached)
 };
 
 std::shared_ptr<Connection> Connection::create(asio::any_io_executor ex, std::shared_ptr<Channel> channel,
@@ -341,7 +342,10 @@ awaitable<void> Connection::handle_incoming(Message m, std::string key, std::sha
     if (inc->cancelled || closed_error_) co_return;  // a cancelled request gets no response
     forget_incoming(incoming_.find(key));            // answered: the peer may reuse the id from now on
     if (out) {
-        if (auto text = serialize_result(m.id, *out, stream_results_above, inc->result_meta.get())) {
+        // A result with members kept as text is written whole: they are held whole already.
+        const std::string_view members = inc->result_members ? std::string_view(*inc->result_members) : "";
+        const auto max = members.empty() ? stream_results_above : std::string::npos;
+        if (auto text = serialize_result(m.id, *out, max, inc->result_meta.get(), members)) {
             enqueue(std::move(*text));
         } else if (!closed_error_) {
             // A big result goes out as it is serialized: its text is never held whole beside it.
@@ -676,6 +680,14 @@ void IncomingRequest::set_result_meta(std::shared_ptr<const MetaMembers> meta) c
 
 std::shared_ptr<const MetaMembers> IncomingRequest::result_meta() const {
     return state_ ? state_->result_meta : nullptr;
+}
+
+void IncomingRequest::set_result_members(std::shared_ptr<const std::string> members) const {
+    if (state_) state_->result_members = std::move(members);
+}
+
+std::shared_ptr<const std::string> IncomingRequest::result_members() const {
+    return state_ ? state_->result_members : nullptr;
 }
 
 IncomingRequest IncomingRequest::detached(Id id, const json::value& params, std::function<void(std::string)> send) {

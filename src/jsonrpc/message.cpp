@@ -226,14 +226,19 @@ std::string serialize_request(const Id& id, std::string_view method, const json:
     return serialize_call(&id, method, params);
 }
 
-MetaMembers::MetaMembers(const json::object& members) {
-    for (const auto& kv : members) {
-        if (!json.empty()) json.push_back(',');
-        append_json(json, std::string_view(kv.key()));
-        json.push_back(':');
-        append_json(json, kv.value());
-        keys.emplace_back(kv.key());
+std::string serialize_members(const json::object& o) {
+    std::string out;
+    for (const auto& kv : o) {
+        if (!out.empty()) out.push_back(',');
+        append_json(out, std::string_view(kv.key()));
+        out.push_back(':');
+        append_json(out, kv.value());
     }
+    return out;
+}
+
+MetaMembers::MetaMembers(const json::object& members) : json(serialize_members(members)) {
+    for (const auto& kv : members) keys.emplace_back(kv.key());
 }
 
 namespace {
@@ -241,9 +246,12 @@ namespace {
 // `o`'s members (null: none) with its _meta last and `meta`'s members added to it: the JSON of merging `meta` into a
 // copy of `o` and serializing that (ours win over same-named keys, other _meta keys stay, a _meta that is no object is
 // replaced), without the copy. False once `out` is longer than `max`.
-bool append_with_meta(std::string& out, const json::object* o, const MetaMembers& meta, std::size_t max) {
+// `lead`: members written first, as JSON text (serialize_result's `members`).
+bool append_with_meta(std::string& out, const json::object* o, const MetaMembers& meta, std::size_t max,
+                      std::string_view lead = {}) {
     out.push_back('{');
-    bool first = true;
+    out.append(lead);
+    bool first = lead.empty();
     auto member = [&](std::string_view key, const json::value& value) {
         if (!first) out.push_back(',');
         first = false;
@@ -296,10 +304,26 @@ std::string serialize_result(const Id& id, const json::value& result) {
 }
 
 std::optional<std::string> serialize_result(const Id& id, const json::value& result, std::size_t max,
-                                            const MetaMembers* meta) {
+                                            const MetaMembers* meta, std::string_view members) {
     std::string out = start(&id);
     out.append(R"(,"result":)");
-    if (const auto* o = result.if_object(); meta && o) {
+    const auto* o = result.if_object();
+    if (o && !members.empty()) {
+        out.reserve(out.size() + members.size() + 64);
+        if (meta) {
+            if (!append_with_meta(out, o, *meta, max, members)) return std::nullopt;
+        } else {
+            out.push_back('{');
+            out.append(members);
+            for (const auto& kv : *o) {
+                out.push_back(',');
+                append_json(out, std::string_view(kv.key()));
+                out.push_back(':');
+                if (!append_value(out, kv.value(), max)) return std::nullopt;
+            }
+            out.push_back('}');
+        }
+    } else if (meta && o) {
         if (!append_with_meta(out, o, *meta, max)) return std::nullopt;
     } else if (result.is_null()) {
         out.append("{}");

@@ -91,6 +91,17 @@ std::string UiUriMap::exposed(std::string_view server, std::string_view uri) con
     return prefixed_ui_uri(server, uri);
 }
 
+std::string UiUriMap::shared_uris() const {
+    std::string out;
+    for (const auto& [uri, servers] : users_)
+        if (servers.size() >= 2) {  // each with its length: no two different sets read the same
+            out.append(std::to_string(uri.size()));
+            out.push_back(':');
+            out.append(uri);
+        }
+    return out;
+}
+
 std::optional<UiUriMap::Target> UiUriMap::resolve(std::string_view exposed) const {
     if (auto it = users_.find(exposed); it != users_.end() && it->second.size() == 1)
         return Target{*it->second.begin(), it->first};

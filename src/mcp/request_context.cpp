@@ -51,6 +51,12 @@ const json::object& RequestContext::client_info() const { return or_empty(state_
 
 const jsonrpc::IncomingRequest& RequestContext::request() const { return *state_->request; }
 
+bool RequestContext::takes_result_members() const { return state_->request && state_->request->takes_result_members(); }
+
+void RequestContext::answer_with_members(std::shared_ptr<const std::string> members) const {
+    if (state_->request) state_->request->set_result_members(std::move(members));
+}
+
 void RequestContext::progress(double progress, std::optional<double> total, std::string message) const {
     if (state_->on_status && !message.empty()) state_->on_status(message);
     if (state_->request) state_->request->progress(progress, total, std::move(message));

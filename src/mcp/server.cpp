@@ -500,7 +500,9 @@ awaitable<std::string> Server::answer(const ServerOptions& options, std::shared_
     if (state.cancelled() != asio::cancellation_type::none) co_return std::string();  // no answer after that
     if (out) {
         const auto meta = req.result_meta();
-        co_return *jsonrpc::serialize_result(id, *out, std::string::npos, meta.get());
+        const auto members = req.result_members();
+        co_return *jsonrpc::serialize_result(id, *out, std::string::npos, meta.get(),
+                                             members ? std::string_view(*members) : std::string_view());
     }
     co_return jsonrpc::serialize_failure(id, std::move(out.error()));
 }

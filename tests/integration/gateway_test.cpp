@@ -264,6 +264,91 @@ TEST_F(Gateway, ModernStatelessRequestAndSecretsStayHidden) {
     });
 }
 
+// A stateless 2026-07-28 tools/list of the gateway; `apps`: the client declares MCP Apps (it renders views).
+awaitable<HttpResult> modern_tools_list(std::uint16_t port, bool apps) {
+    auto h = post_headers();
+    h.emplace_back("MCP-Protocol-Version", "2026-07-28");
+    h.emplace_back("Mcp-Method", "tools/list");
+    const std::string caps =
+        apps ? R"({"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}})" : "{}";
+    const std::string body = R"({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{)"
+                             R"("io.modelcontextprotocol/protocolVersion":"2026-07-28",)"
+                             R"("io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},)"
+                             R"("io.modelcontextprotocol/clientCapabilities":)" +
+                             caps + "}}}";
+    co_return co_await http_exchange(port, "POST", "/mcp", h, body);
+}
+
+// The tools of a tools/list answer's body, by name ({} when it is not one).
+std::vector<std::string> listed_tools(const std::string& body) {
+    std::vector<std::string> out;
+    json::error_code ec;
+    auto v = json::parse(body, ec);
+    if (ec || !v.is_object() || !v.as_object().contains("result")) return out;
+    for (const auto& t : v.at("result").at("tools").as_array()) out.emplace_back(t.at("name").as_string());
+    return out;
+}
+
+// tools/list pages are kept as JSON text per tool index (gateway::ToolListCache): asked again, the same bytes, with
+// what a 2026-07-28 result carries besides; a client that renders MCP Apps gets the app-only tool and one that does
+// not never does, whichever asked first; a tool an upstream adds shows up (the index the old page was kept for is
+// replaced), and so does one an upstream removes.
+TEST_F(Gateway, ToolsListIsKeptAsTextUntilTheToolsChange) {
+    std::ofstream(config_) << R"({"mcpServers": {"d": {"command": ")" << demo_server()
+                           << R"(", "args": ["--dynamic-tools", "--apps"]}}})";
+    start({});
+    const auto port = gateway_->port;
+    run([port]() -> awaitable<void> {
+        auto plain = co_await modern_tools_list(port, false);
+        CO_ASSERT_EQ(plain.status, 200) << plain.body;
+        auto tools = listed_tools(plain.body);
+        EXPECT_TRUE(has(tools, "toggle_extra")) << plain.body;
+        EXPECT_FALSE(has(tools, "counter_bump")) << plain.body;  // app-only
+        EXPECT_FALSE(has(tools, "extra")) << plain.body;
+        const auto result = json::parse(plain.body).at("result").as_object();
+        EXPECT_EQ(result.at("resultType"), "complete");
+        EXPECT_TRUE(result.contains("ttlMs"));
+        EXPECT_TRUE(result.at("_meta").as_object().contains("io.modelcontextprotocol/serverInfo")) << plain.body;
+
+        auto again = co_await modern_tools_list(port, false);
+        EXPECT_EQ(again.body, plain.body);
+        auto apps = co_await modern_tools_list(port, true);
+        EXPECT_TRUE(has(listed_tools(apps.body), "counter_bump")) << apps.body;
+        auto plain_after_apps = co_await modern_tools_list(port, false);
+        EXPECT_EQ(plain_after_apps.body, plain.body);
+
+        auto toggle = [port]() -> awaitable<int> {
+            const std::string body =
+                R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"toggle_extra","arguments":{},)"
+                R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",)"
+                R"("io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},)"
+                R"("io.modelcontextprotocol/clientCapabilities":{}}}})";
+            auto r = co_await http_exchange(port, "POST", "/mcp", modern_call_headers("toggle_extra"), body);
+            co_return r.status;
+        };
+        // The upstream's tools/list_changed reaches the pool, which lists again: polled for.
+        auto listed_extra = [port](bool wanted) -> awaitable<bool> {
+            for (int i = 0; i < 100; ++i) {
+                auto r = co_await modern_tools_list(port, false);
+                if (has(listed_tools(r.body), "extra") == wanted) co_return true;
+                boost::asio::steady_timer pause(co_await boost::asio::this_coro::executor,
+                                                std::chrono::milliseconds(50));
+                co_await pause.async_wait(boost::asio::use_awaitable);
+            }
+            co_return false;
+        };
+        // Results stored before they are checked (docs/design.md, GCC 12 rule 3).
+        const int added = co_await toggle();
+        CO_ASSERT_EQ(added, 200);
+        const bool listed = co_await listed_extra(true);
+        EXPECT_TRUE(listed) << "the tool the upstream added never showed up";
+        const int removed = co_await toggle();
+        CO_ASSERT_EQ(removed, 200);
+        const bool gone = co_await listed_extra(false);
+        EXPECT_TRUE(gone) << "the tool the upstream removed is still listed";
+    });
+}
+
 // A 2026-07-28 request is answered without a session of its own (transport::HttpServerOptions::answer): its progress
 // comes on its stream, the answer carries what a session's would, and closing the stream cancels the upstream's call.
 TEST_F(Gateway, ModernRequestStreamsProgressAndClosingItsStreamCancelsTheUpstream) {

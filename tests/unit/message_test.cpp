@@ -550,6 +550,38 @@ TEST(SerializeMessage, ResultWithMetaMembersIsTheMergedResult) {
     EXPECT_FALSE(rpc::serialize_result(1, big, 1u << 20, &meta));
 }
 
+// A result with members kept as text (serialize_members, a cached list) is the result with those members first: with
+// and without _meta members, with and without members of its own, and bytes equal to serializing the whole object.
+TEST(SerializeMessage, ResultWithMembersAsTextIsTheWholeResult) {
+    const auto whole = json::parse(R"({"tools":[{"name":"a","inputSchema":{"type":"object"}}],"nextCursor":"c2",)"
+                                   R"("resultType":"complete","ttlMs":0})")
+                           .as_object();
+    json::object kept, own;
+    for (const auto& kv : whole) (kv.key() == "resultType" || kv.key() == "ttlMs" ? own : kept)[kv.key()] = kv.value();
+    const auto members = rpc::serialize_members(kept);
+    EXPECT_EQ("{" + members + "}", json::serialize(kept));
+    // The same bytes as the whole object, members first.
+    const auto plain = rpc::serialize_result(json::value(3), own, std::string::npos, nullptr, members);
+    ASSERT_TRUE(plain);
+    EXPECT_EQ(*plain, rpc::serialize_result(json::value(3), whole));
+    const auto alone = rpc::serialize_result(json::value(3), json::object(), std::string::npos, nullptr, members);
+    ASSERT_TRUE(alone);
+    EXPECT_EQ(json::parse(*alone).at("result"), json::value(kept)) << *alone;
+    // With _meta members: as merging them into the whole object.
+    const auto ours = json::parse(R"({"io.mcp/serverInfo":{"name":"sb"}})");
+    const rpc::MetaMembers meta(ours.as_object());
+    json::value expected = whole;
+    rpc::merge_meta(expected, meta);
+    for (const json::object* result : std::vector<const json::object*>{&own, nullptr}) {
+        const json::value r = result ? json::value(*result) : json::value(json::object());
+        const auto wire = rpc::serialize_result(json::value(3), r, std::string::npos, &meta, members);
+        ASSERT_TRUE(wire);
+        auto want = result ? expected : json::value(kept);
+        if (!result) rpc::merge_meta(want, meta);
+        EXPECT_EQ(json::parse(*wire).at("result"), want) << *wire;
+    }
+}
+
 // peek_envelope reads what our serializers write without a parse: the kind, and the id's text as serializing the id
 // gives it (the HTTP server routes responses by it). Anything written otherwise is left to the parser (nullopt).
 TEST(PeekEnvelope, ReadsWhatTheSerializersWrite) {

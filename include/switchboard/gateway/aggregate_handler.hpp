@@ -32,6 +32,7 @@
 #include <switchboard/gateway/relay.hpp>
 #include <switchboard/gateway/skill_directory.hpp>
 #include <switchboard/gateway/tasks.hpp>
+#include <switchboard/gateway/tool_list_cache.hpp>
 #include <switchboard/host/context.hpp>
 #include <switchboard/mcp/apps.hpp>
 #include <switchboard/mcp/server.hpp>
@@ -93,6 +94,9 @@ public:
     void set_skills(std::shared_ptr<SkillDirectory> skills) { skills_ = std::move(skills); }
     /// Lists longer than this come in pages (gateway/pages.hpp); 0: one page.
     void set_page_size(std::size_t n) { page_size_ = n; }
+    /// Where tools/list pages are kept as JSON text, shared by the handlers of one gateway (set once, before the
+    /// session serves; null: every page is built).
+    void set_tool_list_cache(std::shared_ptr<ToolListCache> cache) { tool_list_cache_ = std::move(cache); }
     /// Where tasks handed to clients are found again (set once, before the session serves; null: tasks are followed
     /// to their end upstream, as for any host).
     void set_tasks(std::shared_ptr<GatewayTasks> tasks) { tasks_ = std::move(tasks); }
@@ -114,6 +118,8 @@ private:
     std::optional<std::string> owner_of_uri(const std::string& uri) const;
     /// Every server's ui:// URIs (tools' _meta.ui and resources): which ones two servers share (mcp/apps.hpp).
     mcp::UiUriMap ui_uris() const;
+    /// What a tools/list page depends on besides the tool index (ToolListCache's key).
+    std::string tool_list_key(const std::string& cursor, bool renders_apps, const mcp::UiUriMap& uris) const;
     /// A skill answer as a client gets it (an upstream's error named and cleaned as upstream_error does).
     jsonrpc::Outcome<boost::json::object> skill_result(SkillAnswer answer) const;
     /// An upstream error with the server named and config secrets removed.
@@ -128,6 +134,7 @@ private:
     std::shared_ptr<SkillDirectory> skills_;
     std::shared_ptr<GatewayTasks> tasks_;
     std::size_t page_size_ = 0;
+    std::shared_ptr<ToolListCache> tool_list_cache_;
     std::shared_ptr<const host::ToolIndex> last_tools_;  // what tools/list_changed is judged against
     /// This client's tools/call in flight per server (id, context), the most recent last: log messages go there.
     std::map<std::string, std::vector<std::pair<std::uint64_t, mcp::RequestContext>>> calls_;
@@ -186,6 +193,7 @@ private:
     std::uint64_t next_ = 1;
     std::size_t sessions_ = 0;
     std::shared_ptr<host::Context> index_keeper_;  ///< a context of options_.context that only keeps the tool index
+    std::shared_ptr<ToolListCache> tool_list_cache_ = std::make_shared<ToolListCache>();  ///< its handlers' pages
     /// A new client's context and handler (a session's, or one stateless request's).
     std::shared_ptr<AggregateHandler> make_handler();
     std::shared_ptr<SkillDirectory> skills_;

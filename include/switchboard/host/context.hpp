@@ -101,6 +101,9 @@ public:
 
     // Resources and prompts of this context's servers.
     std::vector<ResourceInfo> resources() const;
+    /// resources() without the copies: `fn(server, resource)` for each, in the same order
+    /// (ServerPool::visit_resources).
+    void visit_resources(const std::function<void(const std::string& server, const mcp::Resource&)>& fn) const;
     std::vector<ResourceTemplateInfo> resource_templates() const;
     std::vector<PromptInfo> prompts() const;
     boost::asio::awaitable<Outcome<mcp::ReadResourceResult>> read_resource(std::string server, std::string uri);

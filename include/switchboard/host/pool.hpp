@@ -189,6 +189,9 @@ public:
                                                        std::vector<std::shared_ptr<const std::vector<mcp::Tool>>> lists,
                                                        const std::function<ToolIndex()>& build);
     std::vector<ResourceInfo> resources(std::string_view server) const;
+    /// resources() read in place, for a caller that looks at a field of each: `fn` gets each of `server`'s resources,
+    /// in order, and must not change the pool.
+    void visit_resources(std::string_view server, const std::function<void(const mcp::Resource&)>& fn) const;
     std::vector<ResourceTemplateInfo> resource_templates(std::string_view server) const;
     std::vector<PromptInfo> prompts(std::string_view server) const;
     Phase phase(std::string_view server) const;  ///< Phase::idle for an unknown server

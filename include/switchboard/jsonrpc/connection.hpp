@@ -77,6 +77,13 @@ public:
     void set_result_meta(std::shared_ptr<const MetaMembers> meta) const;
     /// What set_result_meta() set (null: nothing).
     std::shared_ptr<const MetaMembers> result_meta() const;
+    /// Members written ahead of the result's own, as serialize_result's `members` (JSON text kept serialized, e.g. a
+    /// list answered the same way to many requests); the result must then be an object without those keys.
+    void set_result_members(std::shared_ptr<const std::string> members) const;
+    /// What set_result_members() set (null: nothing).
+    std::shared_ptr<const std::string> result_members() const;
+    /// Whether set_result_members() reaches a writer (false for a default-constructed request).
+    bool takes_result_members() const { return state_ != nullptr; }
 
 private:
     friend class Connection;

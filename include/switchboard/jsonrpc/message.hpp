@@ -64,6 +64,9 @@ struct MetaMembers {
     std::vector<std::string> keys;  ///< where params._meta has one of these keys, ours wins
 };
 
+/// An object's members as JSON text, `"k":v,"k2":v2` without the braces (MetaMembers, serialize_result's `members`).
+std::string serialize_members(const boost::json::object& o);
+
 /// serialize_request with `meta` added to params._meta (params must be an object or null). The same JSON as merging
 /// `meta` into a copy of params and serializing that; `_meta` comes last among the params.
 std::string serialize_request(const Id& id, std::string_view method, const boost::json::value& params,
@@ -72,9 +75,11 @@ std::string serialize_notification(std::string_view method, const boost::json::v
 std::string serialize_result(const Id& id, const boost::json::value& result);
 /// serialize_result, or nullopt once the result's text is over about `max` bytes (it stops there): a small result is
 /// serialized once, and a big one is not held whole as text (see ResultStream). With `meta`, its members are added to
-/// result._meta as serialize_request adds them to params._meta (a result that is not an object gets none).
+/// result._meta as serialize_request adds them to params._meta (a result that is not an object gets none). With
+/// `members` (an object's members as JSON text, `"k":v,…` without braces, none of them a key of `result`), the result
+/// object is written with them first: a list kept serialized is not rebuilt into values for every request.
 std::optional<std::string> serialize_result(const Id& id, const boost::json::value& result, std::size_t max,
-                                            const MetaMembers* meta = nullptr);
+                                            const MetaMembers* meta = nullptr, std::string_view members = {});
 /// Adds `meta`'s members to result._meta in the value itself (ours win; a _meta that is not an object is replaced),
 /// for a result that goes out as a ResultStream: the same members as serialize_result with `meta` writes, though not
 /// in the same order (it writes _meta last).

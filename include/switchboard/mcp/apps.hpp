@@ -74,6 +74,9 @@ public:
     };
     /// The server and URI behind an exposed ui:// URI, or nullopt when no server uses it.
     std::optional<Target> resolve(std::string_view exposed) const;
+    /// The URIs that two servers or more share, each after its length: all that exposed() depends on (a key for what
+    /// was built with it).
+    std::string shared_uris() const;
 
 private:
     std::map<std::string, std::set<std::string>, std::less<>> users_;  // uri -> servers

@@ -41,6 +41,14 @@ public:
     /// Whether the client declared `capability` ("sampling", "elicitation", "roots").
     bool client_supports(std::string_view capability) const;
 
+    /// Whether answer_with_members() reaches the response (a request of a session or a stateless one; not a context
+    /// made without one, as in tests that call a handler directly).
+    bool takes_result_members() const;
+    /// Members of the result written ahead of the ones the handler returns, as JSON text kept serialized (`"k":v,…`
+    /// without braces; jsonrpc::serialize_result): a list answered the same way to many clients is not rebuilt into
+    /// values for each. The handler then returns an object without those keys. Only when takes_result_members().
+    void answer_with_members(std::shared_ptr<const std::string> members) const;
+
     /// notifications/progress for this request, when the client asked for progress; otherwise nothing.
     void progress(double progress, std::optional<double> total = {}, std::string message = {}) const;
     /// notifications/message at `level` ("debug" ... "emergency"), when the client's log level lets it through
