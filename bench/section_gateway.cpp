@@ -203,6 +203,80 @@ CpuPerCall measure_cpu(const std::string& url, int gateway_pid, std::optional<mc
     return out;
 }
 
+// µs of CPU per tools/list of `calls` sequential ones from one session (after 20 to warm up), in the serving process
+// `pid` alone (its upstreams are not asked: the gateway answers from its index); the list's length is checked.
+double list_cpu(const std::string& url, int pid, int calls, std::size_t tools) {
+    asio::io_context io;
+    auto s = run_sync(io, open_session(url));
+    auto list = [&s, tools]() -> awaitable<void> {
+        auto r = co_await s->list_tools();
+        if (!r) throw std::runtime_error("tools/list: " + r.error().message);
+        if (r->size() != tools) throw std::runtime_error(fmt::format("tools/list: {} tools, not {}", r->size(), tools));
+    };
+    for (int i = 0; i < 20; ++i) run_sync(io, list());
+    const auto c0 = CpuSnapshot::of({pid});
+    for (int i = 0; i < calls; ++i) run_sync(io, list());
+    const auto c1 = CpuSnapshot::of({pid});
+    run_sync(io, s->close());
+    return static_cast<double>(c1.since(c0, nullptr)) / 1e3 / calls;
+}
+
+// tools/list of 1,000 tools and more through the gateway (one page), against the demo server serving the same list
+// itself over HTTP: what a client that lists at every session's start costs each.
+Row list_row(const Context& ctx, int rounds) {
+    const std::string metric =
+        "gateway tools/list CPU per call, the demo server's tools and 1,000 more in one page (vs the upstream serving "
+        "them itself over HTTP)";
+    constexpr int extra = 1000;
+    const auto config =
+        std::filesystem::temp_directory_path() / fmt::format("switchboard-bench-gw-list-{}.json", ::getpid());
+    std::ofstream(config) << R"({"mcpServers": {"demo": {"command": ")" << ctx.demo()
+                          << R"(", "args": ["--extra-tools", ")" << extra << R"(", "--page-size", "0"]}}})";
+    const int calls = ctx.quick ? 100 : 300;
+    std::optional<double> ours, peer;
+    std::size_t tools = 0;
+    Row r;
+    r.metric = metric;
+    r.unit = "µs CPU";
+    try {
+        for (int round = 0; round < rounds; ++round) {
+            ServerProcess demo({ctx.demo(), "--http", "0", "--extra-tools", std::to_string(extra), "--page-size", "0"},
+                               {});
+            const auto demo_url = trimmed(demo.wait_listening());
+            if (tools == 0) {  // the upstream's own count: the gateway must list the same
+                asio::io_context io;
+                auto s = run_sync(io, open_session(demo_url));
+                auto counted = [&s, &tools]() -> awaitable<void> {
+                    auto l = co_await s->list_tools();
+                    if (!l) throw std::runtime_error("tools/list: " + l.error().message);
+                    tools = l->size();
+                };
+                run_sync(io, counted());
+                run_sync(io, s->close());
+            }
+            const auto p = list_cpu(demo_url, demo.pid(), calls, tools);
+            if (!peer || p < *peer) peer = p;
+            ServerProcess gw({ctx.bin_dir + "/switchboard", "--config", config.string(), "serve", "--port", "0",
+                              "--page-size", "0", "--quiet"},
+                             {});
+            const auto o = list_cpu(trimmed(gw.wait_listening()), gw.pid(), calls, tools);
+            if (!ours || o < *ours) ours = o;
+        }
+    } catch (const std::exception& e) {
+        r = failed(metric, e.what());
+    }
+    std::error_code ec;
+    std::filesystem::remove(config, ec);
+    if (!ours || !peer) return r;
+    r.ours = ours;
+    r.peer = peer;
+    r.peer_name = "demo server --http (StaticHandler)";
+    r.note = fmt::format("{} tools, {} calls; the gateway answers a page it built before from its text "
+                         "(gateway::ToolListCache)",
+                         tools, calls);
+    return r;
+}
+
 // The window with the cheapest gateway, kept whole (its upstream from the same window).
 struct BestCpu {
     std::optional<CpuPerCall> c;
@@ -492,6 +566,7 @@ std::vector<Row> run_gateway(const Context& ctx) {
         rows.push_back(std::move(r));
     }
     cpu_rows(rows, cpu_legacy, cpu_modern, cpu_ts, floor_legacy, floor_modern);
+    rows.push_back(list_row(ctx, rounds));
     return rows;
 }
 
