@@ -267,7 +267,7 @@ Row list_row(const Context& ctx, int rounds) {
     }
     std::error_code ec;
     std::filesystem::remove(config, ec);
-    if (!ours || !peer) return r;
+    if (!ours || !peer || r.status == Status::failed) return r;
     r.ours = ours;
     r.peer = peer;
     r.peer_name = "demo server --http (StaticHandler)";

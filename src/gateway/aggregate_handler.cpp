@@ -174,12 +174,10 @@ void append_sized(std::string& key, std::string_view item) {
 
 }  // namespace
 
-std::string AggregateHandler::tool_list_key(const std::string& cursor, bool renders_apps,
-                                            const mcp::UiUriMap& uris) const {
+std::string AggregateHandler::tool_list_key(bool renders_apps, const mcp::UiUriMap& uris) const {
     std::string key = renders_apps ? "apps " : "no-apps ";
     key.append(std::to_string(page_size_));
     key.push_back(' ');
-    append_sized(key, cursor);
     append_sized(key, uris.shared_uris());
     for (const auto& t : host_tools_) {
         append_sized(key, t.name);
@@ -202,8 +200,8 @@ Reply AggregateHandler::list_tools(std::string cursor, mcp::RequestContext ctx) 
     const bool cache = tool_list_cache_ && ctx.takes_result_members();
     std::string key;
     if (cache) {
-        key = tool_list_key(cursor, renders_apps, uris);
-        if (auto members = tool_list_cache_->find(index_ptr, key)) {
+        key = tool_list_key(renders_apps, uris);
+        if (auto members = tool_list_cache_->find(index_ptr, key, cursor)) {
             ctx.answer_with_members(std::move(members));
             co_return json::object();
         }
@@ -226,7 +224,9 @@ Reply AggregateHandler::list_tools(std::string cursor, mcp::RequestContext ctx) 
     auto page = page_of(std::move(tools), "tools", "name", cursor, page_size_);
     if (!cache || !page) co_return page;
     auto members = std::make_shared<const std::string>(jsonrpc::serialize_members(*page));
-    tool_list_cache_->keep(index_ptr, std::move(key), members);
+    const auto* next = page->if_contains("nextCursor");
+    tool_list_cache_->keep(index_ptr, key, cursor, members,
+                           next && next->is_string() ? std::string(next->get_string()) : std::string());
     ctx.answer_with_members(std::move(members));
     co_return json::object();
 }

@@ -3,27 +3,41 @@
 namespace switchboard::gateway {
 
 namespace {
+
 bool same(const std::weak_ptr<const host::ToolIndex>& kept, const std::shared_ptr<const host::ToolIndex>& index) {
     return index && !kept.owner_before(index) && !index.owner_before(kept) && !kept.expired();
 }
+
+// The key's length first: no key and cursor read as another pair.
+std::string page_key(const std::string& key, const std::string& cursor) {
+    return std::to_string(key.size()) + ':' + key + cursor;
+}
+
 }  // namespace
 
 std::shared_ptr<const std::string> ToolListCache::find(const std::shared_ptr<const host::ToolIndex>& index,
-                                                       const std::string& key) const {
+                                                       const std::string& key, const std::string& cursor) const {
     if (!same(index_, index)) return nullptr;
-    const auto it = by_key_.find(key);
-    return it == by_key_.end() ? nullptr : it->second;
+    const auto it = pages_.find(page_key(key, cursor));
+    return it == pages_.end() ? nullptr : it->second;
 }
 
-void ToolListCache::keep(const std::shared_ptr<const host::ToolIndex>& index, std::string key,
-                         std::shared_ptr<const std::string> members) {
-    if (!index) return;
+void ToolListCache::keep(const std::shared_ptr<const host::ToolIndex>& index, const std::string& key,
+                         const std::string& cursor, std::shared_ptr<const std::string> members,
+                         const std::string& next_cursor) {
+    if (!index || !members) return;
     if (!same(index_, index)) {
-        by_key_.clear();
+        pages_.clear();
+        given_.clear();
+        bytes_ = 0;
         index_ = index;
     }
-    if (by_key_.size() >= max_entries) return;
-    by_key_.insert_or_assign(std::move(key), std::move(members));
+    auto page = page_key(key, cursor);
+    if (!cursor.empty() && !given_.contains(page)) return;
+    if (pages_.size() >= max_entries || bytes_ + members->size() > max_bytes || pages_.contains(page)) return;
+    bytes_ += members->size();
+    pages_.emplace(std::move(page), std::move(members));
+    if (!next_cursor.empty()) given_.insert(page_key(key, next_cursor));
 }
 
 }  // namespace switchboard::gateway

@@ -309,7 +309,7 @@ std::optional<std::string> serialize_result(const Id& id, const json::value& res
     out.append(R"(,"result":)");
     const auto* o = result.if_object();
     if (o && !members.empty()) {
-        out.reserve(out.size() + members.size() + 64);
+        out.reserve(out.size() + members.size() + (meta ? meta->json.size() : 0) + 256);
         if (meta) {
             if (!append_with_meta(out, o, *meta, max, members)) return std::nullopt;
         } else {

@@ -1,5 +1,7 @@
-// gateway::page_of: long lists in pages whose cursors survive a list that changes between two pages.
+// gateway::page_of: long lists in pages whose cursors survive a list that changes between two pages; and
+// gateway::ToolListCache, where the gateway keeps tools/list pages as text.
 #include <switchboard/gateway/pages.hpp>
+#include <switchboard/gateway/tool_list_cache.hpp>
 
 #include <gtest/gtest.h>
 
@@ -76,6 +78,59 @@ TEST(GatewayPages, ACursorThisDidNotMakeIsInvalidParams) {
         ASSERT_FALSE(r) << bad;
         EXPECT_EQ(r.error().code, jsonrpc::code::invalid_params);
     }
+}
+
+std::shared_ptr<const host::ToolIndex> index_of(const std::vector<std::string>& names) {
+    host::ServerTools st;
+    st.server = "s";
+    for (const auto& n : names) {
+        mcp::Tool t;
+        t.name = n;
+        st.tools.push_back(std::move(t));
+    }
+    return std::make_shared<const host::ToolIndex>(host::ToolIndex::build({st}));
+}
+
+std::shared_ptr<const std::string> text(std::string s) { return std::make_shared<const std::string>(std::move(s)); }
+
+// Kept per index and key: another index forgets the pages of the one before (even at the same address); a page is
+// kept for the first page and for a cursor a kept page gave, never for one the client made up.
+TEST(ToolListCache, KeepsTheFirstPageAndThoseItLeadsToPerIndex) {
+    ToolListCache cache;
+    auto one = index_of({"a", "b"});
+    cache.keep(one, "k", "", text("first"), "c2");
+    ASSERT_TRUE(cache.find(one, "k", ""));
+    EXPECT_EQ(*cache.find(one, "k", ""), "first");
+    EXPECT_FALSE(cache.find(one, "other key", ""));
+    cache.keep(one, "k", "made-up", text("forged"), "");
+    EXPECT_FALSE(cache.find(one, "k", "made-up"));
+    cache.keep(one, "k", "c2", text("second"), "");
+    ASSERT_TRUE(cache.find(one, "k", "c2"));
+    EXPECT_EQ(*cache.find(one, "k", "c2"), "second");
+    EXPECT_EQ(cache.size(), 2u);
+
+    auto two = index_of({"a", "b", "c"});
+    EXPECT_FALSE(cache.find(two, "k", ""));
+    cache.keep(two, "k", "", text("new"), "");
+    EXPECT_EQ(cache.size(), 1u);
+    EXPECT_FALSE(cache.find(one, "k", ""));
+    EXPECT_FALSE(cache.find(two, "k", "c2"));  // the old index's cursor is forgotten with it
+
+    // A replaced index freed, and a new one maybe at its address: nothing matches it.
+    two.reset();
+    auto three = index_of({"x"});
+    EXPECT_FALSE(cache.find(three, "k", ""));
+}
+
+TEST(ToolListCache, StaysWithinItsBounds) {
+    ToolListCache cache;
+    auto index = index_of({"a"});
+    cache.keep(index, "big", "", text(std::string(ToolListCache::max_bytes + 1, 'x')), "");
+    EXPECT_EQ(cache.size(), 0u);
+    for (std::size_t i = 0; i < ToolListCache::max_entries + 10; ++i)
+        cache.keep(index, "k" + std::to_string(i), "", text("p"), "");
+    EXPECT_EQ(cache.size(), ToolListCache::max_entries);
+    EXPECT_EQ(cache.bytes(), ToolListCache::max_entries);
 }
 
 }  // namespace

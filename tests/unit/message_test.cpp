@@ -579,6 +579,7 @@ TEST(SerializeMessage, ResultWithMembersAsTextIsTheWholeResult) {
         auto want = result ? expected : json::value(kept);
         if (!result) rpc::merge_meta(want, meta);
         EXPECT_EQ(json::parse(*wire).at("result"), want) << *wire;
+        EXPECT_EQ(*wire, rpc::serialize_result(json::value(3), want));  // the bytes too: _meta last either way
     }
 }
 

@@ -118,8 +118,8 @@ private:
     std::optional<std::string> owner_of_uri(const std::string& uri) const;
     /// Every server's ui:// URIs (tools' _meta.ui and resources): which ones two servers share (mcp/apps.hpp).
     mcp::UiUriMap ui_uris() const;
-    /// What a tools/list page depends on besides the tool index (ToolListCache's key).
-    std::string tool_list_key(const std::string& cursor, bool renders_apps, const mcp::UiUriMap& uris) const;
+    /// What a tools/list page depends on besides the tool index and its cursor (ToolListCache's key).
+    std::string tool_list_key(bool renders_apps, const mcp::UiUriMap& uris) const;
     /// A skill answer as a client gets it (an upstream's error named and cleaned as upstream_error does).
     jsonrpc::Outcome<boost::json::object> skill_result(SkillAnswer answer) const;
     /// An upstream error with the server named and config secrets removed.
