@@ -286,6 +286,20 @@ struct BestCpu {
     }
 };
 
+// measure_cpu in each era, each kept in its own BestCpu (an era that fails leaves the other measured).
+void cpu_both_eras(const std::string& url, int pid, int calls, BestCpu& legacy, BestCpu& modern) {
+    try {
+        legacy.keep(measure_cpu(url, pid, mcp::Era::legacy, calls));
+    } catch (const std::exception& e) {
+        legacy.error = e.what();
+    }
+    try {
+        modern.keep(measure_cpu(url, pid, mcp::Era::modern, calls));
+    } catch (const std::exception& e) {
+        modern.error = e.what();
+    }
+}
+
 struct Numbers {
     Latencies one;        ///< 1 client, sequential
     double one_per_s = 0;
@@ -347,7 +361,8 @@ struct Best {
 void floor_rows(std::vector<Row>& rows, const BestCpu& gateway, const BestCpu& floor, const std::string& era,
                 std::string_view lost_note) {
     const auto metric = fmt::format("floor: a proxy that parses nothing, CPU per forwarded call, {}", era);
-    const auto above = fmt::format("gateway CPU above the floor per call, {} (vs its upstream's own CPU per call)", era);
+    const auto above =
+        fmt::format("gateway CPU above the floor per call, {} (vs its upstream's own CPU per call)", era);
     if (!floor.c) {
         rows.push_back(failed(metric, floor.error));
         rows.push_back(failed(above, "no floor: " + floor.error));
@@ -372,7 +387,8 @@ void floor_rows(std::vector<Row>& rows, const BestCpu& gateway, const BestCpu& f
     a.ours = gateway.c->gateway_us - f.gateway_us;
     a.peer = gateway.c->upstream_us;
     a.peer_name = "demo server (upstream, stdio)";
-    a.note = fmt::format("the gateway's own work is {:.2f}x what its upstream spends on the whole call", *a.ours / *a.peer);
+    a.note =
+        fmt::format("the gateway's own work is {:.2f}x what its upstream spends on the whole call", *a.ours / *a.peer);
     rows.push_back(std::move(a));
 }
 
@@ -453,32 +469,13 @@ std::vector<Row> run_gateway(const Context& ctx) {
                              {});
             const auto url = trimmed(gw.wait_listening());
             ours.keep(measure(url, calls, each));
-            try {
-                cpu_legacy.keep(measure_cpu(url, gw.pid(), mcp::Era::legacy, cpu_calls));
-            } catch (const std::exception& e) {
-                cpu_legacy.error = e.what();
-            }
-            try {
-                cpu_modern.keep(measure_cpu(url, gw.pid(), mcp::Era::modern, cpu_calls));
-            } catch (const std::exception& e) {
-                cpu_modern.error = e.what();
-            }
+            cpu_both_eras(url, gw.pid(), cpu_calls, cpu_legacy, cpu_modern);
         } catch (const std::exception& e) {
             ours.error = e.what();
         }
         try {
             ServerProcess floor({ctx.self, "--bin-dir", ctx.bin_dir, "--child", "floor_proxy", ctx.demo()}, {});
-            const auto url = trimmed(floor.wait_listening());
-            try {
-                floor_legacy.keep(measure_cpu(url, floor.pid(), mcp::Era::legacy, cpu_calls));
-            } catch (const std::exception& e) {
-                floor_legacy.error = e.what();
-            }
-            try {
-                floor_modern.keep(measure_cpu(url, floor.pid(), mcp::Era::modern, cpu_calls));
-            } catch (const std::exception& e) {
-                floor_modern.error = e.what();
-            }
+            cpu_both_eras(trimmed(floor.wait_listening()), floor.pid(), cpu_calls, floor_legacy, floor_modern);
         } catch (const std::exception& e) {
             floor_legacy.error = floor_modern.error = e.what();
         }
