@@ -12,6 +12,12 @@ char lower_char(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 
 bool ascii_letter(char c) { return lower_char(c) >= 'a' && lower_char(c) <= 'z'; }
 }  // namespace
 
+void append_sized(std::string& key, std::string_view item) {
+    key.append(std::to_string(item.size()));
+    key.push_back(':');
+    key.append(item);
+}
+
 std::string size_text(std::size_t bytes) {
     constexpr std::size_t kib = 1024, mib = 1024 * 1024;
     if (bytes >= mib && bytes % mib == 0) return fmt::format("{} MiB", bytes / mib);

@@ -1,6 +1,7 @@
 #include <switchboard/gateway/aggregate_handler.hpp>
 
 #include <switchboard/core/scope_exit.hpp>
+#include <switchboard/core/text.hpp>
 #include <switchboard/mcp/skills.hpp>
 #include <switchboard/mcp/static_handler.hpp>
 #include <switchboard/mcp/tasks.hpp>
@@ -163,26 +164,15 @@ Error AggregateHandler::upstream_error(const std::string& server, Error e) const
 // ---------------------------------------------------------------------------------------------------------------
 // Tools
 
-namespace {
-
-// Appends `item` after its length: no two different lists of items read the same.
-void append_sized(std::string& key, std::string_view item) {
-    key.append(std::to_string(item.size()));
-    key.push_back(':');
-    key.append(item);
-}
-
-}  // namespace
-
 std::string AggregateHandler::tool_list_key(bool renders_apps, const mcp::UiUriMap& uris) const {
     std::string key = renders_apps ? "apps " : "no-apps ";
     key.append(std::to_string(page_size_));
     key.push_back(' ');
-    append_sized(key, uris.shared_uris());
+    core::append_sized(key, uris.shared_uris());
     for (const auto& t : host_tools_) {
-        append_sized(key, t.name);
-        append_sized(key, t.description);
-        append_sized(key, jsonrpc::serialize_members(t.input_schema));
+        core::append_sized(key, t.name);
+        core::append_sized(key, t.description);
+        core::append_sized(key, jsonrpc::serialize_members(t.input_schema));
     }
     return key;
 }

@@ -1,5 +1,7 @@
 #include <switchboard/gateway/tool_list_cache.hpp>
 
+#include <switchboard/core/text.hpp>
+
 namespace switchboard::gateway {
 
 namespace {
@@ -10,7 +12,10 @@ bool same(const std::weak_ptr<const host::ToolIndex>& kept, const std::shared_pt
 
 // The key's length first: no key and cursor read as another pair.
 std::string page_key(const std::string& key, const std::string& cursor) {
-    return std::to_string(key.size()) + ':' + key + cursor;
+    std::string out;
+    core::append_sized(out, key);
+    out.append(cursor);
+    return out;
 }
 
 }  // namespace

@@ -133,18 +133,12 @@ namespace {
 
 // Appends `items` to a cache key so that no two different lists read the same: each item with its length.
 // (Plain appends, not fmt: a stateless gateway request builds this key for the context it makes.)
-void append_sized(std::string& key, std::string_view item) {
-    key.append(std::to_string(item.size()));
-    key.push_back(':');
-    key.append(item);
-}
-
 void append_list(std::string& key, const std::vector<std::string>& items) {
     key.push_back('[');
     key.append(std::to_string(items.size()));
     for (const auto& item : items) {
         key.push_back(' ');
-        append_sized(key, item);
+        core::append_sized(key, item);
     }
     key.push_back(']');
 }
@@ -184,7 +178,7 @@ std::shared_ptr<const ToolIndex> Context::tool_index() {
         std::string key;
         for (std::size_t i = 0; i < connected.size(); ++i) {
             const auto* sc = pool_->server_config(connected[i]);
-            append_sized(key, connected[i]);
+            core::append_sized(key, connected[i]);
             key.push_back('@');
             key.append(std::to_string(reinterpret_cast<std::uintptr_t>(lists[i].get())));
             append_list(key, sc->allowed_tools);

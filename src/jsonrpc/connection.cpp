@@ -337,7 +337,7 @@ awaitable<void> Connection::handle_incoming(Message m, std::string key, std::sha
         out = co_await request_handler_(m.method, std::move(m.params), req);
     } catch (const std::exception& e) {
         if (inc->cancelled || closed_error_) co_return;
-        out = Error{code::internal_error, std::string("Internal error: ") + e.what(), {}, false};
+        out = Error::from_exception(e);
     }
     if (inc->cancelled || closed_error_) co_return;  // a cancelled request gets no response
     forget_incoming(incoming_.find(key));            // answered: the peer may reuse the id from now on

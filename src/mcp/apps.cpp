@@ -1,5 +1,7 @@
 #include <switchboard/mcp/apps.hpp>
 
+#include <switchboard/core/text.hpp>
+
 #include <boost/json/array.hpp>
 
 namespace switchboard::mcp {
@@ -94,11 +96,7 @@ std::string UiUriMap::exposed(std::string_view server, std::string_view uri) con
 std::string UiUriMap::shared_uris() const {
     std::string out;
     for (const auto& [uri, servers] : users_)
-        if (servers.size() >= 2) {  // each with its length: no two different sets read the same
-            out.append(std::to_string(uri.size()));
-            out.push_back(':');
-            out.append(uri);
-        }
+        if (servers.size() >= 2) core::append_sized(out, uri);
     return out;
 }
 

@@ -109,7 +109,7 @@ awaitable<void> InputRounds::run_handler(std::shared_ptr<Run> run, Call call, js
     try {
         r.emplace(co_await call(std::move(params), RequestContext(run->ctx)));
     } catch (const std::exception& e) {
-        r.emplace(Error{code::internal_error, std::string("Internal error: ") + e.what(), {}, false});
+        r.emplace(Error::from_exception(e));
     }
     run->result = std::move(*r);
     run->changed.fire();  // collected by the round that waits, or by the client's next retry

@@ -494,7 +494,7 @@ awaitable<std::string> Server::answer(const ServerOptions& options, std::shared_
     try {
         out = co_await Session::handle(std::move(session), std::move(request.method), std::move(request.params), req);
     } catch (const std::exception& e) {
-        out = Error{code::internal_error, std::string("Internal error: ") + e.what(), {}, false};
+        out = Error::from_exception(e);
     }
     const auto state = co_await asio::this_coro::cancellation_state;
     if (state.cancelled() != asio::cancellation_type::none) co_return std::string();  // no answer after that

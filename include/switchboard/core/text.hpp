@@ -43,4 +43,7 @@ std::string shorten(std::string_view text, std::size_t max);
 /// The first line of `text`, shortened to `max` bytes.
 std::string first_line(std::string_view text, std::size_t max = 80);
 
+/// Appends `item` to a cache key after its length, so that no two different lists of items read the same.
+void append_sized(std::string& key, std::string_view item);
+
 }  // namespace switchboard::core

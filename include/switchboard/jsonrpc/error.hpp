@@ -7,6 +7,7 @@
 #include <boost/json/value.hpp>
 #include <boost/system/result.hpp>
 
+#include <exception>
 #include <string>
 #include <system_error>
 
@@ -74,6 +75,10 @@ struct Error {
     bool local = false;
 
     static Error make_local(int c, std::string msg) { return Error{c, std::move(msg), {}, true}; }
+    /// What a request's answer is when its handler threw `e`: an internal error naming it.
+    static Error from_exception(const std::exception& e) {
+        return Error{code::internal_error, std::string("Internal error: ") + e.what(), {}, false};
+    }
 
     /// The code in error_category(); codes the enum does not name keep their value.
     std::error_code error_code() const noexcept { return {code, error_category()}; }
