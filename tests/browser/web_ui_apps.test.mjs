@@ -5,7 +5,8 @@
 // tests/peers/fake_llm); its ui/update-model-context goes with the next model request; an app fetching an origin it did
 // not declare is blocked by the CSP; the sandbox origin cannot use the API; in chat, an app's tools/call asks the
 // conversation's approval like the model's calls. An app may not call a tool for the model only, open a non-http(s)
-// link, or send a ui/message the user did not prompt (it goes into the composer).
+// link, or send a ui/message the user did not prompt (it goes into the composer). A chat call of an app's tool has
+// Svelte log no warning.
 //   SWITCHBOARD_BIN=build/switchboard SWITCHBOARD_DEMO=build/switchboard-demo-server \
 //   FAKE_LLM=build/switchboard-fake-llm node --test tests/browser/web_ui_apps.test.mjs
 // With SWITCHBOARD_SCREENSHOTS=docs/screenshots it refreshes the README's chat-app.png.
@@ -250,6 +251,11 @@ describe('MCP Apps', { skip }, () => {
 
   test('chat: the app in the tool block; its ui/message is the next user message; it survives a reload', async () => {
     await page.goto(base);
+    // Svelte's warnings (a built page logs a link to svelte.dev/e/<code>) while the call runs, its app starts and its
+    // streamed block gives way to the stored copy: there must be none.
+    const svelteWarnings = [];
+    const onConsole = (m) => /svelte\.dev\/e\/|\[svelte\]/.test(m.text()) && svelteWarnings.push(m.text());
+    page.on('console', onConsole);
     await page.getByLabel('Message', { exact: true }).fill('Show me the counter');
     await page.getByRole('button', { name: 'Send', exact: true }).click();
     const dialog = page.getByRole('dialog', { name: /Allow counter/ });
@@ -258,6 +264,9 @@ describe('MCP Apps', { skip }, () => {
     await page.getByText('Here is the counter.', { exact: true }).waitFor();
     let app = await appFrame(page, '#send');
     await until('the stored result in the app', async () => (await app.locator('body').getAttribute('data-count')) === '1');
+    await page.getByRole('button', { name: 'Send', exact: true }).waitFor();
+    page.off('console', onConsole);
+    assert.deepEqual(svelteWarnings, []);
     await page.locator('[data-testid="tool-block"] details.app-result summary').first().waitFor();
     await page.screenshot({ path: join(SCREENSHOTS, 'chat-app.png') });
 
