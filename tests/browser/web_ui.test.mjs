@@ -199,6 +199,26 @@ describe('web UI', { skip: missing.length ? `needs ${missing.join(', ')}` : fals
     await page.locator('dialog[open]').waitFor({ state: 'detached' });
   });
 
+  test("a healthy server's stderr: its card shows the lines, current while open", async () => {
+    const callDemo = async (name, args) =>
+      (await (await fetch(`${base}api/tools/call`, { method: 'POST', headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ server: 'demo', name, arguments: args }) })).json()).content[0].text;
+    // Written while another page is shown: no event says so, the servers page looks when it is opened.
+    assert.equal(await callDemo('write_stderr', { text: 'before the page: disk almost full' }), 'ok');
+    await page.goto(`${base}#/servers`);
+    await phaseIs('demo', 'connected');
+    const card = page.locator('article').filter({ has: page.getByRole('heading', { name: 'demo', exact: true }) });
+    const tail = card.getByTestId('stderr-demo');
+    await card.getByText('stderr', { exact: true }).click();
+    await until('the earlier line in the card', async () => (await tail.textContent()).includes('before the page: disk almost full'));
+    // Written while the disclosure is open: it comes without a reload.
+    assert.equal(await callDemo('write_stderr', { text: 'while open: cache rebuilt' }), 'ok');
+    await until('the new line in the card', async () => (await tail.textContent()).includes('while open: cache rebuilt'));
+    // Healthy all along: no error on the card.
+    assert.equal(await badge('demo').textContent(), 'connected');
+    assert.equal(await card.locator('.error').count(), 0);
+  });
+
   test('resources and prompts', async () => {
     await page.goto(`${base}#/resources`);
     await page.getByRole('button', { name: /Demo README/ }).first().click();

@@ -97,6 +97,7 @@ type Servers = { servers: ServerStatus[] };
 
 export const api = {
   info: () => get<Info>('api/info'),
+  servers: () => get<Servers>('api/servers'),
   restart: (name: string) => post<object>('api/servers/restart', { name }),
   /** Starts the server's OAuth login in the gateway: the authorization page to open (or loggedIn at once). */
   login: (name: string) => post<{ authorizationUrl?: string; loggedIn?: boolean }>('api/servers/login', { name }),
