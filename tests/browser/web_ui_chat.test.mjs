@@ -1,6 +1,7 @@
 // The chat page in a real browser against a real `switchboard serve` with the demo server and the scripted model
-// (tests/peers/fake_llm): a tool call and its approval, attachments, prompts, Stop, the settings, a run taken back after
-// a reload, and an agent's fork. The other pages are in web_ui.test.mjs.
+// (tests/peers/fake_llm): a tool call and its approval, attachments (a listed resource, a template filled in, a URI
+// typed), prompts, Stop, the settings, a run taken back after a reload, an agent's fork and a task. The other pages are
+// in web_ui.test.mjs.
 //   SWITCHBOARD_BIN=build/switchboard SWITCHBOARD_DEMO=build/switchboard-demo-server \
 //   FAKE_LLM=build/switchboard-fake-llm node --test tests/browser/
 // Needs /usr/bin/chromium (Debian's `chromium`), playwright-core from tests/peers (web_ui_support.mjs) and FAKE_LLM;
@@ -81,6 +82,8 @@ const CHAT_SCRIPT = {
     { toolCalls: [{ name: 'add', arguments: '{"a":4,"b":4}' }] },
     // a reload while the answer streams (4 characters a piece): the page takes the run back and follows it to the end
     { content: 'One two three four five six seven eight', chunkDelayMs: 400 },
+    // a template filled in and a URI typed, attached
+    { content: 'Two greetings.' },
   ],
   models: [{ id: 'alpha' }, { id: 'beta' }],
 };
@@ -329,6 +332,49 @@ describe('chat', { skip: chatSkip }, () => {
     assert.equal(await page.getByRole('alert').count(), 0);
     // The same run, not a new one.
     assert.equal((await modelRequests()).length - before, 1);
+  });
+
+  test('attach a template filled in and a URI typed for a server: the message carries what they read', async () => {
+    await page.getByRole('button', { name: 'New chat' }).click();
+    await until('an empty conversation', async () => (await page.getByTestId('user-message').count()) === 0);
+    const composer = page.locator('form').filter({ has: message() });
+    const dialog = page.getByRole('dialog', { name: 'Attach resource' });
+
+    // The demo's template demo://greeting/{name}: its variable completed by the server, then attached expanded.
+    await page.getByRole('button', { name: 'Attach resource' }).click();
+    await dialog.getByRole('button', { name: /Greeting.*demo:\/\/greeting\/\{name\}/ }).click();
+    const name = dialog.getByLabel('name', { exact: true });
+    await name.pressSequentially('Al');
+    await until('completion of "Al"', async () =>
+      (await dialog.locator('datalist option').evaluateAll((os) => os.map((o) => o.value))).includes('Alice'));
+    await name.fill('Alice');
+    await dialog.getByText('demo://greeting/Alice', { exact: true }).waitFor();
+    const form = dialog.locator('form').filter({ has: page.getByLabel('name', { exact: true }) });
+    await form.getByRole('button', { name: 'Attach', exact: true }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await composer.getByTestId('attachment').getByText('demo://greeting/Alice').waitFor();
+
+    // A URI no listing names, typed for the demo server.
+    await page.getByRole('button', { name: 'Attach resource' }).click();
+    const typed = dialog.getByRole('form', { name: 'Attach by URI' });
+    await typed.getByLabel('Server', { exact: true }).selectOption('demo');
+    await typed.getByLabel('URI', { exact: true }).fill('demo://greeting/Bob');
+    await typed.getByRole('button', { name: 'Attach', exact: true }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await composer.getByTestId('attachment').getByText('demo://greeting/Bob').waitFor();
+
+    await message().fill('Greet them both');
+    await message().press('Enter');
+    await page.getByText('Two greetings.', { exact: true }).waitFor();
+    // Stored with the message: the two attachments and what the server read for them.
+    const id = Number(page.url().match(/#\/chat\/(\d+)$/)[1]);
+    const { messages } = await (await fetch(`${base}api/conversations/get?id=${id}`)).json();
+    const user = messages.find((m) => m.message.role === 'user');
+    assert.deepEqual(user.meta.attachments.map((a) => [a.server, a.uri, a.error]),
+      [['demo', 'demo://greeting/Alice', undefined], ['demo', 'demo://greeting/Bob', undefined]]);
+    assert.match(JSON.stringify(user.message.content), /Hello, Alice![\s\S]*Hello, Bob!/);
+    // And the model read them with it.
+    assert.match(JSON.stringify((await modelRequests()).at(-1).body.messages.at(-1)), /Hello, Alice![\s\S]*Hello, Bob!/);
   });
 
   test('no uncaught errors in the chat page', () => {

@@ -63,6 +63,12 @@ export const chat = $state({
   draft: { text: '', attachments: [] as Attachment[] },
 });
 
+/** Adds a resource to the message being written, once. */
+export function attach(a: Attachment): void {
+  if (!chat.draft.attachments.some((b) => b.server === a.server && b.uri === a.uri))
+    chat.draft.attachments.push({ server: a.server, uri: a.uri });
+}
+
 /** The run of the conversation shown, if any. */
 export function shownRun(): Run | undefined {
   return chat.runs.find((r) => r.id === chat.id);
