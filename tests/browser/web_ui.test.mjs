@@ -1,5 +1,6 @@
 // The web UI in a real browser against a real `switchboard serve` with the demo server: the servers, tools, resources,
-// prompts and settings pages, and the OAuth login of a remote server. The chat page is in web_ui_chat.test.mjs.
+// prompts and settings pages, content annotations, and the OAuth login of a remote server. The chat page is
+// in web_ui_chat.test.mjs.
 //   SWITCHBOARD_BIN=build/switchboard SWITCHBOARD_DEMO=build/switchboard-demo-server \
 //   FAKE_LLM=build/switchboard-fake-llm node --test tests/browser/
 // Needs /usr/bin/chromium (Debian's `chromium`) and playwright-core from tests/peers (web_ui_support.mjs). With
@@ -276,6 +277,86 @@ describe('web UI', { skip: missing.length ? `needs ${missing.join(', ')}` : fals
   });
 
   test('no uncaught errors in the page', () => {
+    assert.deepEqual(pageErrors, []);
+  });
+});
+
+// Content annotations, as "Try it" and the resources page show them: from the reference server
+// (@modelcontextprotocol/server-everything from tests/peers) and annotated_server.mjs (annotations with every field).
+const EVERYTHING = join(import.meta.dirname, '..', 'peers', 'node_modules', '@modelcontextprotocol', 'server-everything',
+  'dist', 'index.js');
+
+describe('annotations', {
+  skip: missing.length ? `needs ${missing.join(', ')}` : !existsSync(EVERYTHING) ? `needs ${EVERYTHING}` : false,
+}, () => {
+  let dir, serve, base, browser, page;
+  const pageErrors = [];
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'switchboard-everything-'));
+    const configPath = join(dir, 'switchboard.json');
+    writeFileSync(configPath, JSON.stringify({ mcpServers: {
+      everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] },
+      annotated: { command: process.execPath, args: [join(import.meta.dirname, 'annotated_server.mjs')] },
+    } }));
+    ({ proc: serve, base } = await serveGateway(['--config', configPath, '--db', join(dir, 'conversations.db')]));
+    ({ browser, page } = await openPage(pageErrors));
+  });
+
+  after(async () => {
+    await browser?.close();
+    await stopProcess(serve);
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function tryIt(server, tool) {
+    await page.goto(`${base}#/tools`);
+    const row = page.locator('li').filter({ has: page.getByTestId(`toggle-${server}-${tool}`) });
+    const button = row.getByRole('button', { name: 'Try it' });
+    await until(`"Try it" of ${tool} enabled`, () => button.isEnabled());
+    await button.click();
+    return page.getByRole('dialog', { name: `${server} / ${tool}` });
+  }
+
+  /** The texts of each list of annotation tags in `scope`, in order. */
+  const tagsIn = (scope) =>
+    scope.getByTestId('annotations').evaluateAll((lists) => lists.map((l) => [...l.children].map((t) => t.textContent)));
+
+  test("Try it: each content block's annotations as tags", async () => {
+    const dialog = await tryIt('everything', 'get-annotated-message');
+    await dialog.getByLabel('messageType', { exact: true }).selectOption('success');
+    await dialog.getByLabel('includeImage', { exact: true }).check();
+    await dialog.getByRole('button', { name: 'Call', exact: true }).click();
+    const result = dialog.getByTestId('tool-result');
+    await result.getByText('Operation completed successfully').waitFor();
+    // The text's and the image's, in order.
+    assert.deepEqual(await tagsIn(result), [['for: user', 'priority 0.7'], ['for: user', 'priority 0.5']]);
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+
+    // An embedded resource's, with when it was modified (in the browser's locale and time zone).
+    const notes = await tryIt('annotated', 'notes');
+    await notes.getByRole('button', { name: 'Call', exact: true }).click();
+    await notes.getByTestId('tool-result').getByText('Water the plants.').waitFor();
+    const [[audience, modified, ...more]] = await tagsIn(notes.getByTestId('tool-result'));
+    assert.equal(audience, 'for: user');
+    assert.match(modified, /^modified .*2025/);
+    assert.deepEqual(more, []);
+    await page.keyboard.press('Escape');
+    await notes.waitFor({ state: 'detached' });
+  });
+
+  test("the resources page: a resource's annotations from its listing", async () => {
+    await page.goto(`${base}#/resources`);
+    await page.getByRole('button', { name: /Today's notes/ }).click();
+    const preview = page.getByTestId('resource-preview');
+    await preview.getByText('Water the plants.').waitFor();
+    const [[audience, priority, modified, ...more]] = await tagsIn(preview);
+    assert.deepEqual([audience, priority, more], ['for: assistant', 'priority 0.2', []]);
+    assert.match(modified, /^modified .*2025/);
+  });
+
+  test('no uncaught errors with annotations', () => {
     assert.deepEqual(pageErrors, []);
   });
 });

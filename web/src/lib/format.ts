@@ -1,4 +1,5 @@
 // Small display helpers.
+import type { Annotations } from './types';
 
 export function formatMs(ms: number | null | undefined): string {
   if (ms === null || ms === undefined) return '–';
@@ -39,3 +40,21 @@ export function prettyArgs(args: unknown): string {
 }
 
 export const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/**
+ * MCP annotations as short tags, each with what it means: who the content is for, how important the server says it
+ * is, when it was last modified. What a server sent that is not of the spec's shape is left out.
+ */
+export function annotationTags(a: Annotations | undefined): { text: string; hint: string }[] {
+  if (!a) return [];
+  const tags: { text: string; hint: string }[] = [];
+  if (Array.isArray(a.audience) && a.audience.length)
+    tags.push({ text: `for: ${a.audience.join(', ')}`, hint: 'Who this is meant for' });
+  if (typeof a.priority === 'number')
+    tags.push({ text: `priority ${a.priority}`, hint: 'How important the server says this is: 0 optional, 1 required' });
+  if (typeof a.lastModified === 'string' && a.lastModified) {
+    const t = Date.parse(a.lastModified);
+    tags.push({ text: `modified ${Number.isNaN(t) ? a.lastModified : new Date(t).toLocaleString()}`, hint: a.lastModified });
+  }
+  return tags;
+}

@@ -93,6 +93,15 @@ export interface Tool {
   _meta?: Record<string, unknown>;
 }
 
+/** MCP annotations of a content block or a resource: hints for the client, shown as small tags. */
+export interface Annotations {
+  audience?: ('user' | 'assistant')[];
+  /** 0 (entirely optional) to 1 (effectively required). */
+  priority?: number;
+  /** ISO 8601. */
+  lastModified?: string;
+}
+
 export interface Resource {
   server: string;
   uri: string;
@@ -101,6 +110,7 @@ export interface Resource {
   description?: string;
   mimeType?: string;
   size?: number;
+  annotations?: Annotations;
   /** `_meta.ui` of an MCP App's view: used where the read contents carry none (components/AppFrame.svelte). */
   _meta?: Record<string, unknown>;
 }
@@ -112,6 +122,7 @@ export interface ResourceTemplate {
   title?: string;
   description?: string;
   mimeType?: string;
+  annotations?: Annotations;
 }
 
 export interface PromptArgument {
@@ -138,12 +149,13 @@ export interface ResourceContents {
   _meta?: Record<string, unknown>;
 }
 
-export type ContentBlock =
+export type ContentBlock = (
   | { type: 'text'; text: string }
   | { type: 'image'; data: string; mimeType: string }
   | { type: 'audio'; data: string; mimeType: string }
   | { type: 'resource_link'; uri: string; name: string; title?: string; description?: string; mimeType?: string }
-  | { type: 'resource'; resource: ResourceContents };
+  | { type: 'resource'; resource: ResourceContents }
+) & { annotations?: Annotations };
 
 export interface CallToolResult {
   content: ContentBlock[];
