@@ -1,6 +1,6 @@
 // The web UI in a real browser against a real `switchboard serve` with the demo server: the servers, tools, resources,
-// prompts and settings pages, content annotations, and the OAuth login of a remote server. The chat page is
-// in web_ui_chat.test.mjs.
+// prompts and settings pages, content annotations and resource links, and the OAuth login of a remote server. The
+// chat page is in web_ui_chat.test.mjs.
 //   SWITCHBOARD_BIN=build/switchboard SWITCHBOARD_DEMO=build/switchboard-demo-server \
 //   FAKE_LLM=build/switchboard-fake-llm node --test tests/browser/
 // Needs /usr/bin/chromium (Debian's `chromium`) and playwright-core from tests/peers (web_ui_support.mjs). With
@@ -281,12 +281,12 @@ describe('web UI', { skip: missing.length ? `needs ${missing.join(', ')}` : fals
   });
 });
 
-// Content annotations, as "Try it" and the resources page show them: from the reference server
+// Content annotations and resource links, as "Try it" and the resources page show them: from the reference server
 // (@modelcontextprotocol/server-everything from tests/peers) and annotated_server.mjs (annotations with every field).
 const EVERYTHING = join(import.meta.dirname, '..', 'peers', 'node_modules', '@modelcontextprotocol', 'server-everything',
   'dist', 'index.js');
 
-describe('annotations', {
+describe('annotations and resource links', {
   skip: missing.length ? `needs ${missing.join(', ')}` : !existsSync(EVERYTHING) ? `needs ${EVERYTHING}` : false,
 }, () => {
   let dir, serve, base, browser, page;
@@ -356,7 +356,26 @@ describe('annotations', {
     assert.match(modified, /^modified .*2025/);
   });
 
-  test('no uncaught errors with annotations', () => {
+  test("Try it: a resource link opens in a dialog, read from the tool's server", async () => {
+    const dialog = await tryIt('everything', 'get-resource-links');
+    await dialog.getByLabel('count', { exact: true }).fill('2');
+    await dialog.getByRole('button', { name: 'Call', exact: true }).click();
+    const link = dialog.getByTestId('resource-link').filter({ hasText: 'Text Resource 2' });
+    await link.getByText('demo://resource/dynamic/text/2').waitFor();
+    // No message is being written here: nothing to attach to.
+    assert.equal(await link.getByRole('button', { name: /^Attach/ }).count(), 0);
+    await link.getByRole('button', { name: 'Open Text Resource 2' }).click();
+    const opened = page.getByRole('dialog', { name: 'Text Resource 2' });
+    await opened.getByText(/^Resource 2: This is a plaintext resource created at/).waitFor();
+    await opened.getByRole('button', { name: 'Close' }).click();
+    await opened.waitFor({ state: 'detached' });
+    // Back in "Try it", which stayed open under it.
+    await link.getByRole('button', { name: 'Open Text Resource 2' }).waitFor();
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+  });
+
+  test('no uncaught errors with annotations and resource links', () => {
     assert.deepEqual(pageErrors, []);
   });
 });

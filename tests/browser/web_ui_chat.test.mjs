@@ -1,7 +1,7 @@
 // The chat page in a real browser against a real `switchboard serve` with the demo server and the scripted model
 // (tests/peers/fake_llm): a tool call and its approval, attachments (a listed resource, a template filled in, a URI
-// typed), prompts, Stop, the settings, a run taken back after a reload, an agent's fork and a task. The other pages are
-// in web_ui.test.mjs.
+// typed), prompts, Stop, the settings, a run taken back after a reload, an agent's fork, a result's resource links
+// (opened, attached) and a task. The other pages are in web_ui.test.mjs.
 //   SWITCHBOARD_BIN=build/switchboard SWITCHBOARD_DEMO=build/switchboard-demo-server \
 //   FAKE_LLM=build/switchboard-fake-llm node --test tests/browser/
 // Needs /usr/bin/chromium (Debian's `chromium`), playwright-core from tests/peers (web_ui_support.mjs) and FAKE_LLM;
@@ -456,6 +456,65 @@ describe('chat with an agent', { skip: chatSkip }, () => {
   });
 
   test('no uncaught errors in the agent chat', () => {
+    assert.deepEqual(pageErrors, []);
+  });
+});
+
+// A tool result with resource links (the reference server, @modelcontextprotocol/server-everything from tests/peers):
+// each opens in a dialog, read from the tool's server, and can be attached to the message being written.
+const EVERYTHING = resolve(import.meta.dirname, '..', 'peers', 'node_modules', '@modelcontextprotocol', 'server-everything',
+  'dist', 'index.js');
+
+describe('chat with resource links', { skip: chatSkip }, () => {
+  const pageErrors = [];
+  const env = { pageErrors };
+  let base, page;
+
+  before(async () => {
+    env.dir = mkdtempSync(join(tmpdir(), 'switchboard-links-'));
+    await startChat(env, { responses: [
+      { toolCalls: [{ name: 'get-resource-links', arguments: '{"count":2}' }] },
+      { content: 'Two links.' },
+      { content: 'Read the attached one.' },
+    ] }, { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] } });
+    ({ base, page } = env);
+  });
+
+  after(() => closeChat(env));
+
+  test('a resource link in a tool block: Open shows it, Attach adds it to the next message', async () => {
+    await page.goto(base);
+    const message = page.getByLabel('Message', { exact: true });
+    await message.fill('Which resources are there?');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    await page.getByRole('dialog', { name: 'Allow get-resource-links (server everything)?' })
+      .getByRole('button', { name: 'Allow once' }).click();
+    await page.getByText('Two links.', { exact: true }).waitFor();
+    // The stored copy of the block, once the answer is done.
+    await page.getByRole('button', { name: 'Send', exact: true }).waitFor();
+
+    const link = page.getByTestId('tool-block').getByTestId('resource-link').filter({ hasText: 'Text Resource 2' });
+    await link.getByRole('button', { name: 'Open Text Resource 2' }).click();
+    const opened = page.getByRole('dialog', { name: 'Text Resource 2' });
+    await opened.getByText(/^Resource 2: This is a plaintext resource created at/).waitFor();
+    await opened.getByRole('button', { name: 'Close' }).click();
+    await opened.waitFor({ state: 'detached' });
+
+    await link.getByRole('button', { name: 'Attach Text Resource 2' }).click();
+    const composer = page.locator('form').filter({ has: message });
+    await composer.getByTestId('attachment').getByText('demo://resource/dynamic/text/2').waitFor();
+    await message.fill('Read this one');
+    await message.press('Enter');
+    await page.getByText('Read the attached one.', { exact: true }).waitFor();
+    const id = Number(page.url().match(/#\/chat\/(\d+)$/)[1]);
+    const { messages } = await (await fetch(`${base}api/conversations/get?id=${id}`)).json();
+    const user = messages.filter((m) => m.message.role === 'user').at(-1);
+    assert.deepEqual(user.meta.attachments.map((a) => [a.server, a.uri, a.error]),
+      [['everything', 'demo://resource/dynamic/text/2', undefined]]);
+    assert.match(JSON.stringify(user.message.content), /Resource 2: This is a plaintext resource created at/);
+  });
+
+  test('no uncaught errors with resource links', () => {
     assert.deepEqual(pageErrors, []);
   });
 });

@@ -149,11 +149,13 @@ export interface ResourceContents {
   _meta?: Record<string, unknown>;
 }
 
+export type ResourceLink = { type: 'resource_link'; uri: string; name: string; title?: string; description?: string; mimeType?: string };
+
 export type ContentBlock = (
   | { type: 'text'; text: string }
   | { type: 'image'; data: string; mimeType: string }
   | { type: 'audio'; data: string; mimeType: string }
-  | { type: 'resource_link'; uri: string; name: string; title?: string; description?: string; mimeType?: string }
+  | ResourceLink
   | { type: 'resource'; resource: ResourceContents }
 ) & { annotations?: Annotations };
 
