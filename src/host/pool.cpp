@@ -191,12 +191,13 @@ awaitable<ServerPool::Attempt> ServerPool::connect_attempt(std::shared_ptr<Serve
         if (auto pool = weak.lock(); pool && *live) pool->handle_notification(s, gen, method, params);
     };
     o.channel_hooks.authorizer = s->oauth;
-    o.channel_hooks.on_stderr_line = [ws = std::weak_ptr<Server>(s),
+    o.channel_hooks.on_stderr_line = [ws = std::weak_ptr<Server>(s), weak,
                                       max = options_.stderr_tail_lines](std::string_view line) {
         auto sp = ws.lock();
         if (!sp || max == 0) return;
         sp->stderr_lines.emplace_back(line.substr(0, 1000));
         while (sp->stderr_lines.size() > max) sp->stderr_lines.pop_front();
+        if (auto pool = weak.lock()) pool->events_.emit(Event::stderr_line(sp->config.name, std::string(line)));
     };
     // The whole start (spawn, handshake, listings) is bounded by startupTimeoutMs. The connection runs on its own,
     // to its end, so that the deadline is kept even when giving up takes longer (closing a hung stdio server waits
@@ -621,7 +622,9 @@ void ServerPool::handle_notification(const std::shared_ptr<Server>& s, std::uint
         const auto* p = params.if_object();
         std::string uri = p ? mcp::string_field(*p, "uri") : "";
         cache_.erase(s->config.name, uri);
-        events_.emit(Event::resource_updated(s->config.name, std::move(uri), params));
+        // Only for what someone holds a subscription to: an update the server sent before it saw the last holder
+        // let go (a 2026-07-28 listen stream being replaced) reaches nobody.
+        if (s->subscriptions.count(uri)) events_.emit(Event::resource_updated(s->config.name, std::move(uri), params));
     } else if (method == "notifications/message") {
         if (options_.recent_log_messages > 0) {
             s->log.push_back(LogMessage{std::chrono::system_clock::now(), params});

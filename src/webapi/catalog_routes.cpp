@@ -19,11 +19,6 @@ using boost::asio::awaitable;
 
 namespace {
 
-json::object with_server(json::object o, const std::string& server) {
-    o["server"] = server;
-    return o;
-}
-
 // A lazy server that is not running: what the catalog recorded for its current entry when it last ran (nullopt:
 // nothing). Its items are listed marked "dormant"; using one starts the server for that use (the pool leases it).
 std::optional<host::CatalogEntry> dormant_entry(const host::ServerPool& pool, const host::ServerConfig& sc) {
@@ -252,8 +247,9 @@ awaitable<void> refresh_catalog(PoolRef weak, Options o, http::ServerRequest& re
     if (!saved)
         throw http::HttpError(bhttp::status::internal_server_error,
                               fmt::format("server \"{}\": cannot record it in the catalog: {}", name, error));
-    const auto* still = pool->server_config(name);
-    co_await send_json(res, catalog_json(still ? *still : *sc, store.read(name)));
+    const auto* still = pool->server_config(name);  // (built before the co_await: GCC 12)
+    auto out = catalog_json(still ? *still : *sc, store.read(name));
+    co_await send_json(res, std::move(out));
 }
 
 }  // namespace

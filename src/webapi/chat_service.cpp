@@ -96,13 +96,15 @@ json::object tool_result_json(const llm::ToolExecutionResult& r) {
     return json::object{{"content", std::move(content)}, {"isError", r.is_error}};
 }
 
-// Whether the tool message's text (what the model reads) leaves out part of the result: media, structured content.
+// Whether the tool message's text (what the model reads) leaves out part of the result: media, structured content,
+// the blocks' annotations (audience, priority), which the page shows.
 bool loses_content(const llm::ToolExecutionResult& r) {
     if (r.structured_content || r.raw.contains("structuredContent")) return true;
     const auto* content = r.raw.if_contains("content");
     if (!content || !content->is_array()) return false;
     for (const auto& block : content->get_array())
-        if (const auto* b = block.if_object(); b && mcp::string_field(*b, "type") != "text") return true;
+        if (const auto* b = block.if_object(); b && (mcp::string_field(*b, "type") != "text" || b->contains("annotations")))
+            return true;
     return false;
 }
 

@@ -55,6 +55,7 @@ void on_event(Pending& p, const host::Event& e) {
     switch (e.kind) {
     case K::phase_changed:
     case K::leases_changed:
+    case K::stderr_line:  // its status's stderrTail changed
         if (e.server.empty())
             p.all = true;
         else

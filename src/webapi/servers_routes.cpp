@@ -187,7 +187,8 @@ awaitable<void> log_level(PoolRef weak, Options o, http::ServerRequest& req, htt
         upstream_failed(name, r.error());
     }
     auto status = server_json(*pool, name);
-    co_await send_json(res, status ? std::move(*status) : json::object());
+    json::object answer = status ? std::move(*status) : json::object();  // (no ?: inside co_await: GCC 12)
+    co_await send_json(res, std::move(answer));
 }
 
 }  // namespace

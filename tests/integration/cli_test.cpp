@@ -216,7 +216,8 @@ TEST_F(Cli, LogLevelPrintsTheServersLogMessagesFromThatLevelUp) {
     EXPECT_NE(out.find("[demo] notice (slow)"), std::string::npos) << out;
     EXPECT_EQ(cli("--config " + cfg + slow, out), 0) << out;
     EXPECT_EQ(out.find("(slow)"), std::string::npos) << out;
-    EXPECT_EQ(cli("--config " + cfg + " --log-level loud" + slow, out), 2) << out;
+    EXPECT_NE(cli("--config " + cfg + " --log-level loud" + slow, out), 0) << out;
+    EXPECT_NE(out.find("must be debug, info, notice"), std::string::npos) << out;
 }
 
 TEST_F(Cli, OneShotCommandsSeeTheToolsAServerAddsForWhatTheyDeclare) {

@@ -144,13 +144,38 @@ TEST_F(WebLive, AWatchedResourceIsSentAgainAfterEveryUpdateUntilThePageLetsGo) {
     EXPECT_EQ(missing.status, 400) << missing.body;
 }
 
+TEST_F(WebLive, AHealthyServersStderrLineIsPushedAsItsStatus) {
+    start();
+    wait_for_phase("demo", "connected");
+    const auto port = gateway_->port;
+    const Headers get_headers{{"Host", host()}};
+    const Headers post_headers{{"Host", host()}, {"Content-Type", "application/json"}};
+    bool pushed = false;
+    std::string body;
+    run([&, port, get_headers, post_headers]() -> awaitable<void> {
+        auto events = co_await http_open(port, "GET", "/api/events", get_headers, "");
+        co_await read_event(events, "servers", 5s);
+        auto r = co_await http_exchange(port, "POST", "/api/tools/call", post_headers,
+                                        R"({"server":"demo","name":"write_stderr","arguments":{"text":"hello there"}})");
+        EXPECT_EQ(r.status, 200) << r.body;
+        std::function<bool(const std::string&)> tail = [](const std::string& b) {
+            for (const auto& s : events_named(b, "server"))
+                if (s.at("stderrTail").as_string().find("hello there") != std::string::npos) return true;
+            return false;
+        };
+        pushed = co_await read_stream_until(events, std::move(tail), 5s);
+        body = events->parser.get().body();
+    });
+    EXPECT_TRUE(pushed) << body;
+}
+
 TEST_F(WebLive, TheServersLogMessagesAreKeptAndTheirLevelIsTheServersToSet) {
     start();
     wait_for_phase("demo", "connected");
     const auto slow = [&] {
         auto r = post("/api/tools/call",
                       {{"server", "demo"}, {"name", "slow"}, {"arguments", {{"seconds", 0.2}, {"steps", 2}}}});
-        ASSERT_EQ(r.status, 200) << r.body;
+        ASSERT_EQ(r.status, 200) << r.error << r.body;
     };
     slow();
     json::value logs;
@@ -186,7 +211,8 @@ TEST_F(WebLive, ADormantLazyServersItemsAreListedFromTheCatalogAndUsable) {
     wait_for_phase("demo", "connected");
     const auto dormant_items = [&](const std::string& path, const std::string& key) {
         std::size_t n = 0;
-        for (const auto& item : parse(get(path)).at(key).as_array())
+        const auto listed = parse(get(path));
+        for (const auto& item : listed.at(key).as_array())
             if (item.at("server").as_string() == "notes") {
                 EXPECT_TRUE(item.as_object().contains("dormant")) << item;
                 ++n;
