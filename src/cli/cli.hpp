@@ -45,6 +45,10 @@ boost::asio::awaitable<int> with_host(host::Config config, Settle settle,
 boost::asio::awaitable<int> with_host(host::Config config, Settle settle, host::PoolOptions options,
                                       std::function<boost::asio::awaitable<int>(Host&)> body);
 
+/// Every host this process runs asks its servers for log messages from `level` up ("debug" ... "emergency") and
+/// prints them on stderr (`--log-level`). Empty: none are asked for (the servers' defaults) nor printed.
+void print_server_logs(std::string level);
+
 /// The config reduced to the one named server, or nullopt (reported on stderr) when there is no such server.
 std::optional<host::Config> only_server(const host::Config& config, const std::string& name);
 
@@ -146,8 +150,6 @@ struct ConversationsCommand {
     std::string title;  ///< rename
 };
 int conversations(const ConversationsCommand& command);
-/// A conversation as a Markdown transcript (`conversations show --markdown`).
-std::string render_transcript(const store::ConversationInfo& info, const std::vector<store::StoredMessage>& messages);
 
 // Rendering (render.cpp).
 /// Human-readable rendering of a tool result or resource contents; binary parts as "[image/png, N bytes]".

@@ -3,6 +3,7 @@
 // turn (the model's stream and the running calls) and Ctrl-D quits. Slash commands: see kHelp.
 #include "agent_session.hpp"
 #include "line_reader.hpp"
+#include "terminal_requests.hpp"
 
 #include <switchboard/agent/server_requests.hpp>
 #include <switchboard/core/text.hpp>
@@ -253,58 +254,11 @@ awaitable<int> chat(const host::Config& config, const GlobalOptions&, AgentOptio
 
     agent::ServerRequestOptions requests;
     requests.llm = llm;
-    requests.approve_sampling = [&reader](const std::string& server, const json::object& params) -> awaitable<bool> {
-        const auto* m = params.if_contains("messages");
-        fmt::print("\nServer \"{}\" asks to use the model (sampling) with {}\n", server,
-                   core::shorten(m ? json::serialize(*m) : "no messages", 300));
-        auto a = co_await reader.read_line("allow? [y/n]: ");
-        co_return a && (*a == "y" || *a == "yes");
+    requests.approve_sampling = [&reader](const std::string& server, const json::object& params) {
+        return approve_sampling_at_terminal(reader, server, params);
     };
-    requests.elicit = [&reader](const std::string& server,
-                                const json::object& params) -> awaitable<agent::ElicitationAnswer> {
-        agent::ElicitationAnswer answer;
-        const auto* message = params.if_contains("message");
-        fmt::print("\nServer \"{}\" asks: {}\n", server,
-                   message && message->is_string() ? std::string(message->get_string()) : "(no message)");
-        if (const auto* url = params.if_contains("url"); url && url->is_string()) {
-            fmt::print("It wants you to open: {}\n", std::string(url->get_string()));
-            auto a = co_await reader.read_line("done? [y/n]: ");
-            if (a && *a == "y") answer.action = agent::ElicitationAnswer::Action::accept;
-            co_return answer;
-        }
-        const auto* schema = params.if_contains("requestedSchema");
-        const auto* props = schema && schema->is_object() ? schema->get_object().if_contains("properties") : nullptr;
-        for (;;) {
-            answer.content.clear();
-            if (props && props->is_object()) {
-                for (const auto& kv : props->get_object()) {
-                    const auto* p = kv.value().if_object();
-                    const auto type = p && p->contains("type") && p->at("type").is_string()
-                                          ? std::string(p->at("type").get_string())
-                                          : "string";
-                    auto v = co_await reader.read_line(fmt::format("  {} ({}; empty to skip, /decline): ",
-                                                                   std::string(kv.key()), type));
-                    if (!v || *v == "/decline") {
-                        answer.action = agent::ElicitationAnswer::Action::decline;
-                        co_return answer;
-                    }
-                    if (v->empty()) continue;
-                    if (type == "string") {
-                        answer.content[kv.key()] = *v;
-                    } else {
-                        boost::system::error_code ec;
-                        auto parsed = json::parse(*v, ec);
-                        answer.content[kv.key()] = ec ? json::value(json::string(*v)) : parsed;
-                    }
-                }
-            }
-            const auto problem =
-                schema && schema->is_object() ? agent::check_elicitation(schema->get_object(), answer.content) : "";
-            if (problem.empty()) break;
-            fmt::print("  {}; again:\n", problem);
-        }
-        answer.action = agent::ElicitationAnswer::Action::accept;
-        co_return answer;
+    requests.elicit = [&reader](const std::string& server, const json::object& params) {
+        return elicit_at_terminal(reader, server, params);
     };
     requests.roots = roots_of(options);
     host::PoolOptions pool_options;

@@ -1,12 +1,23 @@
 // `switchboard resources [--json]` and `switchboard read SERVER URI`.
 #include "cli.hpp"
 
+#include <switchboard/core/one_shot_event.hpp>
+#include <switchboard/core/scope_exit.hpp>
+
 #include <fmt/format.h>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <csignal>
+#include <cstdio>
 
 namespace switchboard::cli {
 
+namespace asio = boost::asio;
 namespace json = boost::json;
-using boost::asio::awaitable;
+using asio::awaitable;
 
 awaitable<int> resources(const host::Config& config, const GlobalOptions& g) {
     co_return co_await with_host(config, [&g](Host& h) -> awaitable<int> {
@@ -38,20 +49,64 @@ awaitable<int> resources(const host::Config& config, const GlobalOptions& g) {
     });
 }
 
+namespace {
+
+void print_read(const GlobalOptions& g, const mcp::ReadResourceResult& r) {
+    if (g.json)
+        print_json(r.to_json());  // with --watch, one object per line
+    else
+        fmt::print("{}\n", render_contents(r.contents));
+    std::fflush(stdout);
+}
+
+// `read --watch`: subscribed, the contents printed again after each notifications/resources/updated, until Ctrl-C.
+awaitable<int> watch(Host& h, const GlobalOptions& g, const std::string& server, const std::string& uri) {
+    auto ex = co_await asio::this_coro::executor;
+    auto subscribed = co_await h.pool->subscribe_resource(server, uri);
+    if (!subscribed) {
+        fmt::print(stderr, "switchboard: cannot watch {}: {}\n", uri, subscribed.error().describe());
+        co_return 1;
+    }
+    auto updated = std::make_shared<std::shared_ptr<core::OneShotEvent>>(std::make_shared<core::OneShotEvent>());
+    const auto id = h.pool->events().subscribe([updated, server, uri](const host::Event& e) {
+        if (e.kind == host::Event::Kind::resource_updated && e.server == server && e.uri == uri) (*updated)->set();
+    });
+    core::ScopeExit unsubscribe([&h, id] { h.pool->events().unsubscribe(id); });
+    if (!g.json) fmt::print(stderr, "switchboard: watching {} (Ctrl-C stops)\n", uri);
+    using namespace asio::experimental::awaitable_operators;
+    asio::signal_set signals(ex, SIGINT, SIGTERM);
+    for (;;) {
+        auto next = *updated;
+        auto woke = co_await (next->wait() || signals.async_wait(asio::use_awaitable));
+        if (woke.index() == 1) break;
+        *updated = std::make_shared<core::OneShotEvent>();
+        auto r = co_await h.main->read_resource(server, uri, host::ReadMode::fresh);
+        if (!r) {
+            fmt::print(stderr, "switchboard: reading {} after its update failed: {}\n", uri, r.error().describe());
+            continue;
+        }
+        if (!g.json) fmt::print("--- updated\n");
+        print_read(g, *r);
+    }
+    co_await h.pool->unsubscribe_resource(server, uri);
+    co_return 0;
+}
+
+}  // namespace
+
 awaitable<int> read(const host::Config& config, const GlobalOptions& g, std::string server, std::string uri) {
     auto subset = only_server(config, server);
     if (!subset) co_return 1;
     co_return co_await with_host(std::move(*subset), [&](Host& h) -> awaitable<int> {
-        auto r = co_await h.main->read_resource(server, uri);
+        // Asked for by a person: from the server, never from a cache.
+        auto r = co_await h.main->read_resource(server, uri, host::ReadMode::fresh);
         if (!r) {
             fmt::print(stderr, "switchboard: reading {} failed: {}\n", uri, r.error().describe());
             co_return 1;
         }
-        if (g.json)
-            print_json(r->to_json());
-        else
-            fmt::print("{}\n", render_contents(r->contents));
-        co_return 0;
+        print_read(g, *r);
+        if (!g.watch) co_return 0;
+        co_return co_await watch(h, g, server, uri);
     });
 }
 

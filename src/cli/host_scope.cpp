@@ -1,16 +1,20 @@
 // with_host(): the start → print → shut down frame every one-shot command runs in.
 #include "cli.hpp"
+#include "terminal_requests.hpp"
 
+#include <switchboard/core/scope_exit.hpp>
 #include <switchboard/host/tool_catalog.hpp>
 
 #include <fmt/format.h>
 #include <boost/asio/this_coro.hpp>
+#include <boost/json/serialize.hpp>
 
 #include <algorithm>
 
 namespace switchboard::cli {
 
 namespace asio = boost::asio;
+namespace json = boost::json;
 using asio::awaitable;
 
 awaitable<int> with_host(host::Config config, std::function<awaitable<int>(Host&)> body) {
@@ -19,14 +23,49 @@ awaitable<int> with_host(host::Config config, std::function<awaitable<int>(Host&
 
 awaitable<int> with_host(host::Config config, Settle settle, std::function<awaitable<int>(Host&)> body) {
     host::PoolOptions defaults;  // not a braced temporary inside the co_await (GCC 12)
+    auto ex = co_await asio::this_coro::executor;
+    defaults.handlers = one_shot_requests(config, ex);
     co_return co_await with_host(std::move(config), settle, std::move(defaults), std::move(body));
 }
+
+namespace {
+
+std::string& server_log_level() {
+    static std::string level;  // set once by main (--log-level), before any host runs
+    return level;
+}
+
+// One server log message on stderr: "[demo] warning (db): the disk is nearly full".
+void print_log_message(const host::Event& e, int least) {
+    const auto* p = e.data.if_object();
+    if (!p) return;
+    const auto level = mcp::string_field(*p, "level");
+    if (mcp::log_severity(level) < least) return;
+    const auto logger = mcp::string_field(*p, "logger");
+    const auto* data = p->if_contains("data");
+    const auto text = !data ? std::string() : data->is_string() ? std::string(data->get_string()) : json::serialize(*data);
+    fmt::print(stderr, "[{}] {}{}: {}\n", e.server, level, logger.empty() ? "" : " (" + logger + ")", text);
+}
+
+}  // namespace
+
+void print_server_logs(std::string level) { server_log_level() = std::move(level); }
 
 awaitable<int> with_host(host::Config config, Settle settle, host::PoolOptions options,
                          std::function<awaitable<int>(Host&)> body) {
     auto ex = co_await asio::this_coro::executor;
     Host h;
+    const auto& log_level = server_log_level();
+    if (!log_level.empty() && options.log_level.empty()) options.log_level = log_level;
     h.pool = host::ServerPool::create(ex, std::move(config), std::move(options));
+    host::EventBus::Id logs = 0;
+    if (!log_level.empty())
+        logs = h.pool->events().subscribe([least = mcp::log_severity(log_level)](const host::Event& e) {
+            if (e.kind == host::Event::Kind::log_message) print_log_message(e, least);
+        });
+    core::ScopeExit stop_logs([&h, logs] {
+        if (logs) h.pool->events().unsubscribe(logs);
+    });
     host::ContextOptions main;
     // A command may name a lazy server explicitly (`call lazy__tool`): it is started for that call.
     main.calls_to_unseen_servers = true;

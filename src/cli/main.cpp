@@ -107,6 +107,8 @@ int main(int argc, char** argv) {
     CLI::App app{"Switchboard: an MCP host. Connects to MCP servers and lists and calls what they offer."};
     app.set_version_flag("--version", std::string("switchboard ") + SWITCHBOARD_VERSION);
     app.require_subcommand(1);
+    // The global options may also follow the command (`switchboard call echo --log-level info`).
+    app.fallthrough();
     cli::GlobalOptions g;
     std::string config_file;
     bool verbose = false;
@@ -114,6 +116,15 @@ int main(int argc, char** argv) {
                    "Config file (default: ./.mcp.json, then "
                    "$XDG_CONFIG_HOME/switchboard/settings.json)");
     app.add_flag("-v,--verbose", verbose, "Log protocol details and server stderr");
+    std::string server_log_level;
+    app.add_option("--log-level", server_log_level,
+                   "Print the servers' log messages from this level up on stderr (debug, info, notice, warning, "
+                   "error, critical, alert, emergency)")
+        ->check([](const std::string& level) {
+            return mcp::is_log_level(level) ? std::string()
+                                            : "must be debug, info, notice, warning, error, critical, alert or "
+                                              "emergency";
+        });
 
     auto json_flag = [&](CLI::App* sub) { sub->add_flag("--json", g.json, "Machine-readable output"); };
     auto* status_cmd = app.add_subcommand("status", "Connect to every server and show its state");
@@ -135,6 +146,8 @@ int main(int argc, char** argv) {
     auto* read_cmd = app.add_subcommand("read", "Read a resource: switchboard read SERVER URI");
     read_cmd->add_option("server", server, "Server name")->required();
     read_cmd->add_option("uri", uri, "Resource URI")->required();
+    read_cmd->add_flag("-w,--watch", g.watch,
+                       "Subscribe and print the contents again whenever the server says they changed (Ctrl-C)");
     json_flag(read_cmd);
     auto* prompts_cmd = app.add_subcommand("prompts", "List prompts");
     json_flag(prompts_cmd);
@@ -312,6 +325,7 @@ int main(int argc, char** argv) {
     spdlog::set_default_logger(logger);
     spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
     if (!config_file.empty()) g.config_file = config_file;
+    cli::print_server_logs(server_log_level);
 
     if (tasks_cmd->parsed()) {
         conv.action = cli::ConversationsCommand::Action::tasks;

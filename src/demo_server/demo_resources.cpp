@@ -15,7 +15,7 @@ namespace {
 constexpr std::string_view readme_text =
     "Switchboard demo MCP server\n"
     "\n"
-    "Tools: echo, add, slow (progress, cancellable), fail, image, structured, bump, write_stderr, exit.\n"
+    "Tools: echo, add, slow (progress, log messages, cancellable), fail, image, structured, bump, write_stderr, exit.\n"
     "Resources: demo://text/readme, demo://binary/logo.png, demo://counter, demo://items/1 ... demo://items/10.\n"
     "Template: demo://greeting/{name}. Prompts: greet, summarize, plain.\n";
 
@@ -82,8 +82,12 @@ void add_demo_resources(mcp::StaticHandler& server, DemoState& state) {
     server.add_resource(resource("demo://counter", "counter", "Counter",
                                  "The value incremented by the bump tool (subscribable)", "text/plain"),
                         [&state](const std::string& uri, const mcp::StaticHandler::Args&,
-                                 mcp::RequestContext) -> awaitable<Outcome<json::object>> {
-                            co_return contents(uri, "text/plain", "text", std::to_string(state.counter));
+                                 mcp::RequestContext ctx) -> awaitable<Outcome<json::object>> {
+                            auto r = contents(uri, "text/plain", "text", std::to_string(state.counter));
+                            // bump changes it at any time: not to be cached (2026-07-28 requires a ttlMs, so 0;
+                            // the server-wide minute would apply otherwise). Subscribers hear of each change.
+                            if (ctx.era() == mcp::Era::modern) r["ttlMs"] = 0;
+                            co_return r;
                         });
 
     for (int i = 1; i <= 10; ++i) {

@@ -122,7 +122,8 @@ void add_demo_tools(mcp::StaticHandler& server, DemoState& state) {
         });
 
     server.add_tool(tool("slow", "Slow operation",
-                         "Waits `seconds` in `steps` steps, sending a progress notification after each; cancellable.",
+                         "Waits `seconds` in `steps` steps, sending a progress notification and a log message after each; "
+                         "cancellable.",
                          json::object{{"seconds", prop_default("number", "Total duration in seconds", 2)},
                                       {"steps", prop_default("integer", "Number of progress steps", 4)}},
                          {}),
@@ -141,6 +142,9 @@ void add_demo_tools(mcp::StaticHandler& server, DemoState& state) {
                                 co_await timer.async_wait(asio::use_awaitable);
                                 ctx.progress(static_cast<double>(i), static_cast<double>(steps),
                                              fmt::format("step {} of {}", i, steps));
+                                // And a log message (notifications/message) per step, at the client's level.
+                                ctx.log(i == steps ? "notice" : "info",
+                                        json::value(fmt::format("slow: step {} of {} done", i, steps)), "slow");
                             }
                         } catch (const boost::system::system_error& e) {
                             spdlog::info("slow: cancelled ({})", e.code().message());

@@ -94,7 +94,8 @@ int main(int argc, char** argv) {
     options.instructions = instructions;
     options.legacy = !modern_only;
     options.modern = !legacy_only;
-    // The same for every client, and list changes and resource updates are announced: fresh for a minute.
+    // The same for every client, and list changes and resource updates are announced: fresh for a minute (but
+    // demo://counter, which says 0: bump changes it).
     options.cache_ttl = std::chrono::minutes(1);
     options.cache_scope = "public";
 

@@ -311,9 +311,10 @@ std::vector<PromptInfo> Context::prompts() const {
     return concat_over(servers(), [this](const std::string& s) { return pool_->prompts(s); });
 }
 
-awaitable<Outcome<mcp::ReadResourceResult>> Context::read_resource(std::string server, std::string uri) {
+awaitable<Outcome<mcp::ReadResourceResult>> Context::read_resource(std::string server, std::string uri,
+                                                                   ReadMode mode) {
     if (auto ok = check_server(server); !ok) co_return ok.error();
-    co_return co_await pool_->read_resource(std::move(server), std::move(uri));
+    co_return co_await pool_->read_resource(std::move(server), std::move(uri), mode);
 }
 
 awaitable<Outcome<mcp::GetPromptResult>> Context::get_prompt(std::string server, std::string name,
@@ -337,13 +338,20 @@ awaitable<std::uint64_t> Context::attach_resource(std::string server, std::strin
     auto self = shared_from_this();
     const auto id = attachments_.add(server, uri).id;
     events_.emit(Event::attachments_changed(server, uri));
-    auto r = co_await read_resource(server, uri);
+    auto r = co_await read_resource(server, uri, ReadMode::fresh);
     if (r)
         attachments_.set_content(id, std::move(*r));
     else
         attachments_.set_error(id, r.error().describe());
     events_.emit(Event::attachments_changed(server, uri));
     co_return id;
+}
+
+std::uint64_t Context::attach_contents(std::string server, std::string uri, mcp::ReadResourceResult contents) {
+    const auto id = attachments_.add(server, uri).id;
+    attachments_.set_content(id, std::move(contents));
+    events_.emit(Event::attachments_changed(std::move(server), std::move(uri)));
+    return id;
 }
 
 bool Context::remove_attachment(std::uint64_t id) {

@@ -29,6 +29,7 @@ std::string_view to_string(Event::Kind kind) {
     case Event::Kind::progress: return "progress";
     case Event::Kind::leases_changed: return "leases_changed";
     case Event::Kind::attachments_changed: return "attachments_changed";
+    case Event::Kind::stderr_line: return "stderr_line";
     }
     return "?";
 }
@@ -74,6 +75,11 @@ Event Event::leases_changed(std::string server, std::size_t leases) {
 Event Event::attachments_changed(std::string server, std::string uri) {
     auto e = make(Kind::attachments_changed, std::move(server));
     e.uri = std::move(uri);
+    return e;
+}
+Event Event::stderr_line(std::string server, std::string line) {
+    auto e = make(Kind::stderr_line, std::move(server));
+    e.message = std::move(line);
     return e;
 }
 

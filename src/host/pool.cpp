@@ -111,6 +111,9 @@ std::optional<ServerStatus> ServerPool::status(std::string_view name) const {
     st.connect_time = s->connect_time;
     st.reconnect_attempt = s->attempt;
     st.reconnects = s->reconnects;
+    st.last_lost = s->last_lost;
+    st.last_lost_at = s->last_lost_at;
+    st.log_level = s->log_level.empty() ? options_.log_level : s->log_level;
     st.active_calls = s->active_calls;
     st.leases = s->leases;
     st.keep_warm = s->config.keep_warm;
@@ -188,12 +191,13 @@ awaitable<ServerPool::Attempt> ServerPool::connect_attempt(std::shared_ptr<Serve
         if (auto pool = weak.lock(); pool && *live) pool->handle_notification(s, gen, method, params);
     };
     o.channel_hooks.authorizer = s->oauth;
-    o.channel_hooks.on_stderr_line = [ws = std::weak_ptr<Server>(s),
+    o.channel_hooks.on_stderr_line = [ws = std::weak_ptr<Server>(s), weak,
                                       max = options_.stderr_tail_lines](std::string_view line) {
         auto sp = ws.lock();
         if (!sp || max == 0) return;
         sp->stderr_lines.emplace_back(line.substr(0, 1000));
         while (sp->stderr_lines.size() > max) sp->stderr_lines.pop_front();
+        if (auto pool = weak.lock()) pool->events_.emit(Event::stderr_line(sp->config.name, std::string(line)));
     };
     // The whole start (spawn, handshake, listings) is bounded by startupTimeoutMs. The connection runs on its own,
     // to its end, so that the deadline is kept even when giving up takes longer (closing a hung stdio server waits
@@ -272,7 +276,8 @@ awaitable<ServerPool::Attempt> ServerPool::connect_attempt(std::shared_ptr<Serve
     s->connected_at = pool_clock::now();
 
     // Restore subscriptions (a reconnect, or a subscription made while the server was away).
-    auto uris = s->subscriptions;
+    std::vector<std::string> uris;
+    for (const auto& [uri, holders] : s->subscriptions) uris.push_back(uri);
     for (const auto& uri : uris) {
         auto r = co_await session->subscribe(uri);
         if (!r)
@@ -283,9 +288,9 @@ awaitable<ServerPool::Attempt> ServerPool::connect_attempt(std::shared_ptr<Serve
         }
     }
 
-    if (!options_.log_level.empty() &&
-        (session->era() == mcp::Era::modern || session->has_capability("logging"))) {
-        auto r = co_await session->set_logging_level(options_.log_level);
+    const auto log_level = s->log_level.empty() ? options_.log_level : s->log_level;
+    if (!log_level.empty() && (session->era() == mcp::Era::modern || session->has_capability("logging"))) {
+        auto r = co_await session->set_logging_level(log_level);
         if (!r)
             spdlog::info("server \"{}\": setting the log level failed: {}", s->config.name, r.error().describe());
         if (s->gen != gen || stopping_) {
@@ -333,6 +338,8 @@ void ServerPool::on_lost(const std::shared_ptr<Server>& s, std::uint64_t gen, co
     if (s->gen != gen || stopping_ || s->phase != Phase::connected) return;
     auto old = std::move(s->session);
     s->last_error = why.describe();
+    s->last_lost = s->last_error;
+    s->last_lost_at = std::chrono::system_clock::now();
     spdlog::warn("server \"{}\" lost: {}", s->config.name, s->last_error);
     // Reaping the process / releasing the transport runs to its end, whoever owns the pool by then.
     if (old)
@@ -480,7 +487,7 @@ awaitable<void> ServerPool::wait_until_settled(std::vector<std::string> servers,
     for (;;) {
         std::shared_ptr<Server> pending;
         for (const auto& [name, s] : servers_)
-            if (is_starting(s->phase) &&
+            if ((is_starting(s->phase) || (s->relists > 0 && s->phase == Phase::connected)) &&
                 (servers.empty() || std::find(servers.begin(), servers.end(), name) != servers.end()))
                 pending = s;
         if (!pending || pool_clock::now() >= deadline) co_return;
@@ -522,6 +529,7 @@ awaitable<void> ServerPool::apply(Config new_config) {
         s->phase = resting_phase(sc);
         if (old) {
             s->subscriptions = old->subscriptions;
+            s->log_level = old->log_level;
             s->leases = old->leases;  // leases are held by name: they carry over to the new entry
         }
         next.emplace(sc.name, s);
@@ -592,8 +600,16 @@ void ServerPool::handle_notification(const std::shared_ptr<Server>& s, std::uint
                                      const json::value& params) {
     if (s->gen != gen || stopping_) return;
     auto spawn_relist = [&](std::string what) {
-        shared_->tasks.spawn([self = shared_from_this(), s, gen, what] { return self->relist(s, gen, what); },
-                             "relist " + s->config.name);
+        ++s->relists;  // counted from the notification on: wait_until_settled waits for the listing
+        shared_->tasks.spawn(
+            [self = shared_from_this(), s, gen, what]() -> awaitable<void> {
+                core::ScopeExit done([s] {
+                    --s->relists;
+                    s->notify();
+                });
+                co_await self->relist(s, gen, what);
+            },
+            "relist " + s->config.name);
     };
     if (method == "notifications/tools/list_changed") {
         spawn_relist("tools");
@@ -606,8 +622,14 @@ void ServerPool::handle_notification(const std::shared_ptr<Server>& s, std::uint
         const auto* p = params.if_object();
         std::string uri = p ? mcp::string_field(*p, "uri") : "";
         cache_.erase(s->config.name, uri);
-        events_.emit(Event::resource_updated(s->config.name, std::move(uri), params));
+        // Only for what someone holds a subscription to: an update the server sent before it saw the last holder
+        // let go (a 2026-07-28 listen stream being replaced) reaches nobody.
+        if (s->subscriptions.count(uri)) events_.emit(Event::resource_updated(s->config.name, std::move(uri), params));
     } else if (method == "notifications/message") {
+        if (options_.recent_log_messages > 0) {
+            s->log.push_back(LogMessage{std::chrono::system_clock::now(), params});
+            while (s->log.size() > options_.recent_log_messages) s->log.pop_front();
+        }
         events_.emit(Event::log_message(s->config.name, params));
     }
 }

@@ -183,8 +183,10 @@ awaitable<Outcome<ResourceListing>> ServerPool::list_resources(std::string serve
     co_return listing;
 }
 
-awaitable<Outcome<mcp::ReadResourceResult>> ServerPool::read_resource(std::string server, std::string uri) {
-    if (auto hit = cache_.get(server, uri)) co_return std::move(*hit);
+awaitable<Outcome<mcp::ReadResourceResult>> ServerPool::read_resource(std::string server, std::string uri,
+                                                                      ReadMode mode) {
+    if (mode == ReadMode::cached)
+        if (auto hit = cache_.get(server, uri)) co_return std::move(*hit);
     if (stopping_) co_return Error::make_local(code::connection_closed, "the host is shutting down");
     ActiveRequest active(active_requests_, shared_);
     auto held = co_await hold_for_request(server);
@@ -195,28 +197,42 @@ awaitable<Outcome<mcp::ReadResourceResult>> ServerPool::read_resource(std::strin
     auto session = s->session;  // kept alive across the await
     auto r = co_await session->read_resource(uri, co);
     if (!r) co_return r.error();
+    // Kept for later automatic reads only while something says it is current: the server's ttlMs, or a subscription
+    // whose notifications/resources/updated drops it. Without either, the next read asks again.
     std::optional<std::chrono::milliseconds> ttl;
     if (const auto* t = r->raw.if_contains("ttlMs"); t && t->is_number())
         // The server's number, bounded: 1e300 must not become undefined behaviour nor overflow the clock.
         ttl = std::chrono::milliseconds(std::clamp<std::int64_t>(core::clamp_to_int64(t->to_number<double>()), 0,
                                                                  24 * 3600 * 1000));
-    else if (!s->subscriptions.count(uri))
-        ttl = options_.content_ttl;  // no notifications will tell us it changed
-    cache_.put(server, uri, *r, ttl);
+    if (ttl || s->subscriptions.count(uri))
+        cache_.put(server, uri, *r, ttl);
+    else
+        cache_.erase(server, uri);
     co_return std::move(*r);
+}
+
+std::optional<CachedContents> ServerPool::cached_resource(const std::string& server, const std::string& uri) {
+    auto hit = cache_.lookup(server, uri);
+    if (!hit) return std::nullopt;
+    return CachedContents{std::move(hit->value),
+                          std::chrono::duration_cast<std::chrono::milliseconds>(pool_clock::now() - hit->stored)};
 }
 
 awaitable<Outcome<void>> ServerPool::subscribe_resource(std::string server, std::string uri) {
     auto ready_server = co_await ready(server);
     if (!ready_server) co_return ready_server.error();
     auto s = *ready_server;
+    if (auto it = s->subscriptions.find(uri); it != s->subscriptions.end()) {
+        ++it->second;  // subscribed already: one more holder
+        co_return Outcome<void>{};
+    }
     auto session = s->session;  // kept alive across the await
     if (!session->has_capability("resources", "subscribe"))
         co_return Error::make_local(code::method_not_found,
                                     fmt::format("server \"{}\" does not offer resource subscriptions", server));
     auto r = co_await session->subscribe(uri);
     if (!r) co_return r.error();
-    s->subscriptions.insert(uri);
+    ++s->subscriptions[uri];  // a concurrent first subscribe may have counted itself meanwhile
     cache_.erase(server, uri);  // cached without notifications; from now on updates invalidate it
     co_return Outcome<void>{};
 }
@@ -224,11 +240,40 @@ awaitable<Outcome<void>> ServerPool::subscribe_resource(std::string server, std:
 awaitable<Outcome<void>> ServerPool::unsubscribe_resource(std::string server, std::string uri) {
     auto s = find(server);
     if (!s) co_return Error::make_local(code::invalid_params, fmt::format("no server \"{}\"", server));
-    s->subscriptions.erase(uri);
+    auto it = s->subscriptions.find(uri);
+    if (it == s->subscriptions.end()) co_return Outcome<void>{};
+    if (--it->second > 0) co_return Outcome<void>{};  // others still hold it
+    s->subscriptions.erase(it);
     cache_.erase(server, uri);
     if (!s->session || !s->session->is_open()) co_return Outcome<void>{};
     auto session = s->session;
     co_return co_await session->unsubscribe(uri);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Server log messages
+
+awaitable<Outcome<void>> ServerPool::set_log_level(std::string server, std::string level) {
+    auto s = find(server);
+    if (!s) co_return Error::make_local(code::invalid_params, fmt::format("no server \"{}\"", server));
+    if (!mcp::is_log_level(level))
+        co_return Error::make_local(code::invalid_params,
+                                    fmt::format("\"{}\" is not a log level (debug, info, notice, warning, error, "
+                                                "critical, alert, emergency)",
+                                                level));
+    s->log_level = level;  // also for the next connection
+    if (!s->serving()) co_return Outcome<void>{};
+    auto session = s->session;
+    if (session->era() != mcp::Era::modern && !session->has_capability("logging"))
+        co_return Error::make_local(code::method_not_found,
+                                    fmt::format("server \"{}\" does not offer logging", server));
+    co_return co_await session->set_logging_level(std::move(level));
+}
+
+std::vector<LogMessage> ServerPool::recent_logs(std::string_view server) const {
+    auto s = find(server);
+    if (!s) return {};
+    return {s->log.begin(), s->log.end()};
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <deque>
-#include <set>
+#include <map>
 
 namespace switchboard::host {
 
@@ -31,7 +31,12 @@ struct ServerPool::Server {
     std::shared_ptr<const std::vector<mcp::Tool>> tools = no_tools();  // shared with every context's tool index
     std::vector<mcp::Prompt> prompts;
     ResourceListing listing;
-    std::set<std::string> subscriptions;
+    std::map<std::string, int> subscriptions;  // uri → holders (subscribe_resource)
+    std::string log_level;                     // set_log_level; empty: PoolOptions::log_level
+    std::deque<LogMessage> log;                // recent_logs
+    std::string last_lost;                     // why the connection was last lost
+    std::chrono::system_clock::time_point last_lost_at{};
+    int relists = 0;                           // list_changed listings under way (wait_until_settled waits)
     std::uint64_t gen = 0;  // bumped by every stop/launch: coroutines of an older generation leave it alone
     int attempt = 0;
     int reconnects = 0;

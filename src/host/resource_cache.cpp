@@ -15,6 +15,13 @@ std::size_t ResourceContentCache::cost(const mcp::ReadResourceResult& value) {
 
 std::optional<mcp::ReadResourceResult> ResourceContentCache::get(const std::string& server, const std::string& uri,
                                                                  clock::time_point now) {
+    auto hit = lookup(server, uri, now);
+    if (!hit) return std::nullopt;
+    return std::move(hit->value);
+}
+
+std::optional<ResourceContentCache::Hit> ResourceContentCache::lookup(const std::string& server,
+                                                                      const std::string& uri, clock::time_point now) {
     auto it = entries_.find(key(server, uri));
     if (it == entries_.end()) return std::nullopt;
     if (it->second->expires && now >= *it->second->expires) {
@@ -24,7 +31,7 @@ std::optional<mcp::ReadResourceResult> ResourceContentCache::get(const std::stri
         return std::nullopt;
     }
     lru_.splice(lru_.begin(), lru_, it->second);
-    return it->second->value;
+    return Hit{it->second->value, it->second->stored};
 }
 
 void ResourceContentCache::put(const std::string& server, const std::string& uri, mcp::ReadResourceResult value,
@@ -34,7 +41,7 @@ void ResourceContentCache::put(const std::string& server, const std::string& uri
     if (bytes > max_bytes_) return;
     if (ttl && ttl->count() <= 0) return;  // ttlMs 0: immediately stale
     evict_to(max_bytes_ - bytes);
-    Entry e{key(server, uri), std::move(value), bytes, std::nullopt};
+    Entry e{key(server, uri), std::move(value), bytes, now, std::nullopt};
     if (ttl) e.expires = now + *ttl;
     lru_.push_front(std::move(e));
     entries_[lru_.front().key] = lru_.begin();

@@ -33,6 +33,14 @@ json::object to_json(const ServerStatus& s) {
     o["prompts"] = s.prompts;
     o["connectMs"] = s.connect_time.count();
     o["reconnects"] = s.reconnects;
+    // Why the connection was last lost, kept once it is back: a server that reconnected says what happened.
+    if (s.last_lost.empty())
+        o["lastLost"] = nullptr;
+    else
+        o["lastLost"] = json::object{
+            {"cause", s.last_lost},
+            {"atMs", std::chrono::duration_cast<std::chrono::milliseconds>(s.last_lost_at.time_since_epoch()).count()}};
+    o["logLevel"] = s.log_level.empty() ? json::value(nullptr) : json::value(s.log_level);
     o["activeCalls"] = s.active_calls;
     o["error"] = s.last_error.empty() ? json::value(nullptr) : json::value(s.last_error);
     o["stderrTail"] = s.stderr_tail;

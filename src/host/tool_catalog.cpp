@@ -103,6 +103,15 @@ std::optional<CatalogEntry> ToolCatalog::read(std::string_view server) const {
     if (const auto* tools = o->if_contains("tools"); tools && tools->is_array())
         for (const auto& t : tools->get_array())
             if (t.is_object()) e.tools.push_back(mcp::Tool::from_json(t));
+    // Absent in files written before they were recorded: none.
+    const auto each = [o](std::string_view key, auto add) {
+        if (const auto* list = o->if_contains(key); list && list->is_array())
+            for (const auto& item : list->get_array())
+                if (item.is_object()) add(item);
+    };
+    each("resources", [&](const json::value& v) { e.resources.push_back(mcp::Resource::from_json(v)); });
+    each("resourceTemplates", [&](const json::value& v) { e.templates.push_back(mcp::ResourceTemplate::from_json(v)); });
+    each("prompts", [&](const json::value& v) { e.prompts.push_back(mcp::Prompt::from_json(v)); });
     // Absent in files written before skills were recorded: no skills, the rest as it was.
     if (const auto* skills = o->if_contains("skills"); skills && skills->is_array()) {
         e.skills.emplace();
@@ -132,6 +141,27 @@ bool ToolCatalog::save(const ServerConfig& server, const std::vector<mcp::Tool>&
 
 bool ToolCatalog::save(const ServerConfig& server, const std::vector<mcp::Tool>& tools,
                        const std::optional<std::vector<mcp::Skill>>& skills, std::string* error) const {
+    CatalogEntry entry;
+    if (auto current = read(server.name); current && current->config_hash == catalog_hash(server))
+        entry = std::move(*current);  // its resources, templates and prompts stay
+    entry.tools = tools;
+    entry.skills = skills;
+    return write(server, std::move(entry), error);
+}
+
+bool ToolCatalog::save_offers(const ServerConfig& server, const std::vector<mcp::Resource>& resources,
+                              const std::vector<mcp::ResourceTemplate>& templates,
+                              const std::vector<mcp::Prompt>& prompts, std::string* error) const {
+    CatalogEntry entry;
+    if (auto current = read(server.name); current && current->config_hash == catalog_hash(server))
+        entry = std::move(*current);  // its tools and skills stay
+    entry.resources = resources;
+    entry.templates = templates;
+    entry.prompts = prompts;
+    return write(server, std::move(entry), error);
+}
+
+bool ToolCatalog::write(const ServerConfig& server, CatalogEntry entry, std::string* error) const {
     auto fail = [&](std::string what) {
         if (error) *error = std::move(what);
         return false;
@@ -140,31 +170,39 @@ bool ToolCatalog::save(const ServerConfig& server, const std::vector<mcp::Tool>&
     std::error_code ec;
     fs::create_directories(dir_, ec);
     if (ec) return fail(fmt::format("cannot create {}: {}", dir_.string(), ec.message()));
-    json::array list;
-    for (const auto& t : tools) list.push_back(t.to_json());
+    const auto raw_list = [](const auto& items) {
+        json::array list;
+        for (const auto& item : items) list.push_back(item.raw);
+        return list;
+    };
+    json::array tools;
+    for (const auto& t : entry.tools) tools.push_back(t.to_json());
     const auto now =
         std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
     json::object doc{{"server", server.name},
                      {"configHash", catalog_hash(server)},
                      {"updated", static_cast<std::int64_t>(now)},
-                     {"tools", std::move(list)}};
-    if (skills) {
+                     {"tools", std::move(tools)},
+                     {"resources", raw_list(entry.resources)},
+                     {"resourceTemplates", raw_list(entry.templates)},
+                     {"prompts", raw_list(entry.prompts)}};
+    if (entry.skills) {
         json::array entries;
-        for (const auto& skill : *skills) {
+        for (const auto& skill : *entry.skills) {
             if (!skill.entry.empty()) {
                 entries.push_back(skill.entry);  // as the server sent it
                 continue;
             }
-            json::object entry{{"uri", skill.uri}, {"frontmatter", skill.frontmatter}};
+            json::object item{{"uri", skill.uri}, {"frontmatter", skill.frontmatter}};
             if (!skill.files) {
-                entry["resources"] = "dynamic";
+                item["resources"] = "dynamic";
             } else {
                 json::array files;
                 for (const auto& f : *skill.files)
                     files.push_back(json::object{{"uri", f.uri}, {"size", f.size}, {"digest", f.digest}});
-                entry["resources"] = std::move(files);
+                item["resources"] = std::move(files);
             }
-            entries.push_back(std::move(entry));
+            entries.push_back(std::move(item));
         }
         doc["skills"] = std::move(entries);
     }
@@ -247,12 +285,27 @@ CatalogRecorder::CatalogRecorder(std::shared_ptr<ServerPool> pool, ToolCatalog c
     : pool_(pool), listings_(std::make_shared<Listings>()), tasks_(pool->executor()) {
     std::weak_ptr<ServerPool> weak = pool;
     subscription_ = pool->events().subscribe([this, weak, catalog = std::move(catalog)](const Event& e) {
-        if ((e.kind != Event::Kind::tools_changed && e.kind != Event::Kind::resources_changed) || e.server.empty())
+        if ((e.kind != Event::Kind::tools_changed && e.kind != Event::Kind::resources_changed &&
+             e.kind != Event::Kind::prompts_changed) ||
+            e.server.empty())
             return;
         auto p = weak.lock();
         if (!p) return;
         const auto* sc = p->server_config(e.server);
         if (!sc || !sc->lazy || p->phase(e.server) != Phase::connected) return;
+        if (e.kind != Event::Kind::tools_changed) {
+            std::vector<mcp::Resource> resources;
+            std::vector<mcp::ResourceTemplate> templates;
+            std::vector<mcp::Prompt> prompts;
+            for (auto& r : p->resources(e.server)) resources.push_back(std::move(r.resource));
+            for (auto& t : p->resource_templates(e.server)) templates.push_back(std::move(t.resource_template));
+            for (auto& q : p->prompts(e.server)) prompts.push_back(std::move(q.prompt));
+            std::string error;
+            if (!catalog.save_offers(*sc, resources, templates, prompts, &error))
+                spdlog::warn("server \"{}\": cannot record its resources and prompts in the catalog: {}", e.server,
+                             error);
+            if (e.kind == Event::Kind::prompts_changed) return;
+        }
         if (e.kind == Event::Kind::resources_changed) {
             // Skills are resources: a connect or a change of the list is when they are listed again.
             if (auto it = listings_->running.find(e.server); it != listings_->running.end()) {

@@ -13,15 +13,6 @@ using boost::asio::awaitable;
 
 namespace {
 
-// RFC 5424 severities, the order of MCP log levels.
-constexpr std::array<std::string_view, 8> levels{"debug", "info",     "notice", "warning",
-                                                 "error", "critical", "alert",  "emergency"};
-
-int severity(std::string_view level) {
-    auto it = std::find(levels.begin(), levels.end(), level);
-    return it == levels.end() ? -1 : static_cast<int>(it - levels.begin());
-}
-
 // The capability a client must declare before a server may ask it `method`.
 std::string_view capability_of(std::string_view method) {
     if (method == "sampling/createMessage") return "sampling";
@@ -63,9 +54,9 @@ void RequestContext::progress(double progress, std::optional<double> total, std:
 }
 
 void RequestContext::log(std::string_view level, json::value data, std::string_view logger) const {
-    const int wanted = severity(level);
+    const int wanted = log_severity(level);
     if (wanted < 0 || !state_->request) return;
-    if (state_->log_level.empty() ? state_->era == Era::modern : wanted < severity(state_->log_level)) return;
+    if (state_->log_level.empty() ? state_->era == Era::modern : wanted < log_severity(state_->log_level)) return;
     json::object params;
     params["level"] = level;
     if (!logger.empty()) params["logger"] = logger;

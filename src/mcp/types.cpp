@@ -4,6 +4,7 @@
 #include <switchboard/core/json_number.hpp>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <initializer_list>
 #include <type_traits>
@@ -42,6 +43,14 @@ json::object without(const json::object& o, std::initializer_list<std::string_vi
 std::string string_field(const json::object& o, std::string_view key) {
     const auto* v = o.if_contains(key);
     return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+int log_severity(std::string_view level) {
+    // RFC 5424 severities, the order of MCP log levels.
+    static constexpr std::array<std::string_view, 8> levels{"debug", "info",     "notice", "warning",
+                                                            "error", "critical", "alert",  "emergency"};
+    auto it = std::find(levels.begin(), levels.end(), level);
+    return it == levels.end() ? -1 : static_cast<int>(it - levels.begin());
 }
 
 std::size_t base64_decoded_size(std::string_view b64) {

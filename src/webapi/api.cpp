@@ -26,6 +26,10 @@ void require_server(const host::ServerPool& pool, const std::string& server) {
         throw http::HttpError(bhttp::status::not_found, fmt::format("no server named \"{}\"", server));
 }
 
+void upstream_failed(const std::string& server, const jsonrpc::Error& e) {
+    throw http::HttpError(bhttp::status::bad_gateway, fmt::format("server \"{}\": {}", server, e.describe()));
+}
+
 namespace {
 
 awaitable<void> guarded(http::Handler handler, http::ServerRequest& req, http::Responder& res) {

@@ -1,7 +1,9 @@
-// What the servers offer, and using it: tools (list, call), resources (list, read), prompts (list, get), completion.
+// What the servers offer, and using it: tools (list, call), resources (list, read), prompts (list, get), completion,
+// and the catalog of the lazy servers (what a dormant one offers, listed from what it offered when it last ran).
 #include "routes.hpp"
 
 #include <switchboard/host/pool.hpp>
+#include <switchboard/host/tool_catalog.hpp>
 #include <switchboard/host/tool_index.hpp>
 #include <switchboard/webapi/json_request.hpp>
 
@@ -17,27 +19,34 @@ using boost::asio::awaitable;
 
 namespace {
 
-// A request that reached the server and failed there (or could not reach it): 502, naming the server.
-[[noreturn]] void upstream_failed(const std::string& server, const jsonrpc::Error& e) {
-    throw http::HttpError(bhttp::status::bad_gateway, fmt::format("server \"{}\": {}", server, e.describe()));
+// A lazy server that is not running: what the catalog recorded for its current entry when it last ran (nullopt:
+// nothing). Its items are listed marked "dormant"; using one starts the server for that use (the pool leases it).
+std::optional<host::CatalogEntry> dormant_entry(const host::ServerPool& pool, const host::ServerConfig& sc) {
+    if (!sc.lazy || !sc.enabled || pool.phase(sc.name) == host::Phase::connected) return std::nullopt;
+    auto entry = host::ToolCatalog::from_env(host::process_env()).read(sc.name);
+    if (!entry || entry->config_hash != host::catalog_hash(sc)) return std::nullopt;
+    return entry;
 }
 
-json::object with_server(json::object o, const std::string& server) {
+json::object item_json(json::object o, const std::string& server, bool dormant) {
     o["server"] = server;
+    if (dormant) o["dormant"] = true;
     return o;
 }
 
 awaitable<void> tools(PoolRef weak, http::Responder& res) {
     auto pool = lock(weak);
     json::array out;
-    for (const auto& s : pool->status()) {
-        const auto* sc = pool->server_config(s.name);
-        const auto list = pool->tools(s.name);
-        if (!sc || !list) continue;
-        for (const auto& t : *list) {
-            auto o = with_server(t.to_json(), s.name);
-            o["enabled"] = host::tool_allowed(t.name, sc->allowed_tools, sc->excluded_tools);
+    for (const auto& sc : pool->config().servers) {
+        const auto add = [&](const mcp::Tool& t, bool dormant) {
+            auto o = item_json(t.to_json(), sc.name, dormant);
+            o["enabled"] = host::tool_allowed(t.name, sc.allowed_tools, sc.excluded_tools);
             out.push_back(std::move(o));
+        };
+        if (auto entry = dormant_entry(*pool, sc)) {
+            for (const auto& t : entry->tools) add(t, true);
+        } else if (const auto list = pool->tools(sc.name)) {
+            for (const auto& t : *list) add(t, false);
         }
     }
     json::object body;
@@ -58,6 +67,10 @@ awaitable<void> call_tool(PoolRef weak, Options o, http::ServerRequest& req, htt
                               fmt::format("tool \"{}\" of server \"{}\" is switched off (its allowedTools or "
                                           "excludedTools)",
                                           name, server));
+    if (const auto* stream = body.if_contains("stream"); stream && stream->is_bool() && stream->get_bool()) {
+        co_await stream_tool_call(pool, server, name, std::move(arguments), res);
+        co_return;
+    }
     const auto started = std::chrono::steady_clock::now();
     host::ToolCallOptions options;  // the server's toolTimeoutMs
     auto result = co_await pool->call_tool(server, name, std::move(arguments), std::move(options));
@@ -70,10 +83,15 @@ awaitable<void> call_tool(PoolRef weak, Options o, http::ServerRequest& req, htt
 awaitable<void> resources(PoolRef weak, http::Responder& res) {
     auto pool = lock(weak);
     json::array list, templates;
-    for (const auto& s : pool->status()) {
-        for (const auto& r : pool->resources(s.name)) list.push_back(with_server(r.resource.raw, s.name));
-        for (const auto& t : pool->resource_templates(s.name))
-            templates.push_back(with_server(t.resource_template.raw, s.name));
+    for (const auto& sc : pool->config().servers) {
+        if (auto entry = dormant_entry(*pool, sc)) {
+            for (const auto& r : entry->resources) list.push_back(item_json(r.raw, sc.name, true));
+            for (const auto& t : entry->templates) templates.push_back(item_json(t.raw, sc.name, true));
+            continue;
+        }
+        for (const auto& r : pool->resources(sc.name)) list.push_back(item_json(r.resource.raw, sc.name, false));
+        for (const auto& t : pool->resource_templates(sc.name))
+            templates.push_back(item_json(t.resource_template.raw, sc.name, false));
     }
     json::object body;
     body["resources"] = std::move(list);
@@ -81,22 +99,45 @@ awaitable<void> resources(PoolRef weak, http::Responder& res) {
     co_await send_json(res, std::move(body));
 }
 
+std::int64_t unix_ms(std::chrono::system_clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+// A person's read asks the server, as a browser's reload does. `"cached": true` (an app's view, loaded again) may be
+// answered from the content cache, saying so: `fromCache` and `ageMs`.
 awaitable<void> read_resource(PoolRef weak, Options o, http::ServerRequest& req, http::Responder& res) {
     const auto body = post_body(req, o->allowed_origins);
     auto pool = lock(weak);
     const auto server = required_string(body, "server");
     const auto uri = required_string(body, "uri");
     require_server(*pool, server);
-    auto result = co_await pool->read_resource(server, uri);
+    if (const auto* cached = body.if_contains("cached"); cached && cached->is_bool() && cached->get_bool())
+        if (auto hit = pool->cached_resource(server, uri)) {
+            auto out = hit->result.to_json();
+            out["fromCache"] = true;
+            out["ageMs"] = hit->age.count();
+            out["readAtMs"] = unix_ms(std::chrono::system_clock::now() - hit->age);
+            co_await send_json(res, std::move(out));
+            co_return;
+        }
+    auto result = co_await pool->read_resource(server, uri, host::ReadMode::fresh);
     if (!result) upstream_failed(server, result.error());
-    co_await send_json(res, result->to_json());
+    auto out = result->to_json();
+    out["fromCache"] = false;
+    out["readAtMs"] = unix_ms(std::chrono::system_clock::now());
+    co_await send_json(res, std::move(out));
 }
 
 awaitable<void> prompts(PoolRef weak, http::Responder& res) {
     auto pool = lock(weak);
     json::array list;
-    for (const auto& s : pool->status())
-        for (const auto& p : pool->prompts(s.name)) list.push_back(with_server(p.prompt.raw, s.name));
+    for (const auto& sc : pool->config().servers) {
+        if (auto entry = dormant_entry(*pool, sc)) {
+            for (const auto& p : entry->prompts) list.push_back(item_json(p.raw, sc.name, true));
+            continue;
+        }
+        for (const auto& p : pool->prompts(sc.name)) list.push_back(item_json(p.prompt.raw, sc.name, false));
+    }
     json::object body;
     body["prompts"] = std::move(list);
     co_await send_json(res, std::move(body));
@@ -154,6 +195,63 @@ awaitable<void> complete(PoolRef weak, Options o, http::ServerRequest& req, http
     co_await send_json(res, std::move(out));
 }
 
+json::object catalog_json(const host::ServerConfig& sc, const std::optional<host::CatalogEntry>& entry) {
+    json::object o{{"server", sc.name}, {"cached", bool(entry)}};
+    o["current"] = entry && entry->config_hash == host::catalog_hash(sc);
+    if (entry) {
+        o["updated"] = entry->updated;
+        o["tools"] = entry->tools.size();
+        o["resources"] = entry->resources.size() + entry->templates.size();
+        o["prompts"] = entry->prompts.size();
+    }
+    return o;
+}
+
+// GET /api/catalog: what the catalog holds for each lazy server (as `switchboard catalog --json`).
+awaitable<void> catalog(PoolRef weak, http::Responder& res) {
+    auto pool = lock(weak);
+    const auto store = host::ToolCatalog::from_env(host::process_env());
+    json::array servers;
+    for (const auto& sc : pool->config().servers)
+        if (sc.lazy && sc.enabled) servers.push_back(catalog_json(sc, store.read(sc.name)));
+    json::object body;
+    body["servers"] = std::move(servers);
+    co_await send_json(res, std::move(body));
+}
+
+// POST /api/catalog/refresh {"name"}: starts a lazy server once, records what it offers, and releases it (as
+// `switchboard catalog refresh NAME`).
+awaitable<void> refresh_catalog(PoolRef weak, Options o, http::ServerRequest& req, http::Responder& res) {
+    const auto body = post_body(req, o->allowed_origins);
+    auto pool = lock(weak);
+    const auto name = required_string(body, "name");
+    require_server(*pool, name);
+    const auto* sc = pool->server_config(name);
+    if (!sc->lazy)
+        throw http::HttpError(bhttp::status::bad_request,
+                              fmt::format("server \"{}\" is not lazy: its lists are live", name));
+    auto lease = co_await pool->acquire(name);
+    if (!lease) upstream_failed(name, lease.error());
+    const auto store = host::ToolCatalog::from_env(host::process_env());
+    std::vector<mcp::Resource> resources;
+    std::vector<mcp::ResourceTemplate> templates;
+    std::vector<mcp::Prompt> prompts;
+    for (auto& r : pool->resources(name)) resources.push_back(std::move(r.resource));
+    for (auto& t : pool->resource_templates(name)) templates.push_back(std::move(t.resource_template));
+    for (auto& p : pool->prompts(name)) prompts.push_back(std::move(p.prompt));
+    std::string error;
+    const auto tools = pool->tools(name);
+    const bool saved = tools && store.save(*sc, *tools, &error) &&
+                       store.save_offers(*sc, resources, templates, prompts, &error);
+    lease->release();
+    if (!saved)
+        throw http::HttpError(bhttp::status::internal_server_error,
+                              fmt::format("server \"{}\": cannot record it in the catalog: {}", name, error));
+    const auto* still = pool->server_config(name);  // (built before the co_await: GCC 12)
+    auto out = catalog_json(still ? *still : *sc, store.read(name));
+    co_await send_json(res, std::move(out));
+}
+
 }  // namespace
 
 void add_catalog_routes(http::Router& r, PoolRef pool, Options o) {
@@ -169,6 +267,10 @@ void add_catalog_routes(http::Router& r, PoolRef pool, Options o) {
     add_route(r, bhttp::verb::post, "/api/prompts/get",
               [pool, o](Req& q, Res& res) { return get_prompt(pool, o, q, res); });
     add_route(r, bhttp::verb::post, "/api/complete", [pool, o](Req& q, Res& res) { return complete(pool, o, q, res); });
+    add_route(r, bhttp::verb::get, "/api/catalog", [pool](Req&, Res& res) { return catalog(pool, res); });
+    add_route(r, bhttp::verb::post, "/api/catalog/refresh",
+              [pool, o](Req& q, Res& res) { return refresh_catalog(pool, o, q, res); });
+    add_route(r, bhttp::verb::get, "/api/resources/watch", [pool](Req& q, Res& res) { return watch_resource(pool, q, res); });
 }
 
 }  // namespace switchboard::webapi

@@ -1,5 +1,6 @@
 // Conversations and chat: the store's conversations (list, get, create, rename, delete, per-conversation switches),
 // a message answered as a stream of the loop's events, approvals, Stop, continue, and the endpoint's models.
+#include "client_watch.hpp"
 #include "routes.hpp"
 
 #include <switchboard/core/as_tuple.hpp>
@@ -8,6 +9,7 @@
 #include <switchboard/host/pool.hpp>
 #include <switchboard/mcp/apps.hpp>
 #include <switchboard/webapi/chat_service.hpp>
+#include <switchboard/store/transcript.hpp>
 #include <switchboard/webapi/json_request.hpp>
 
 #include <algorithm>
@@ -16,6 +18,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <boost/json/serialize.hpp>
 #include <fmt/format.h>
 
 namespace switchboard::webapi {
@@ -96,6 +99,38 @@ awaitable<void> get(Service svc, http::ServerRequest& req, http::Responder& res)
     co_await send_json(res, std::move(body));
 }
 
+// GET /api/conversations/export?id=12&format=markdown|json: the whole conversation as a file to keep (what
+// `conversations show --markdown` / `--json` print).
+awaitable<void> export_conversation(Service svc, http::ServerRequest& req, http::Responder& res) {
+    std::int64_t id = 0;
+    try {
+        id = std::stoll(query_parameter(req, "id"));
+    } catch (const std::exception&) {
+        throw http::HttpError(bhttp::status::bad_request, "?id= must be a conversation id");
+    }
+    const auto format = query_parameter(req, "format");
+    if (format != "markdown" && format != "json")
+        throw http::HttpError(bhttp::status::bad_request, "?format= must be markdown or json");
+    auto& db = with_store([&]() -> store::ConversationStore& { return svc->store(); });
+    const auto info = with_store([&] { return db.find(id); });
+    if (!info) throw http::HttpError(bhttp::status::not_found, fmt::format("no conversation {}", id));
+    const auto messages = with_store([&] { return db.messages(id); });
+    http::Reply r;
+    if (format == "markdown") {
+        r.content_type = "text/markdown; charset=utf-8";
+        r.body = store::markdown_transcript(*info, messages);
+    } else {
+        json::value doc = store::transcript_json(*info, with_store([&] { return db.settings(id); }), messages);
+        core::make_valid_utf8(doc);
+        r.content_type = "application/json";
+        r.body = json::serialize(doc);
+    }
+    r.headers.emplace_back("Content-Disposition", fmt::format("attachment; filename=\"conversation-{}.{}\"", id,
+                                                              format == "markdown" ? "md" : "json"));
+    r.headers.emplace_back("Cache-Control", "no-store");
+    co_await res.send(std::move(r));
+}
+
 awaitable<void> create(Service svc, Options o, http::ServerRequest& req, http::Responder& res) {
     const auto body = post_body(req, o->allowed_origins);
     const auto* t = body.if_contains("title");
@@ -157,17 +192,10 @@ struct ClientWatch {
 
 awaitable<void> watch_client(std::shared_ptr<http::ServerConnection> c, std::shared_ptr<ClientWatch> w,
                              std::shared_ptr<EventQueue> q) {
-    while (c->buffer.size() < 1024 * 1024) {
-        auto [ec, n] =
-            co_await c->socket.async_read_some(c->buffer.prepare(16 * 1024), core::as_tuple_awaitable);
-        if (!ec) c->buffer.commit(n);
-        if (w->stopping) co_return;
-        if (ec) {
-            w->gone = true;
-            q->nudge();
-            co_return;
-        }
-    }
+    co_await until_client_leaves(std::move(c));
+    if (w->stopping) co_return;
+    w->gone = true;
+    q->nudge();
 }
 
 enum class Pumped { done, gone, replaced };
@@ -267,14 +295,23 @@ awaitable<void> send(PoolRef weak, Service svc, Options o, http::ServerRequest& 
     if (chat->running())
         throw http::HttpError(bhttp::status::conflict,
                               fmt::format("conversation {} is answering already: wait for it or stop it", chat->id));
+    // A new conversation's switches, set on the page before its first message.
+    if (const auto* settings = body.if_contains("settings"); !id && settings && settings->is_object())
+        svc->set_switches(*chat, store::ConversationSettings::from_json(*settings));
     apply_run_options(*svc, *chat, body);
-    // Attachments first: read now, they go with this message (and are shown on it).
+    // Attachments first: read now (or given whole: a prompt's embedded resource), they go with this message (and are
+    // shown on it).
     if (const auto* list = body.if_contains("attachments"); list && list->is_array()) {
         for (const auto& a : list->as_array()) {
             if (!a.is_object()) continue;
             auto server = required_string(a.as_object(), "server");
             auto uri = required_string(a.as_object(), "uri");
             require_server(*pool, server);
+            if (const auto* given = a.as_object().if_contains("contents"); given && given->is_array()) {
+                chat->context->attach_contents(std::move(server), std::move(uri),
+                                               mcp::ReadResourceResult::from_json(json::object{{"contents", *given}}));
+                continue;
+            }
             co_await chat->context->attach_resource(std::move(server), std::move(uri));
         }
     }
@@ -306,9 +343,18 @@ awaitable<void> attach(Service svc, http::ServerRequest& req, http::Responder& r
     auto chat = open_chat(*svc, id);
     if (!chat->running())
         throw http::HttpError(bhttp::status::conflict, fmt::format("conversation {} is not answering now", id));
+    // First what no page has been sent yet that changed what is stored (a batch of messages, an answered question);
+    // the rest of what waits in the queue is in the snapshot below (sent twice, a call would show twice and the text
+    // doubled). Then what the turn under way showed so far, as the page that left saw it: its reasoning and text,
+    // every call (started, its latest progress and task status, its log lines, ended), and the questions still open.
     std::vector<std::pair<std::string, json::object>> prelude;
     prelude.emplace_back("conversation", json::object{{"id", chat->id}});
+    for (auto& queued : chat->events->take_all())
+        if (queued.first == "messages" || queued.first == "approval_answered") prelude.push_back(std::move(queued));
+    if (!chat->live_reasoning.empty())
+        prelude.emplace_back("reasoning", json::object{{"text", chat->live_reasoning}});
     if (!chat->live_text.empty()) prelude.emplace_back("content", json::object{{"text", chat->live_text}});
+    prelude.insert(prelude.end(), chat->replay.begin(), chat->replay.end());
     for (auto& question : svc->pending_approvals(id)) prelude.emplace_back("approval", std::move(question.as_object()));
     co_await stream_run(svc, chat, chat->events, std::move(prelude), res);
 }
@@ -440,6 +486,8 @@ void add_chat_routes(http::Router& r, PoolRef pool, Service svc, Options o) {
               [svc, o](Req& q, Res& res) { return switches(svc, o, q, res); });
     add_route(r, bhttp::verb::post, "/api/chat",
               [pool, svc, o](Req& q, Res& res) { return send(pool, svc, o, q, res); });
+    add_route(r, bhttp::verb::get, "/api/conversations/export",
+              [svc](Req& q, Res& res) { return export_conversation(svc, q, res); });
     add_route(r, bhttp::verb::get, "/api/chat/attach", [svc](Req& q, Res& res) { return attach(svc, q, res); });
     add_route(r, bhttp::verb::post, "/api/chat/continue",
               [svc, o](Req& q, Res& res) { return resume(svc, o, q, res); });

@@ -6,6 +6,8 @@
 #include <switchboard/host/context.hpp>
 #include <switchboard/agent/fork.hpp>
 #include <switchboard/agent/task_resume.hpp>
+#include <switchboard/agent/tool_search.hpp>
+#include <switchboard/host/tool_catalog.hpp>
 #include <switchboard/host/pool.hpp>
 #include <switchboard/mcp/types.hpp>
 
@@ -50,6 +52,33 @@ awaitable<void> EventQueue::wait(std::chrono::steady_clock::duration max) {
     co_await wake_.async_wait(core::as_tuple_awaitable);
 }
 
+// ---- Chat -----------------------------------------------------------------------------------------------------------
+
+void Chat::show(std::string_view event, json::object data) {
+    const auto same_call = [&](const std::pair<std::string, json::object>& kept) {
+        const auto* a = kept.second.if_contains("id");
+        const auto* b = data.if_contains("id");
+        return kept.first == event && a && b && *a == *b;
+    };
+    if (event == "tool_progress" || event == "tool_task") {
+        // Only the latest matters: a page attaching shows where the call is now.
+        if (auto it = std::find_if(replay.begin(), replay.end(), same_call); it != replay.end())
+            it->second = data;
+        else
+            replay.emplace_back(event, data);
+    } else {
+        if (event == "tool_log") {
+            // A chatty server: the latest lines are kept, as the block shows them.
+            constexpr std::ptrdiff_t kept_log_lines = 100;
+            const auto is_log = [](const auto& kept) { return kept.first == "tool_log"; };
+            if (std::count_if(replay.begin(), replay.end(), is_log) >= kept_log_lines)
+                replay.erase(std::find_if(replay.begin(), replay.end(), is_log));
+        }
+        replay.emplace_back(event, data);
+    }
+    if (events) events->push(std::string(event), std::move(data));
+}
+
 // ---- the run --------------------------------------------------------------------------------------------------------
 
 namespace {
@@ -67,13 +96,15 @@ json::object tool_result_json(const llm::ToolExecutionResult& r) {
     return json::object{{"content", std::move(content)}, {"isError", r.is_error}};
 }
 
-// Whether the tool message's text (what the model reads) leaves out part of the result: media, structured content.
+// Whether the tool message's text (what the model reads) leaves out part of the result: media, structured content,
+// the blocks' annotations (audience, priority), which the page shows.
 bool loses_content(const llm::ToolExecutionResult& r) {
     if (r.structured_content || r.raw.contains("structuredContent")) return true;
     const auto* content = r.raw.if_contains("content");
     if (!content || !content->is_array()) return false;
     for (const auto& block : content->get_array())
-        if (const auto* b = block.if_object(); b && mcp::string_field(*b, "type") != "text") return true;
+        if (const auto* b = block.if_object(); b && (mcp::string_field(*b, "type") != "text" || b->contains("annotations")))
+            return true;
     return false;
 }
 
@@ -91,16 +122,21 @@ agent::Observer observer_for(std::shared_ptr<ChatService> self, std::shared_ptr<
     };
     agent::Observer o;
     o.on_content = [chat, q, tagged, parent](std::string_view t) {
-        if (parent.empty()) chat->live_text += t;
-        q->push("content", tagged(json::object{{"text", t}}));
+        if (!parent.empty()) return chat->show("content", tagged(json::object{{"text", t}}));  // a fork's, in its block
+        chat->live_text += t;
+        q->push("content", json::object{{"text", t}});
     };
-    o.on_reasoning = [q, tagged](std::string_view t) { q->push("reasoning", tagged(json::object{{"text", t}})); };
-    o.on_notice = [q, tagged](std::string_view t) { q->push("notice", tagged(json::object{{"text", t}})); };
-    o.on_tool_start = [chat, q, tagged, parent](const llm::ToolCall& call, const std::string& server) {
+    o.on_reasoning = [chat, q, tagged, parent](std::string_view t) {
+        if (parent.empty()) chat->live_reasoning += t;
+        q->push("reasoning", tagged(json::object{{"text", t}}));
+    };
+    o.on_notice = [chat, tagged](std::string_view t) { chat->show("notice", tagged(json::object{{"text", t}})); };
+    o.on_tool_start = [chat, tagged, parent](const llm::ToolCall& call, const std::string& server) {
         chat->running_calls[call.id] = {server, parent};
-        q->push("tool_start",
-                tagged(json::object{
-                    {"id", call.id}, {"name", call.name}, {"server", server}, {"arguments", call.arguments}}));
+        chat->show("tool_start", tagged(json::object{{"id", call.id},
+                                                     {"name", call.name},
+                                                     {"server", server},
+                                                     {"arguments", call.arguments}}));
     };
     o.on_tool_end = [chat, q, tagged, parent](const agent::ToolCallRecord& record,
                                               const llm::ToolExecutionResult& result) {
@@ -110,17 +146,17 @@ agent::Observer observer_for(std::shared_ptr<ChatService> self, std::shared_ptr<
         data["arguments"] = record.arguments;  // as the model wrote it, like tool_start's
         data["result"] = tool_result_json(result);
         if (parent.empty() && loses_content(result)) chat->full_results[record.id] = data["result"].as_object();
-        q->push("tool_end", tagged(std::move(data)));
+        chat->show("tool_end", tagged(std::move(data)));
     };
     // A call answered with a task (the Tasks extension): its status for the tool's block (`tool_task` events), and,
     // while it runs, a record with the conversation (`switchboard tasks` lists it; `chat --resume` follows it after a
     // restart); the record goes with the write of the call's result.
     o.on_task = [self, chat, q, tagged, parent](const llm::ToolCall& call, const std::string& server,
                                                 const mcp::TaskProgress& t) {
-        q->push("tool_task", tagged(json::object{{"id", call.id},
-                                                 {"taskId", t.task_id},
-                                                 {"status", t.status},
-                                                 {"statusMessage", t.status_message}}));
+        chat->show("tool_task", tagged(json::object{{"id", call.id},
+                                                    {"taskId", t.task_id},
+                                                    {"status", t.status},
+                                                    {"statusMessage", t.status_message}}));
         if (!parent.empty() || chat->id == 0 || !chat->conversation || chat->conversation->messages().empty()) return;
         if (t.status != "working" && t.status != "input_required") return;
         store::RunningTask task{chat->id, call.id, server, call.name, t.task_id, t.status, t.status_message,
@@ -173,7 +209,10 @@ agent::Observer observer_for(std::shared_ptr<ChatService> self, std::shared_ptr<
             q->push("notice", json::object{{"text", std::string("this message could not be saved: ") + e.what()}});
         }
         for (const auto& m : batch) shown.push_back(stored_json(m));
-        chat->live_text.clear();  // now in a stored message
+        // Now in stored messages, which a page that attaches loads.
+        chat->live_text.clear();
+        chat->live_reasoning.clear();
+        chat->replay.clear();
         q->push("messages", json::object{{"messages", std::move(shown)}});
     };
     return o;
@@ -211,12 +250,12 @@ agent::LocalTool nested(agent::LocalTool tool, std::weak_ptr<ChatService> weak_s
             step["result"] = tool_result_json(result);
             steps->push_back(std::move(step));
         };
-        const auto note = [q, id, lifecycles](const host::ServerStatus& status) {
+        const auto note = [chat, id, lifecycles](const host::ServerStatus& status) {
             auto& seen = (*lifecycles)[status.name];
             const auto now = status.lifecycle();
             if (!seen.empty() && seen.back().as_string() == now) return;
             seen.emplace_back(now);
-            q->push("fork_server", lifecycle_json(status, id));
+            chat->show("fork_server", lifecycle_json(status, id));
         };
         const auto sub = pool->events().subscribe([note, weak_pool](const host::Event& e) {
             if (e.kind != host::Event::Kind::leases_changed && e.kind != host::Event::Kind::phase_changed) return;
@@ -249,6 +288,8 @@ void end_run(Chat& chat, EventQueue& q) {
     chat.full_results.clear();
     chat.fork_records.clear();
     chat.live_text.clear();
+    chat.live_reasoning.clear();
+    chat.replay.clear();
     chat.detached = false;
     q.finish();
 }
@@ -257,18 +298,30 @@ awaitable<void> run(std::shared_ptr<ChatService> self, std::shared_ptr<Chat> cha
                     std::string text, bool resume) {
     core::ScopeExit ended([chat, q] { end_run(*chat, *q); });
     auto o = observer_for(self, chat, q, std::string());
-    // The servers' progress notifications of the calls this run started (a fork's too): `tool_progress` events.
+    // The servers' progress notifications of the calls this run started (a fork's too): `tool_progress` events. And
+    // their servers' log messages while they run, in each running call's block (`tool_log`: a server's messages are
+    // not tied to a request).
     std::weak_ptr<host::ServerPool> weak_pool = self->pool();
     host::EventBus::Id progress_sub = 0;
     if (auto pool = weak_pool.lock())
-        progress_sub = pool->events().subscribe([chat, q](const host::Event& e) {
+        progress_sub = pool->events().subscribe([chat](const host::Event& e) {
+            if (e.kind == host::Event::Kind::log_message) {
+                for (const auto& [id, call] : chat->running_calls) {
+                    if (call.first != e.server) continue;
+                    json::object data = e.data.is_object() ? e.data.get_object() : json::object{{"data", e.data}};
+                    data["id"] = id;
+                    if (!call.second.empty()) data["parent"] = call.second;
+                    chat->show("tool_log", std::move(data));
+                }
+                return;
+            }
             if (e.kind != host::Event::Kind::progress) return;
             const auto it = chat->running_calls.find(e.call_id);
             if (it == chat->running_calls.end() || it->second.first != e.server) return;
             json::object data = e.data.is_object() ? e.data.get_object() : json::object();
             data["id"] = e.call_id;
             if (!it->second.second.empty()) data["parent"] = it->second.second;
-            q->push("tool_progress", std::move(data));
+            chat->show("tool_progress", std::move(data));
         });
     core::ScopeExit stop_progress([weak_pool, progress_sub] {
         if (auto pool = weak_pool.lock()) pool->events().unsubscribe(progress_sub);
@@ -343,12 +396,26 @@ std::shared_ptr<Chat> ChatService::make_chat(std::int64_t id, std::vector<llm::M
     chat->id = id;
     host::ContextOptions co;
     co.name = "web:" + std::to_string(id);
+    // A lazy server's resource (Attach) or tool (search_tools, then call_tool) is used by name: started for that use.
+    co.calls_to_unseen_servers = true;
     chat->context = host::Context::create(pool, co);
     agent::LoopOptions loop;
     loop.max_turns = options_.max_turns;
     chat->conversation = std::make_unique<agent::Conversation>(chat->context, options_.llm, loop);
     chat->conversation->set_messages(std::move(messages));
     // Agents and skills: agent__<name> / skill__<name>, each run in a fork whose lazy servers start only for it.
+    // The lazy servers' tools through tool search, as in `chat`: search_tools and call_tool (the conversation's
+    // switches apply to what they call), when the config asks for it or the tool definitions would be large.
+    std::optional<host::ToolCatalog> search;
+    const auto& config = pool->config();
+    const bool any_lazy = std::any_of(config.servers.begin(), config.servers.end(),
+                                      [](const host::ServerConfig& s) { return s.lazy && s.enabled; });
+    if (agent::tool_search_wanted(config.tool_search, any_lazy, chat->conversation->tool_definition_bytes(),
+                                  options_.llm->settings().context_window)) {
+        search = host::ToolCatalog::from_env(host::process_env());
+        agent::ToolSearchEnvironment env{pool, chat->context, *search};
+        for (auto& t : agent::tool_search_tools(std::move(env))) chat->conversation->add_local_tool(std::move(t));
+    }
     if (options_.definitions) {
         // The conversation's approvals, shared: what the user allows while a fork runs (an answer, or the
         // switches) counts for the fork's next call, and what they allow for a fork's call is the conversation's.
@@ -356,6 +423,7 @@ std::shared_ptr<Chat> ChatService::make_chat(std::int64_t id, std::vector<llm::M
                                    chat->conversation->shared_approvals()};
         env.registry = options_.registry;
         env.model = chat->fork_model;
+        *env.tool_search = search;  // forks offer it too
         for (auto& t : agent::fork_tools(env, 1, ""))
             chat->conversation->add_local_tool(nested(std::move(t), weak_from_this(), chat, pool));
     }
@@ -439,6 +507,7 @@ std::shared_ptr<EventQueue> ChatService::start(std::shared_ptr<Chat> chat, std::
     auto q = std::make_shared<EventQueue>(ex_);
     chat->events = q;
     chat->typed_text = text;
+    chat->replay.clear();
     *chat->fork_model = chat->conversation->loop_options().model;
     // First, whatever the run does first: which conversation this is (a new one learns its id here).
     json::object conversation{{"id", chat->id}};

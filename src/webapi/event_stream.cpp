@@ -55,6 +55,7 @@ void on_event(Pending& p, const host::Event& e) {
     switch (e.kind) {
     case K::phase_changed:
     case K::leases_changed:
+    case K::stderr_line:  // its status's stderrTail changed
         if (e.server.empty())
             p.all = true;
         else
@@ -70,6 +71,11 @@ void on_event(Pending& p, const host::Event& e) {
             p.servers.insert(e.server);
         named(e.kind == K::tools_changed ? "tools" : e.kind == K::prompts_changed ? "prompts" : "resources");
         break;
+    case K::resource_updated: {
+        json::object data{{"server", e.server}, {"uri", e.uri}};
+        p.push("resource_updated", std::move(data));
+        break;
+    }
     case K::log_message: {
         json::object data;
         if (const auto* params = e.data.if_object()) data = *params;

@@ -46,5 +46,15 @@ std::filesystem::path config_file(const host::ServerPool& pool);
 std::shared_ptr<host::ServerPool> lock(const PoolRef& pool);
 /// 404 unless `server` is configured.
 void require_server(const host::ServerPool& pool, const std::string& server);
+/// A request that reached the server and failed there (or could not reach it): 502, naming the server.
+[[noreturn]] void upstream_failed(const std::string& server, const jsonrpc::Error& e);
+
+/// POST /api/tools/call with "stream": true (live_routes.cpp): the call's progress, task status and the server's log
+/// messages as events while it runs, then its result; the client going away cancels it on the server.
+boost::asio::awaitable<void> stream_tool_call(std::shared_ptr<host::ServerPool> pool, std::string server,
+                                              std::string tool, boost::json::object arguments, http::Responder& res);
+/// GET /api/resources/watch?server=&uri= (live_routes.cpp): subscribed while the stream is open; the contents, read
+/// from the server, first and after every update.
+boost::asio::awaitable<void> watch_resource(PoolRef pool, http::ServerRequest& req, http::Responder& res);
 
 }  // namespace switchboard::webapi

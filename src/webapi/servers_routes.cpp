@@ -148,6 +148,49 @@ awaitable<void> remove(PoolRef weak, Options o, http::ServerRequest& req, http::
     co_await apply_edit(pool, o, std::move(name), std::string(), std::nullopt, res);
 }
 
+// GET /api/servers/logs?name=: the server's latest log messages (kept by the pool), and the level it is asked for.
+awaitable<void> logs(PoolRef weak, http::ServerRequest& req, http::Responder& res) {
+    auto pool = lock(weak);
+    const auto name = query_parameter(req, "name");
+    require_server(*pool, name);
+    json::array list;
+    for (const auto& m : pool->recent_logs(name)) {
+        json::object o = m.params.is_object() ? m.params.get_object() : json::object{{"data", m.params}};
+        o["timeMs"] = std::chrono::duration_cast<std::chrono::milliseconds>(m.at.time_since_epoch()).count();
+        list.push_back(std::move(o));
+    }
+    const auto status = pool->status(name);
+    json::object body;
+    body["server"] = name;
+    body["level"] = status && !status->log_level.empty() ? json::value(status->log_level) : json::value(nullptr);
+    body["logs"] = std::move(list);
+    co_await send_json(res, std::move(body));
+}
+
+// POST /api/servers/log-level {"name", "level"}: logging/setLevel (legacy) or `_meta` logLevel (2026-07-28) from now
+// on, also after a reconnect. Answers with the server's status.
+awaitable<void> log_level(PoolRef weak, Options o, http::ServerRequest& req, http::Responder& res) {
+    const auto body = post_body(req, o->allowed_origins);
+    auto pool = lock(weak);
+    const auto name = required_string(body, "name");
+    const auto level = required_string(body, "level");
+    require_server(*pool, name);
+    if (!mcp::is_log_level(level))
+        throw http::HttpError(bhttp::status::bad_request,
+                              fmt::format("\"level\" must be debug, info, notice, warning, error, critical, alert or "
+                                          "emergency, not \"{}\"",
+                                          level));
+    auto r = co_await pool->set_log_level(name, level);
+    if (!r) {
+        if (r.error().code == jsonrpc::code::method_not_found)
+            throw http::HttpError(bhttp::status::conflict, r.error().message);
+        upstream_failed(name, r.error());
+    }
+    auto status = server_json(*pool, name);
+    json::object answer = status ? std::move(*status) : json::object();  // (no ?: inside co_await: GCC 12)
+    co_await send_json(res, std::move(answer));
+}
+
 }  // namespace
 
 fs::path config_file(const host::ServerPool& pool) {
@@ -187,6 +230,9 @@ void add_server_routes(http::Router& r, PoolRef pool, Options o) {
     add_route(r, bhttp::verb::post, "/api/servers/save", [pool, o](Req& q, Res& res) { return save(pool, o, q, res); });
     add_route(r, bhttp::verb::post, "/api/servers/remove",
               [pool, o](Req& q, Res& res) { return remove(pool, o, q, res); });
+    add_route(r, bhttp::verb::get, "/api/servers/logs", [pool](Req& q, Res& res) { return logs(pool, q, res); });
+    add_route(r, bhttp::verb::post, "/api/servers/log-level",
+              [pool, o](Req& q, Res& res) { return log_level(pool, o, q, res); });
 }
 
 }  // namespace switchboard::webapi

@@ -39,8 +39,9 @@ std::string gunzip(std::string_view gz) {
     std::string out(size, '\0');
     zlib::inflate_stream inflater;
     zlib::z_params zs;
+    // The deflate data and the 8-byte trailer after it: Beast's inflater may want to look past the last block.
     zs.next_in = gz.data() + 10;
-    zs.avail_in = gz.size() - 18;
+    zs.avail_in = gz.size() - 10;
     zs.next_out = out.data();
     zs.avail_out = out.size();
     boost::system::error_code ec;

@@ -1,5 +1,6 @@
 // The real `switchboard` binary against real servers.
 #include "harness.hpp"
+#include "net_harness.hpp"
 
 #include <boost/json/parse.hpp>
 
@@ -200,6 +201,62 @@ TEST_F(Cli, CtrlCCancelsTheCallOnTheServer) {
     EXPECT_NE(out.find("exit=130"), std::string::npos) << out << log;
     EXPECT_NE(log.find("call cancelled"), std::string::npos) << log;
     EXPECT_NE(log.find("slow: cancelled"), std::string::npos) << log;  // the server's own stderr says it saw it
+}
+
+TEST_F(Cli, LogLevelPrintsTheServersLogMessagesFromThatLevelUp) {
+    std::string out;
+    auto cfg = write_config(R"({"mcpServers": {"demo": {"command": ")" + demo_server() + R"("}}})");
+    const std::string slow = " call slow '{\"seconds\": 0.2, \"steps\": 2}'";
+    EXPECT_EQ(cli("--config " + cfg + " --log-level info" + slow, out), 0) << out;
+    EXPECT_NE(out.find("[demo] info (slow): slow: step 1 of 2 done\n"), std::string::npos) << out;
+    EXPECT_NE(out.find("[demo] notice (slow): slow: step 2 of 2 done\n"), std::string::npos) << out;
+    // From notice up, after the command too; none without the option.
+    EXPECT_EQ(cli("--config " + cfg + slow + " --log-level notice", out), 0) << out;
+    EXPECT_EQ(out.find("info (slow)"), std::string::npos) << out;
+    EXPECT_NE(out.find("[demo] notice (slow)"), std::string::npos) << out;
+    EXPECT_EQ(cli("--config " + cfg + slow, out), 0) << out;
+    EXPECT_EQ(out.find("(slow)"), std::string::npos) << out;
+    EXPECT_NE(cli("--config " + cfg + " --log-level loud" + slow, out), 0) << out;
+    EXPECT_NE(out.find("must be debug, info, notice"), std::string::npos) << out;
+}
+
+TEST_F(Cli, OneShotCommandsSeeTheToolsAServerAddsForWhatTheyDeclare) {
+    // server-everything registers get-roots-list once it knows its client answers roots/list, as `chat` does and
+    // now every command (with the working directory as the root).
+    auto cmd = everything_command();
+    ASSERT_FALSE(cmd.empty());
+    std::string args;
+    for (std::size_t i = 1; i < cmd.size(); ++i) args += (i > 1 ? ", " : "") + std::string("\"") + cmd[i] + "\"";
+    auto cfg = write_config(R"({"mcpServers": {"everything": {"command": ")" + cmd[0] + R"(", "args": [)" + args +
+                            "]}}}");
+    std::string out;
+    const auto in_dir = "cd " + dir_.string() + " && " + std::string(SWITCHBOARD_CLI) + " --config " + cfg;
+    EXPECT_EQ(run_command(in_dir + " tools --json 2>&1", out), 0) << out;
+    EXPECT_NE(out.find("\"name\":\"get-roots-list\""), std::string::npos) << out;
+    EXPECT_EQ(run_command(in_dir + " call get-roots-list 2>&1", out), 0) << out;
+    EXPECT_NE(out.find("file://" + fs::canonical(dir_).string()), std::string::npos) << out;
+}
+
+TEST_F(Cli, ReadAsksTheServerAndWatchPrintsEveryUpdateUntilCtrlC) {
+    // One demo server over HTTP that two commands share: `read --watch` in one, `call bump` in the other.
+    auto demo = start_listening(demo_server(), {"--http", "0"});
+    ASSERT_TRUE(demo);
+    auto cfg = write_config(R"({"mcpServers": {"demo": {"url": ")" + demo->url + R"("}}})");
+    std::string out;
+    EXPECT_EQ(cli("--config " + cfg + " read demo demo://counter", out), 0) << out;
+    EXPECT_EQ(out, "0\n");
+    auto script = std::string(SWITCHBOARD_CLI) + " --config " + cfg + " read --watch demo demo://counter > " +
+                  (dir_ / "out.txt").string() + " 2>&1 & pid=$!; sleep 1; " + SWITCHBOARD_CLI + " --config " + cfg +
+                  " call bump; sleep 0.5; " + SWITCHBOARD_CLI + " --config " + cfg +
+                  " call bump; sleep 0.5; kill -INT $pid; wait $pid; echo exit=$?";
+    std::ofstream(dir_ / "watch.sh") << script << "\n";
+    run_command("bash " + (dir_ / "watch.sh").string(), out);
+    std::ifstream f(dir_ / "out.txt");
+    std::string log((std::istreambuf_iterator<char>(f)), {});
+    EXPECT_NE(out.find("exit=0"), std::string::npos) << out << log;
+    EXPECT_NE(log.find("watching demo://counter"), std::string::npos) << log;
+    EXPECT_EQ(log.rfind("0\n", 0), 0u) << log;
+    EXPECT_NE(log.find("--- updated\n1\n--- updated\n2\n"), std::string::npos) << log;
 }
 
 TEST_F(Cli, ConfigErrorsNameFileLineAndColumn) {

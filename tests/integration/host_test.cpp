@@ -502,12 +502,12 @@ TEST_P(HostEra, ResourcesCacheSubscriptionsAttachmentsAndPrompts) {
             CO_ASSERT_TRUE(listing.has_value());
             EXPECT_EQ(listing->resources.size(), 13u);
 
-            // Subscribed: cached until the server says it changed.
+            // Subscribed: cached until the server says it changed (legacy; a modern server says ttlMs 0 for it).
             auto sub = co_await h->pool->subscribe_resource("demo", "demo://counter");
             CO_ASSERT_TRUE(sub.has_value());
             auto first = co_await h->pool->read_resource("demo", "demo://counter");
             CO_ASSERT_TRUE(first.has_value());
-            EXPECT_EQ(h->pool->content_cache().size(), 1u);
+            EXPECT_EQ(h->pool->content_cache().size(), GetParam() == "--legacy-only" ? 1u : 0u);
             auto bump = co_await h->execute_tool(tool_call("b", "bump", "{}"));
             EXPECT_EQ(bump.text(), "counter = 1");
             for (int i = 0; i < 200 && updated.empty(); ++i) co_await sleep_for(10ms);
@@ -545,6 +545,125 @@ TEST_P(HostEra, ResourcesCacheSubscriptionsAttachmentsAndPrompts) {
             auto c = co_await h->pool->complete("demo", ref, "name", "A", no_context);
             CO_ASSERT_TRUE(c.has_value());
             EXPECT_EQ(c->values, std::vector<std::string>{"Alice"});
+            co_await h->shutdown();
+        },
+        60s);
+}
+
+TEST_P(HostEra, ReadsAskTheServerUnlessItSaidTheyStayFresh) {
+    const bool modern = GetParam() == "--modern-only";
+    auto cfg = config_of({{"demo", demo_entry(q(GetParam()))}});
+    run(
+        [&]() -> awaitable<void> {
+            auto ex = co_await asio::this_coro::executor;
+            auto h = Host::create(ex, cfg, fast_options());
+            h->start();
+            co_await h->wait_until_settled(20s);
+            // The counter says nothing of freshness (legacy) or ttlMs 0 (modern): never kept, so a read after bump
+            // sees it, whoever reads.
+            auto before = co_await h->pool->read_resource("demo", "demo://counter");
+            CO_ASSERT_TRUE(before.has_value());
+            EXPECT_EQ(before->contents.at(0).text.value_or(""), "0");
+            auto bump = co_await h->execute_tool(tool_call("b", "bump", "{}"));
+            EXPECT_EQ(bump.text(), "counter = 1");
+            auto after = co_await h->pool->read_resource("demo", "demo://counter");
+            CO_ASSERT_TRUE(after.has_value());
+            EXPECT_EQ(after->contents.at(0).text.value_or(""), "1");
+            EXPECT_FALSE(h->pool->cached_resource("demo", "demo://counter"));
+
+            // The readme: a modern server says ttlMs 60000, so automatic reads may be answered from the cache; a
+            // person's (fresh) read asks the server and stores its answer anew. A legacy server says nothing: kept
+            // nowhere.
+            auto readme = co_await h->pool->read_resource("demo", "demo://text/readme", host::ReadMode::fresh);
+            CO_ASSERT_TRUE(readme.has_value());
+            auto kept = h->pool->cached_resource("demo", "demo://text/readme");
+            EXPECT_EQ(bool(kept), modern);
+            if (kept) {
+                co_await sleep_for(200ms);
+                EXPECT_GE(h->pool->cached_resource("demo", "demo://text/readme")->age, 200ms);
+                auto again = co_await h->pool->read_resource("demo", "demo://text/readme", host::ReadMode::fresh);
+                CO_ASSERT_TRUE(again.has_value());
+                EXPECT_LT(h->pool->cached_resource("demo", "demo://text/readme")->age, 150ms);
+            }
+            co_await h->shutdown();
+        },
+        60s);
+}
+
+TEST_P(HostEra, SubscriptionsAreCountedAndTheLastHolderUnsubscribes) {
+    auto cfg = config_of({{"demo", demo_entry(q(GetParam()))}});
+    run(
+        [&]() -> awaitable<void> {
+            auto ex = co_await asio::this_coro::executor;
+            auto h = Host::create(ex, cfg, fast_options());
+            int updates = 0;
+            h->events().subscribe([&](const Event& e) {
+                if (e.kind == Event::Kind::resource_updated) ++updates;
+            });
+            h->start();
+            co_await h->wait_until_settled(20s);
+            const auto bump_and_wait = [&]() -> awaitable<int> {
+                const int seen = updates;
+                co_await h->execute_tool(tool_call("b", "bump", "{}"));
+                for (int i = 0; i < 50 && updates == seen; ++i) co_await sleep_for(10ms);
+                co_return updates - seen;
+            };
+            auto step1 = co_await h->pool->subscribe_resource("demo", "demo://counter");
+            CO_ASSERT_TRUE(step1.has_value());
+            auto step2 = co_await h->pool->subscribe_resource("demo", "demo://counter");
+            CO_ASSERT_TRUE(step2.has_value());
+            // Subscribed: kept until the server says it changed (a legacy server; a modern one says ttlMs 0 for
+            // it, never to be kept).
+            auto read = co_await h->pool->read_resource("demo", "demo://counter");
+            CO_ASSERT_TRUE(read.has_value());
+            EXPECT_EQ(bool(h->pool->cached_resource("demo", "demo://counter")), GetParam() == "--legacy-only");
+            const int first = co_await bump_and_wait();
+            EXPECT_EQ(first, 1);
+            EXPECT_FALSE(h->pool->cached_resource("demo", "demo://counter"));  // dropped by the update
+            // One holder lets go: the other still hears of changes.
+            auto step3 = co_await h->pool->unsubscribe_resource("demo", "demo://counter");
+            CO_ASSERT_TRUE(step3.has_value());
+            const int second = co_await bump_and_wait();
+            EXPECT_EQ(second, 1);
+            // The last one: the server is told, and says no more.
+            auto step4 = co_await h->pool->unsubscribe_resource("demo", "demo://counter");
+            CO_ASSERT_TRUE(step4.has_value());
+            const int third = co_await bump_and_wait();
+            EXPECT_EQ(third, 0);
+            co_await h->shutdown();
+        },
+        60s);
+}
+
+TEST_P(HostEra, AServersLogMessagesAreKeptAtTheLevelItIsAskedFor) {
+    auto cfg = config_of({{"demo", demo_entry(q(GetParam()))}});
+    run(
+        [&]() -> awaitable<void> {
+            auto ex = co_await asio::this_coro::executor;
+            auto h = Host::create(ex, cfg, fast_options());
+            h->start();
+            co_await h->wait_until_settled(20s);
+            const auto slow = [&]() -> awaitable<void> {
+                auto r = co_await h->execute_tool(tool_call("s", "slow", R"({"seconds": 0.1, "steps": 2})"));
+                EXPECT_EQ(r.text(), "done after 2 steps");
+                co_await sleep_for(100ms);  // a message may follow the result
+            };
+            auto step5 = co_await h->pool->set_log_level("demo", "info");
+            CO_ASSERT_TRUE(step5.has_value());
+            EXPECT_EQ(h->status("demo")->log_level, "info");
+            co_await slow();
+            auto logs = h->pool->recent_logs("demo");
+            CO_ASSERT_EQ(logs.size(), 2u);
+            EXPECT_EQ(mcp::string_field(logs[0].params.as_object(), "level"), "info");
+            EXPECT_EQ(std::string(logs[0].params.at("data").as_string()), "slow: step 1 of 2 done");
+            EXPECT_EQ(mcp::string_field(logs[1].params.as_object(), "level"), "notice");
+            // From warning up: neither info nor notice comes any more.
+            auto step6 = co_await h->pool->set_log_level("demo", "warning");
+            CO_ASSERT_TRUE(step6.has_value());
+            co_await slow();
+            EXPECT_EQ(h->pool->recent_logs("demo").size(), 2u);
+            auto bad = co_await h->pool->set_log_level("demo", "loud");
+            EXPECT_FALSE(bad.has_value());
             co_await h->shutdown();
         },
         60s);

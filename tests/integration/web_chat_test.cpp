@@ -315,6 +315,81 @@ TEST_F(WebChat, APageThatGoesAwayCanTakeTheAnswerBackElseItStops) {
     EXPECT_TRUE(got.at("pendingApprovals").as_array().empty());
 }
 
+TEST_F(WebChat, APageAttachingMidCallSeesTheCallItsProgressAndLogsAsTheLeftPageDid) {
+    TempDir dir;
+    FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("add", R"({"a": 1, "b": 1})") + "," +
+                               R"({"id": "call_slow", )" + tool_call("slow", R"({"seconds": 3, "steps": 6})").substr(1) +
+                               R"(]}, {"content": "Done."}])");
+    ASSERT_TRUE(fake.running());
+    start_with(fake);
+    const auto port = gateway_->port;
+    const auto headers = post_headers();
+    ASSERT_EQ(post("/api/conversations/create", {{"title", "reload"}}).status, 200);
+    // The demo's tools allowed for this conversation: nothing asks.
+    auto settings = post("/api/conversations/settings", {{"id", 1}, {"approvedServers", json::array{"demo"}}});
+    ASSERT_EQ(settings.status, 200) << settings.body;
+    std::string prelude, attached;
+    run([&, port, headers]() -> awaitable<void> {
+        auto first =
+            co_await http_open(port, "POST", "/api/chat", headers, R"({"conversationId": 1, "text": "Add, slowly"})");
+        // The reload comes after `add` ended and while `slow` runs, with events queued for nobody meanwhile.
+        co_await read_event(first, "tool_progress", std::chrono::seconds(10));
+        boost::system::error_code ignored;
+        first->stream.socket().close(ignored);
+        co_await sleep_for(std::chrono::milliseconds(1200));
+        auto second = co_await http_open(port, "GET", "/api/chat/attach?conversationId=1", headers, "");
+        EXPECT_EQ(second->status, 200);
+        std::function<bool(const std::string&)> slow_logged = [](const std::string& b) {
+            return b.find(R"("data":"slow: step 1 of 6 done","id":"call_slow"})") != std::string::npos;
+        };
+        co_await read_stream_until(second, std::move(slow_logged), std::chrono::seconds(5));
+        prelude = second->parser.get().body();
+        co_await read_event(second, "done", std::chrono::seconds(10));
+        attached = second->parser.get().body();
+    });
+    // Both calls started, once each (their ends come together, once `slow` is done); `slow` at its latest progress,
+    // with its server's log lines.
+    const auto starts = events(prelude, "tool_start");
+    ASSERT_EQ(starts.size(), 2u) << prelude;
+    EXPECT_EQ(starts[1].at("id").as_string(), "call_slow");
+    EXPECT_EQ(starts[1].at("server").as_string(), "demo");
+    const auto progress = events(prelude, "tool_progress");
+    ASSERT_FALSE(progress.empty()) << prelude;
+    EXPECT_GE(progress[0].at("progress").as_double(), 2.0) << prelude;  // where it is now, not where it began
+    const auto logs = events(prelude, "tool_log");
+    EXPECT_TRUE(std::any_of(logs.begin(), logs.end(), [](const json::object& l) {
+        return l.at("id").as_string() == "call_slow" && l.at("logger").as_string() == "slow";
+    })) << prelude;
+    // The run went on to its end, each call shown started once in all.
+    EXPECT_EQ(events(attached, "tool_start").size(), 2u) << attached;
+    EXPECT_EQ(events(attached, "done").at(0).at("stop").as_string(), "done") << attached;
+}
+
+TEST_F(WebChat, ANewConversationsSwitchesAndAPromptsEmbeddedResourceGoWithItsFirstMessage) {
+    TempDir dir;
+    FakeLlm fake(dir.path, R"([{"content": "one"}])");
+    ASSERT_TRUE(fake.running());
+    start_with(fake);
+    json::object body{{"text", "Look at this"},
+                      {"settings", {{"toolsOff", json::array{json::object{{"server", "demo"}, {"tool", "add"}}}}}},
+                      {"attachments", json::array{json::object{
+                                          {"server", "demo"},
+                                          {"uri", "demo://prompt/embedded"},
+                                          {"contents", json::array{json::object{{"uri", "demo://prompt/embedded"},
+                                                                                {"mimeType", "text/plain"},
+                                                                                {"text", "given, not read"}}}}}}}};
+    auto first = request("POST", "/api/chat", post_headers(), json::serialize(body));
+    EXPECT_NE(first.body.find("event: done"), std::string::npos) << first.body;
+    json::array bodies;
+    run([&]() -> awaitable<void> { bodies = co_await fake.request_bodies(); });
+    ASSERT_EQ(bodies.size(), 1u);
+    EXPECT_FALSE(has(offered_tools(bodies[0].as_object()), "add"));
+    EXPECT_TRUE(has(offered_tools(bodies[0].as_object()), "echo"));
+    EXPECT_NE(json::serialize(bodies[0]).find("given, not read"), std::string::npos) << bodies[0];
+    auto got = parse(get("/api/conversations/get?id=1"));
+    EXPECT_EQ(got.at("settings").at("toolsOff").at(0).at("tool").as_string(), "add");
+}
+
 TEST_F(WebChat, AToolSwitchedOffForOneConversationIsNotOfferedToTheModel) {
     TempDir dir;
     FakeLlm fake(dir.path, R"([{"content": "one"}, {"content": "two"}])");

@@ -106,7 +106,11 @@ public:
     void visit_resources(const std::function<void(const std::string& server, const mcp::Resource&)>& fn) const;
     std::vector<ResourceTemplateInfo> resource_templates() const;
     std::vector<PromptInfo> prompts() const;
-    boost::asio::awaitable<Outcome<mcp::ReadResourceResult>> read_resource(std::string server, std::string uri);
+    boost::asio::awaitable<Outcome<mcp::ReadResourceResult>> read_resource(std::string server, std::string uri,
+                                                                           ReadMode mode);
+    boost::asio::awaitable<Outcome<mcp::ReadResourceResult>> read_resource(std::string server, std::string uri) {
+        return read_resource(std::move(server), std::move(uri), ReadMode::cached);
+    }
     boost::asio::awaitable<Outcome<mcp::GetPromptResult>> get_prompt(std::string server, std::string name,
                                                                      std::map<std::string, std::string> arguments);
     boost::asio::awaitable<Outcome<mcp::CompleteResult>> complete(std::string server, boost::json::object ref,
@@ -114,8 +118,11 @@ public:
                                                                   std::map<std::string, std::string> context);
 
     // Attachments for the next user message.
-    /// Adds an attachment (loading), reads it, and stores the content or the error; returns its id.
+    /// Adds an attachment (loading), reads it from the server (a person asked for it: ReadMode::fresh), and stores
+    /// the content or the error; returns its id.
     boost::asio::awaitable<std::uint64_t> attach_resource(std::string server, std::string uri);
+    /// Adds an attachment whose contents are given (a prompt's embedded resource or image): nothing is read.
+    std::uint64_t attach_contents(std::string server, std::string uri, mcp::ReadResourceResult contents);
     const AttachmentList& attachments() const { return attachments_; }
     bool remove_attachment(std::uint64_t id);
     /// Every attachment that finished loading (content or error), in the order added; they are then cleared.

@@ -52,6 +52,7 @@ struct Event {
         progress,           ///< progress of a tool call: `call_id`, `data` {progress,total,message}
         leases_changed,     ///< a lazy server's lease count changed (`message` is the count)
         attachments_changed,
+        stderr_line,        ///< a stdio server wrote a line to stderr (`message`; its status's tail has it too)
     };
     Kind kind;
     std::string server;
@@ -70,6 +71,7 @@ struct Event {
     static Event progress(std::string server, std::string call_id, boost::json::value data);
     static Event leases_changed(std::string server, std::size_t leases);
     static Event attachments_changed(std::string server, std::string uri);
+    static Event stderr_line(std::string server, std::string line);
 };
 
 std::string_view to_string(Event::Kind kind);

@@ -53,13 +53,14 @@ struct PoolOptions {
     core::BackoffPolicy backoff;
     std::size_t content_cache_bytes = 64u * 1024 * 1024;
     std::chrono::milliseconds listing_ttl{60'000};  ///< resource listings, when the server gives no ttlMs
-    std::chrono::milliseconds content_ttl{60'000};  ///< read contents of unsubscribed resources, without ttlMs
     std::size_t stderr_tail_lines = 20;
     ServerRequestHandlers handlers;  ///< sampling, elicitation, roots: unset ones are not offered to servers
     /// Asked of every server once connected ("debug" ... "emergency"; legacy: logging/setLevel when the server
     /// offers logging; modern: `_meta` logLevel on every request). Empty: the servers' defaults (a modern server
     /// then sends no log messages). The gateway sets "debug" and filters per client.
     std::string log_level;
+    /// The log messages kept per server for whoever looks later (recent_logs).
+    std::size_t recent_log_messages = 200;
     mcp::Implementation client_info{"switchboard", SWITCHBOARD_VERSION, "Switchboard"};
     /// Where remote servers' OAuth tokens are kept; null: auth::TokenStore::default_path().
     std::shared_ptr<auth::TokenStore> token_store;
@@ -83,6 +84,10 @@ struct ServerStatus {
     std::chrono::milliseconds connect_time{0};  ///< of the last successful connect
     int reconnect_attempt = 0;                  ///< attempts since the connection was last stable
     int reconnects = 0;                         ///< successful reconnects since start
+    /// Why the connection was last lost (empty: it never was), and when: kept after the reconnect succeeds.
+    std::string last_lost;
+    std::chrono::system_clock::time_point last_lost_at{};
+    std::string log_level;  ///< what the server is asked to send (set_log_level, else PoolOptions::log_level)
     std::size_t active_calls = 0;
     std::size_t leases = 0;
     std::chrono::milliseconds keep_warm{0};
@@ -105,6 +110,28 @@ struct ToolCallOptions {
     mcp::TaskMode tasks = mcp::TaskMode::follow;
     /// The result object kept whole (mcp::CallOptions::whole_result): for a caller that forwards it.
     bool whole_result = false;
+};
+
+/// How a resource read may be answered.
+enum class ReadMode {
+    /// From the content cache while its entry is fresh: the server's ttlMs, or a subscription that would have told us
+    /// of a change. For reads nobody asked for by hand (a gateway client's, an app's view, a skill's files).
+    cached,
+    /// From the server, always (the cache is refreshed): a person's read (a page opened or refreshed, Attach, `read`),
+    /// as a browser's reload is.
+    fresh,
+};
+
+/// Contents the cache holds, and how old they are.
+struct CachedContents {
+    mcp::ReadResourceResult result;
+    std::chrono::milliseconds age{0};
+};
+
+/// A server's notifications/message, as kept for recent_logs.
+struct LogMessage {
+    std::chrono::system_clock::time_point at;
+    boost::json::value params;  ///< {level, logger?, data}
 };
 
 struct PromptInfo {
@@ -156,7 +183,8 @@ public:
 
     /// Starts every enabled, non-lazy server in parallel and returns at once.
     void start();
-    /// Waits until none of `servers` (all when empty) is starting (each connected, failed or dormant), at most `max`.
+    /// Waits until none of `servers` (all when empty) is starting (each connected, failed or dormant) nor listing again
+    /// after a list_changed (a server that adds tools once it knows our capabilities), at most `max`.
     boost::asio::awaitable<void> wait_until_settled(std::vector<std::string> servers, std::chrono::milliseconds max);
     boost::asio::awaitable<void> wait_until_settled(std::chrono::milliseconds max);
     boost::asio::awaitable<void> wait_until_settled();
@@ -205,11 +233,26 @@ public:
                                                                    ToolCallOptions options);
     /// The listing of one server; served from the cache while fresh (ttlMs, else listing_ttl).
     boost::asio::awaitable<Outcome<ResourceListing>> list_resources(std::string server);
-    /// Read through the content cache.
-    boost::asio::awaitable<Outcome<mcp::ReadResourceResult>> read_resource(std::string server, std::string uri);
+    /// Reads a resource (ReadMode::cached: through the content cache). Contents are cached only when the server gave
+    /// a ttlMs or the resource is subscribed (its updates drop them); anything else may change at any time.
+    boost::asio::awaitable<Outcome<mcp::ReadResourceResult>> read_resource(std::string server, std::string uri,
+                                                                           ReadMode mode);
+    boost::asio::awaitable<Outcome<mcp::ReadResourceResult>> read_resource(std::string server, std::string uri) {
+        return read_resource(std::move(server), std::move(uri), ReadMode::cached);
+    }
+    /// What a ReadMode::cached read would be answered with without asking the server, with its age; nullopt: it
+    /// would ask.
+    std::optional<CachedContents> cached_resource(const std::string& server, const std::string& uri);
+    /// Subscriptions are counted per URI: the server is asked to subscribe by the first holder and to unsubscribe when
+    /// the last one lets go (a gateway's clients and the web UI's watches share one upstream subscription).
     boost::asio::awaitable<Outcome<void>> subscribe_resource(std::string server, std::string uri);
     boost::asio::awaitable<Outcome<void>> unsubscribe_resource(std::string server, std::string uri);
     const ResourceContentCache& content_cache() const { return cache_; }
+    /// Asks `server` for log messages from `level` up ("debug" ... "emergency") from now on, also after a reconnect
+    /// (legacy: logging/setLevel, which needs the server's logging capability; modern: `_meta` logLevel).
+    boost::asio::awaitable<Outcome<void>> set_log_level(std::string server, std::string level);
+    /// The server's latest log messages (at most PoolOptions::recent_log_messages), oldest first.
+    std::vector<LogMessage> recent_logs(std::string_view server) const;
     boost::asio::awaitable<Outcome<mcp::GetPromptResult>> get_prompt(std::string server, std::string name,
                                                                      std::map<std::string, std::string> arguments);
     boost::asio::awaitable<Outcome<mcp::CompleteResult>> complete(std::string server, boost::json::object ref,

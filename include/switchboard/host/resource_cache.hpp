@@ -25,6 +25,12 @@ public:
     /// The cached contents, marking them most recently used; nullopt when absent or expired.
     std::optional<mcp::ReadResourceResult> get(const std::string& server, const std::string& uri,
                                                clock::time_point now = clock::now());
+    struct Hit {
+        mcp::ReadResourceResult value;
+        clock::time_point stored;  ///< when the server's answer was put here
+    };
+    /// get() with the time the contents were stored.
+    std::optional<Hit> lookup(const std::string& server, const std::string& uri, clock::time_point now = clock::now());
     /// Stores `value` (replacing any earlier entry) and evicts least recently used entries until the total fits.
     /// A value larger than the whole budget is not stored. `ttl` nullopt: no expiry.
     void put(const std::string& server, const std::string& uri, mcp::ReadResourceResult value,
@@ -46,6 +52,7 @@ private:
         std::string key;
         mcp::ReadResourceResult value;
         std::size_t bytes = 0;
+        clock::time_point stored;
         std::optional<clock::time_point> expires;
     };
     static std::string key(const std::string& server, const std::string& uri) { return server + '\n' + uri; }

@@ -3,7 +3,9 @@
 //
 // One file per server, `<dir>/<server>.json`, where dir is `$XDG_CACHE_HOME/switchboard/catalog` (else
 // `~/.cache/switchboard/catalog`): {"server", "configHash", "updated" (Unix seconds), "tools": [MCP tool objects],
-// "skills": [skills/list entries]}. "skills" is there only for a server that declares the Skills extension
+// "skills": [skills/list entries], "resources", "resourceTemplates", "prompts": [MCP objects]}. The last three let
+// the web UI's pages list a dormant server's resources and prompts (marked dormant) as its tools are; a file
+// written before they were recorded has none. "skills" is there only for a server that declares the Skills extension
 // (mcp/skills.hpp): its entries as the server sent them (uri, frontmatter, files with sizes and digests), so that a
 // dormant server's skills can be offered (agent/mcp_skills.hpp); a file without it (one written before skills were
 // recorded, or by a server without the extension) loads with no skills.
@@ -13,7 +15,8 @@
 // catalog is read, not stored.
 //
 // CatalogRecorder keeps the files current: it records a lazy server's tool list whenever the pool says it connected
-// or its list changed (Event::tools_changed while connected), and its skills (skills/list, asked in the background)
+// or its list changed (Event::tools_changed while connected), its resources, templates and prompts likewise
+// (resources_changed, prompts_changed), and its skills (skills/list, asked in the background)
 // when it connected or its resources changed (Event::resources_changed while connected).
 //
 // Thread-safety: ToolCatalog is a plain value (file operations are synchronous and small); CatalogRecorder lives on
@@ -52,6 +55,9 @@ struct CatalogEntry {
     /// The server's skills (Skills extension entries). nullopt: none recorded (the server does not declare the
     /// extension, or the file predates skills); an empty list: it declares the extension and serves none.
     std::optional<std::vector<mcp::Skill>> skills;
+    std::vector<mcp::Resource> resources;
+    std::vector<mcp::ResourceTemplate> templates;
+    std::vector<mcp::Prompt> prompts;
 };
 
 class ToolCatalog {
@@ -74,8 +80,15 @@ public:
     /// Writes the entry with these skills (nullopt: none recorded, the key is left out).
     bool save(const ServerConfig& server, const std::vector<mcp::Tool>& tools,
               const std::optional<std::vector<mcp::Skill>>& skills, std::string* error = nullptr) const;
+    /// Writes the server's resources, templates and prompts; its tools and skills stay as stored for this config
+    /// entry (none when the file was recorded for another).
+    bool save_offers(const ServerConfig& server, const std::vector<mcp::Resource>& resources,
+                     const std::vector<mcp::ResourceTemplate>& templates, const std::vector<mcp::Prompt>& prompts,
+                     std::string* error = nullptr) const;
 
 private:
+    /// Writes `entry` as this config entry's (its server, hash and time set here).
+    bool write(const ServerConfig& server, CatalogEntry entry, std::string* error) const;
     std::filesystem::path dir_;
 };
 

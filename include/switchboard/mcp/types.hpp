@@ -163,6 +163,10 @@ struct CompleteResult {
 /// A field of an object as a string ("" when absent or not a string).
 std::string string_field(const boost::json::object& o, std::string_view key);
 
+/// An MCP log level's rank (RFC 5424 order: "debug" 0 ... "emergency" 7), -1 for anything else.
+int log_severity(std::string_view level);
+inline bool is_log_level(std::string_view level) { return log_severity(level) >= 0; }
+
 /// Decoded length of a base64 text, without decoding it.
 std::size_t base64_decoded_size(std::string_view b64);
 

@@ -30,6 +30,9 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 namespace switchboard::host {
 class ServerPool;
@@ -65,6 +68,8 @@ public:
     bool finished() const { return finished_; }
     bool empty() const { return events_.empty(); }
     std::pair<std::string, boost::json::object> pop();
+    /// Every event queued and not written yet, oldest first; the queue is then empty.
+    std::deque<std::pair<std::string, boost::json::object>> take_all() { return std::exchange(events_, {}); }
     /// Waits until something is pushed or the run finished (or `max` passed).
     boost::asio::awaitable<void> wait(std::chrono::steady_clock::duration max);
 
@@ -103,8 +108,16 @@ struct Chat {
     /// The model the conversation asks for, shared with its agents' forks (they ask for it too).
     std::shared_ptr<std::string> fork_model = std::make_shared<std::string>();
     std::string typed_text;  ///< the run's user text (meta.text of a message that carries attachments too)
-    /// The answer's text so far (since the last stored batch): what a page that attaches mid-answer is shown first.
-    std::string live_text;
+    /// The answer's text and reasoning so far (since the last stored batch): what a page that attaches mid-answer is
+    /// shown first.
+    std::string live_text, live_reasoning;
+    /// The events of the turn under way that a page attaching now must see to look as it did (every tool call's
+    /// start, its latest progress and task status, its log lines, its end; a fork's steps, notices): kept until the
+    /// turn's messages are stored, which then show all of it.
+    std::vector<std::pair<std::string, boost::json::object>> replay;
+    /// Queues an event of the run for its stream and keeps it in `replay` (a call's newer progress or task status
+    /// replaces its older one; log lines are kept up to a bound).
+    void show(std::string_view event, boost::json::object data);
     /// Counts the streams that attached to the run: a stream that is no longer the latest ends, and a run whose
     /// stream went away stops unless another attached within ChatOptions::reattach_grace.
     std::uint64_t stream_generation = 0;

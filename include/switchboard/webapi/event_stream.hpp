@@ -1,7 +1,7 @@
 // GET /api/events: the host's events as a text/event-stream, so that the UI's badges change the moment a server's
 // phase does (no polling). A `servers` event with every server comes first; then one `server` event per server that
 // changed (a burst of changes coalesced into its latest status), `tools`/`resources`/`prompts` when a list changed,
-// `log` for a server's log messages, and a keep-alive comment every 15 s (which is also how a client that went away
+// `log` for a server's log messages, `resource_updated` when a subscribed resource changed, and a keep-alive comment every 15 s (which is also how a client that went away
 // is noticed).
 //
 // Thread-safety: runs on the pool's executor; the pool's event callbacks only queue and wake the writer.

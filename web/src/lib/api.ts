@@ -4,6 +4,7 @@ import { askForToken, getToken } from './auth.svelte';
 import type {
   ApprovalDecision,
   CallToolResult,
+  CatalogEntry,
   ChatSettings,
   CompleteResult,
   CompletionRef,
@@ -12,6 +13,8 @@ import type {
   GetPromptResult,
   Info,
   LlmSettings,
+  LogLevel,
+  LogMessage,
   Prompt,
   ReadResourceResult,
   Resource,
@@ -99,6 +102,12 @@ export const api = {
   info: () => get<Info>('api/info'),
   servers: () => get<Servers>('api/servers'),
   restart: (name: string) => post<object>('api/servers/restart', { name }),
+  logs: (name: string) =>
+    get<{ server: string; level: LogLevel | null; logs: LogMessage[] }>(`api/servers/logs?name=${encodeURIComponent(name)}`),
+  setLogLevel: (name: string, level: LogLevel) => post<ServerStatus>('api/servers/log-level', { name, level }),
+  catalog: () => get<{ servers: CatalogEntry[] }>('api/catalog'),
+  /** Starts a lazy server once and records what it offers (its items are then listed while it is dormant). */
+  refreshCatalog: (name: string) => post<CatalogEntry>('api/catalog/refresh', { name }),
   /** Starts the server's OAuth login in the gateway: the authorization page to open (or loggedIn at once). */
   login: (name: string) => post<{ authorizationUrl?: string; loggedIn?: boolean }>('api/servers/login', { name }),
   enable: (name: string, enabled: boolean) => post<Servers>('api/servers/enable', { name, enabled }),
@@ -109,7 +118,9 @@ export const api = {
   callTool: (server: string, name: string, args: Record<string, unknown>) =>
     post<CallToolResult>('api/tools/call', { server, name, arguments: args }),
   resources: () => get<{ resources: Resource[]; templates: ResourceTemplate[] }>('api/resources'),
-  readResource: (server: string, uri: string) => post<ReadResourceResult>('api/resources/read', { server, uri }),
+  /** A person's read asks the server; `cached`: what the page loads by itself may come from the host's cache. */
+  readResource: (server: string, uri: string, cached = false) =>
+    post<ReadResourceResult>('api/resources/read', { server, uri, cached }),
   prompts: () => get<{ prompts: Prompt[] }>('api/prompts'),
   getPrompt: (server: string, name: string, args: Record<string, string>) =>
     post<GetPromptResult>('api/prompts/get', { server, name, arguments: args }),
@@ -121,6 +132,12 @@ export const api = {
   renameConversation: (id: number, title: string) =>
     post<{ conversation: ConversationSummary }>('api/conversations/rename', { id, title }),
   deleteConversation: (id: number) => post<object>('api/conversations/delete', { id }),
+  /** The conversation as a file: the Markdown transcript or the whole JSON record. */
+  exportConversation: async (id: number, format: 'markdown' | 'json') => {
+    const res = await authorizedFetch(`api/conversations/export?id=${id}&format=${format}`);
+    if (!res.ok) throw await errorOf(res, 'GET api/conversations/export');
+    return res.blob();
+  },
   conversationSettings: (id: number, serversOff: string[], toolsOff: ToolRef[]) =>
     post<{ settings: ChatSettings }>('api/conversations/settings', { id, serversOff, toolsOff }),
   approve: (conversationId: number, requestId: string, decision: ApprovalDecision) =>

@@ -54,6 +54,10 @@ export interface ServerStatus {
   prompts: number;
   connectMs: number | null;
   reconnects: number;
+  /** Why the connection was last lost, kept after it is back. */
+  lastLost?: { cause: string; atMs: number } | null;
+  /** The level the server is asked to send log messages from (POST /api/servers/log-level). */
+  logLevel?: LogLevel | null;
   activeCalls: number;
   error: string | null;
   stderrTail: string;
@@ -83,6 +87,8 @@ export interface ToolAnnotations {
 export interface Tool {
   server: string;
   enabled: boolean;
+  /** A lazy server's, listed from the catalog while it does not run: using it starts the server for that use. */
+  dormant?: boolean;
   name: string;
   title?: string;
   description?: string;
@@ -104,6 +110,7 @@ export interface Annotations {
 
 export interface Resource {
   server: string;
+  dormant?: boolean;
   uri: string;
   name: string;
   title?: string;
@@ -117,6 +124,7 @@ export interface Resource {
 
 export interface ResourceTemplate {
   server: string;
+  dormant?: boolean;
   uriTemplate: string;
   name: string;
   title?: string;
@@ -134,6 +142,7 @@ export interface PromptArgument {
 
 export interface Prompt {
   server: string;
+  dormant?: boolean;
   name: string;
   title?: string;
   description?: string;
@@ -168,6 +177,33 @@ export interface CallToolResult {
 
 export interface ReadResourceResult {
   contents: ResourceContents[];
+  /** Answered from the host's content cache (only for a read sent with `cached`), and how old it is. */
+  fromCache?: boolean;
+  ageMs?: number;
+  /** When the server gave these contents. */
+  readAtMs?: number;
+}
+
+export type LogLevel = 'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical' | 'alert' | 'emergency';
+
+/** A server's log message (notifications/message): a `log` event's data, and an item of GET /api/servers/logs. */
+export interface LogMessage {
+  server?: string;
+  level: LogLevel;
+  logger?: string;
+  data: unknown;
+  timeMs?: number;
+}
+
+/** What the tool catalog holds for a lazy server (GET /api/catalog). */
+export interface CatalogEntry {
+  server: string;
+  cached: boolean;
+  current: boolean;
+  updated?: number;
+  tools?: number;
+  resources?: number;
+  prompts?: number;
 }
 
 export interface PromptMessage {
@@ -234,6 +270,8 @@ export interface Attachment {
   server: string;
   uri: string;
   error?: string;
+  /** Given whole (a prompt's embedded resource or image): sent as it is, not read. */
+  contents?: ResourceContents[];
 }
 
 /** What a tool call returned (its MCP result), as a `tool_end` event and a stored tool message's meta have it. */
@@ -317,6 +355,8 @@ export interface ChatEvents {
   reasoning: { text: string; parent?: string };
   tool_start: { id: string; name: string; server: string; arguments: string; parent?: string };
   tool_progress: { id: string; progress?: number; total?: number; message?: string; parent?: string };
+  /** A log message of the call's server while the call runs. */
+  tool_log: LogMessage & { id: string; parent?: string };
   /** A call a server answered with a task (the Tasks extension): its status while Switchboard follows it. */
   tool_task: { id: string; taskId: string; status: string; statusMessage?: string; parent?: string };
   tool_end: {
