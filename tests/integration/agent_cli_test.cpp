@@ -253,6 +253,30 @@ TEST_F(AgentCli, ChatKeepsOverridesAndApprovalsWithTheConversation) {
     }
 }
 
+TEST_F(AgentCli, AttachInChatReadsTheResourceAsItIsNow) {
+    // /attach reads the counter (0); the model bumps it; /attach again must see 1, not the first read kept.
+    FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("bump", "{}") +
+                               R"(]}, {"content": "bumped"}, {"content": "ok"}])");
+    ASSERT_TRUE(fake.running());
+    const auto cfg = config(fake);
+    std::string out;
+    EXPECT_EQ(run_command("printf '/attach demo demo://counter\\nfirst\\ny\\n/attach demo demo://counter\\nsecond\\n"
+                          "/quit\\n' | " +
+                              std::string(SWITCHBOARD_CLI) + " --config " + cfg + " chat --db " + db() + " 2>&1",
+                          out),
+              0)
+        << out;
+    EXPECT_NE(out.find("bumped"), std::string::npos) << out;
+    auto b = bodies(fake);
+    ASSERT_EQ(b.size(), 3u) << out;
+    std::vector<std::string> users;
+    for (const auto& m : b[2].at("messages").as_array())
+        if (m.at("role").as_string() == "user") users.push_back(message_text(m));
+    ASSERT_EQ(users.size(), 2u) << json::serialize(b[2]);
+    EXPECT_EQ(users[0], "first\nResource demo://counter (text/plain):\n0") << out;
+    EXPECT_EQ(users[1], "second\nResource demo://counter (text/plain):\n1") << out;
+}
+
 TEST_F(AgentCli, StatusContextComparesTheMainContextWithEveryServerEager) {
     const auto file = dir.path / "lazy.json";
     std::ofstream(file) << R"({"mcpServers": {"main": )" << demo_entry() << R"(, "notes": )"
