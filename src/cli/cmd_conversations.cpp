@@ -29,25 +29,13 @@ std::int64_t now_ms() {
         .count();
 }
 
-std::string format_time(std::int64_t ms, const char* format, bool utc) {
-    std::time_t t = static_cast<std::time_t>(ms / 1000);
-    std::tm tm{};
-    if (utc)
-        ::gmtime_r(&t, &tm);
-    else
-        ::localtime_r(&t, &tm);
-    char buf[64];
-    std::strftime(buf, sizeof buf, format, &tm);
-    return buf;
-}
-
 /// "just now", "5 min ago", "3 h ago" within a day; the local date and time after that.
 std::string human_time(std::int64_t ms) {
     const auto ago = (now_ms() - ms) / 1000;
     if (ago >= 0 && ago < 60) return "just now";
     if (ago >= 0 && ago < 3600) return fmt::format("{} min ago", ago / 60);
     if (ago >= 0 && ago < 86400) return fmt::format("{} h ago", ago / 3600);
-    return format_time(ms, "%Y-%m-%d %H:%M", false);
+    return store::local_time(ms);
 }
 
 json::object info_json(const ConversationInfo& c) {

@@ -213,6 +213,21 @@ bool ToolCatalog::write(const ServerConfig& server, CatalogEntry entry, std::str
     return true;
 }
 
+bool record_listing(const ToolCatalog& catalog, const ServerPool& pool, const ServerConfig& server, bool with_tools,
+                    std::string* error) {
+    if (with_tools) {
+        const auto tools = pool.tools(server.name);
+        if (!tools || !catalog.save(server, *tools, error)) return false;
+    }
+    std::vector<mcp::Resource> resources;
+    std::vector<mcp::ResourceTemplate> templates;
+    std::vector<mcp::Prompt> prompts;
+    for (auto& r : pool.resources(server.name)) resources.push_back(std::move(r.resource));
+    for (auto& t : pool.resource_templates(server.name)) templates.push_back(std::move(t.resource_template));
+    for (auto& p : pool.prompts(server.name)) prompts.push_back(std::move(p.prompt));
+    return catalog.save_offers(server, resources, templates, prompts, error);
+}
+
 // Per server: a skill listing is running, and another is wanted once it ends (the resources changed meanwhile).
 struct CatalogRecorder::Listings {
     std::map<std::string, bool, std::less<>> running;  // server → another listing wanted
@@ -294,14 +309,8 @@ CatalogRecorder::CatalogRecorder(std::shared_ptr<ServerPool> pool, ToolCatalog c
         const auto* sc = p->server_config(e.server);
         if (!sc || !sc->lazy || p->phase(e.server) != Phase::connected) return;
         if (e.kind != Event::Kind::tools_changed) {
-            std::vector<mcp::Resource> resources;
-            std::vector<mcp::ResourceTemplate> templates;
-            std::vector<mcp::Prompt> prompts;
-            for (auto& r : p->resources(e.server)) resources.push_back(std::move(r.resource));
-            for (auto& t : p->resource_templates(e.server)) templates.push_back(std::move(t.resource_template));
-            for (auto& q : p->prompts(e.server)) prompts.push_back(std::move(q.prompt));
             std::string error;
-            if (!catalog.save_offers(*sc, resources, templates, prompts, &error))
+            if (!record_listing(catalog, *p, *sc, false, &error))
                 spdlog::warn("server \"{}\": cannot record its resources and prompts in the catalog: {}", e.server,
                              error);
             if (e.kind == Event::Kind::prompts_changed) return;

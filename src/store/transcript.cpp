@@ -81,11 +81,12 @@ std::string iso_time(std::int64_t ms) {
     return format_time(ms, "%Y-%m-%dT%H:%M:%S", true) + fmt::format(".{:03}Z", ms % 1000);
 }
 
+std::string local_time(std::int64_t ms) { return format_time(ms, "%Y-%m-%d %H:%M", false); }
+
 std::string markdown_transcript(const ConversationInfo& info, const std::vector<StoredMessage>& messages) {
     std::string out = fmt::format("# {}\n\n", info.title.empty() ? "(untitled)" : info.title);
     out += fmt::format("*{}{} messages, started {}, last updated {}*\n", info.model.empty() ? "" : info.model + " · ",
-                       info.message_count, format_time(info.created_ms, "%Y-%m-%d %H:%M", false),
-                       format_time(info.updated_ms, "%Y-%m-%d %H:%M", false));
+                       info.message_count, local_time(info.created_ms), local_time(info.updated_ms));
     std::vector<bool> shown(messages.size(), false);  // tool results already folded under their call
     for (std::size_t i = 0; i < messages.size(); ++i) {
         if (shown[i]) continue;

@@ -233,16 +233,8 @@ awaitable<void> refresh_catalog(PoolRef weak, Options o, http::ServerRequest& re
     auto lease = co_await pool->acquire(name);
     if (!lease) upstream_failed(name, lease.error());
     const auto store = host::ToolCatalog::from_env(host::process_env());
-    std::vector<mcp::Resource> resources;
-    std::vector<mcp::ResourceTemplate> templates;
-    std::vector<mcp::Prompt> prompts;
-    for (auto& r : pool->resources(name)) resources.push_back(std::move(r.resource));
-    for (auto& t : pool->resource_templates(name)) templates.push_back(std::move(t.resource_template));
-    for (auto& p : pool->prompts(name)) prompts.push_back(std::move(p.prompt));
     std::string error;
-    const auto tools = pool->tools(name);
-    const bool saved = tools && store.save(*sc, *tools, &error) &&
-                       store.save_offers(*sc, resources, templates, prompts, &error);
+    const bool saved = host::record_listing(store, *pool, *sc, true, &error);
     lease->release();
     if (!saved)
         throw http::HttpError(bhttp::status::internal_server_error,

@@ -92,6 +92,11 @@ private:
     std::filesystem::path dir_;
 };
 
+/// Records what `pool` lists for `server` now: its resources, templates and prompts, and with `with_tools` its tools
+/// too (its stored skills kept). False with `error` set when the file could not be written.
+bool record_listing(const ToolCatalog& catalog, const ServerPool& pool, const ServerConfig& server, bool with_tools,
+                    std::string* error);
+
 /// Records each lazy server's tools into `catalog` whenever it connects or its tool list changes, and its skills when
 /// it connects or its resources change (listed in the background; a listing that fails leaves the file as it was),
 /// until destroyed.

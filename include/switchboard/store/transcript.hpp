@@ -21,5 +21,7 @@ boost::json::object transcript_json(const ConversationInfo& info, const Conversa
                                     const std::vector<StoredMessage>& messages);
 /// "2024-05-01T14:03:12.345Z".
 std::string iso_time(std::int64_t ms);
+/// "2024-05-01 16:03", in the local time zone.
+std::string local_time(std::int64_t ms);
 
 }  // namespace switchboard::store
