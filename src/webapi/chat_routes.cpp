@@ -59,6 +59,15 @@ std::int64_t id_field(const json::object& body, std::string_view key) {
     return v->to_number<std::int64_t>();
 }
 
+// ?name=12: a conversation id (400 naming the parameter otherwise).
+std::int64_t query_id(const http::ServerRequest& req, std::string_view name) {
+    try {
+        return std::stoll(query_parameter(req, name));
+    } catch (const std::exception&) {
+        throw http::HttpError(bhttp::status::bad_request, fmt::format("?{}= must be a conversation id", name));
+    }
+}
+
 std::shared_ptr<Chat> open_chat(ChatService& svc, std::int64_t id) {
     if (!svc.options().llm)
         throw http::HttpError(bhttp::status::conflict, "no model is configured: " + svc.options().not_configured_help);
@@ -77,12 +86,7 @@ awaitable<void> list(Service svc, http::ServerRequest& req, http::Responder& res
 }
 
 awaitable<void> get(Service svc, http::ServerRequest& req, http::Responder& res) {
-    std::int64_t id = 0;
-    try {
-        id = std::stoll(query_parameter(req, "id"));
-    } catch (const std::exception&) {
-        throw http::HttpError(bhttp::status::bad_request, "?id= must be a conversation id");
-    }
+    const auto id = query_id(req, "id");
     auto& db = with_store([&]() -> store::ConversationStore& { return svc->store(); });
     const auto info = with_store([&] { return db.find(id); });
     if (!info) throw http::HttpError(bhttp::status::not_found, fmt::format("no conversation {}", id));
@@ -102,12 +106,7 @@ awaitable<void> get(Service svc, http::ServerRequest& req, http::Responder& res)
 // GET /api/conversations/export?id=12&format=markdown|json: the whole conversation as a file to keep (what
 // `conversations show --markdown` / `--json` print).
 awaitable<void> export_conversation(Service svc, http::ServerRequest& req, http::Responder& res) {
-    std::int64_t id = 0;
-    try {
-        id = std::stoll(query_parameter(req, "id"));
-    } catch (const std::exception&) {
-        throw http::HttpError(bhttp::status::bad_request, "?id= must be a conversation id");
-    }
+    const auto id = query_id(req, "id");
     const auto format = query_parameter(req, "format");
     if (format != "markdown" && format != "json")
         throw http::HttpError(bhttp::status::bad_request, "?format= must be markdown or json");
@@ -334,12 +333,7 @@ awaitable<void> resume(Service svc, Options o, http::ServerRequest& req, http::R
 // A page that opens a conversation while it answers (after a reload, or in another tab) takes its stream over: first
 // the conversation, the answer's text so far and the open questions, then the events as they come.
 awaitable<void> attach(Service svc, http::ServerRequest& req, http::Responder& res) {
-    std::int64_t id = 0;
-    try {
-        id = std::stoll(query_parameter(req, "conversationId"));
-    } catch (const std::exception&) {
-        throw http::HttpError(bhttp::status::bad_request, "?conversationId= must be a conversation id");
-    }
+    const auto id = query_id(req, "conversationId");
     auto chat = open_chat(*svc, id);
     if (!chat->running())
         throw http::HttpError(bhttp::status::conflict, fmt::format("conversation {} is not answering now", id));
