@@ -1,6 +1,7 @@
 #include <switchboard/gateway/aggregate_handler.hpp>
 
 #include <switchboard/core/scope_exit.hpp>
+#include <switchboard/core/spawn.hpp>
 #include <switchboard/core/text.hpp>
 #include <switchboard/mcp/skills.hpp>
 #include <switchboard/mcp/static_handler.hpp>
@@ -70,10 +71,13 @@ AggregateHandler::AggregateHandler(std::shared_ptr<host::Context> context, std::
 
 AggregateHandler::~AggregateHandler() {
     context_->events().unsubscribe(subscription_);
-    // The upstream subscription stays when this was its last client (no awaiting here): harmless, its updates
-    // reach nobody, and the next subscriber finds it made.
-    if (relay_)
-        for (const auto& [uri, server] : subscribed_) relay_->remove_subscriber(server, uri);
+    // A client that goes away lets go of its subscriptions (the pool unsubscribes upstream after the last holder).
+    auto pool = context_->pool().shared_from_this();
+    for (const auto& [uri, server] : subscribed_)
+        core::spawn_logged(
+            pool->executor(),
+            [pool, server, uri]() -> boost::asio::awaitable<void> { co_await pool->unsubscribe_resource(server, uri); },
+            "gateway: unsubscribe " + uri);
 }
 
 json::object AggregateHandler::capabilities() const {
@@ -451,14 +455,9 @@ mcp::ServerHandler::Reply<void> AggregateHandler::subscribe(std::string uri, mcp
                         fmt::format("Resource not found: no server of this gateway lists {}", uri), std::move(data)};
     }
     if (subscribed_.count(uri)) co_return Outcome<void>{};
-    const bool first = !relay_ || relay_->add_subscriber(*server, uri);
-    if (first) {
-        auto r = co_await context_->pool().subscribe_resource(*server, uri);
-        if (!r) {
-            if (relay_) relay_->remove_subscriber(*server, uri);
-            co_return upstream_error(*server, r.error());
-        }
-    }
+    // The pool counts holders: the first one subscribes upstream, and every client of the gateway holds its own.
+    auto r = co_await context_->pool().subscribe_resource(*server, uri);
+    if (!r) co_return upstream_error(*server, r.error());
     subscribed_[uri] = *server;
     co_return Outcome<void>{};
 }
@@ -469,11 +468,8 @@ mcp::ServerHandler::Reply<void> AggregateHandler::unsubscribe(std::string uri, m
     if (it == subscribed_.end()) co_return Outcome<void>{};
     const auto server = it->second;
     subscribed_.erase(it);
-    const bool last = !relay_ || relay_->remove_subscriber(server, uri);
-    if (last) {
-        auto r = co_await context_->pool().unsubscribe_resource(server, uri);
-        if (!r) co_return upstream_error(server, r.error());
-    }
+    auto r = co_await context_->pool().unsubscribe_resource(server, uri);
+    if (!r) co_return upstream_error(server, r.error());
     co_return Outcome<void>{};
 }
 

@@ -49,18 +49,6 @@ std::size_t ClientRelay::in_flight(const std::string& server) const {
     return it == active_.end() ? 0 : it->second.size();
 }
 
-bool ClientRelay::add_subscriber(const std::string& server, const std::string& uri) {
-    return ++subscribers_[{server, uri}] == 1;
-}
-
-bool ClientRelay::remove_subscriber(const std::string& server, const std::string& uri) {
-    auto it = subscribers_.find({server, uri});
-    if (it == subscribers_.end()) return false;
-    if (--it->second > 0) return false;
-    subscribers_.erase(it);
-    return true;
-}
-
 awaitable<Outcome<json::value>> ClientRelay::relay(std::string server, std::string method, json::value params,
                                                    std::string key) {
     auto it = active_.find(server);

@@ -13,7 +13,8 @@
 //   the first server (config order) with a template that matches it.
 // - completion/complete: to the server owning the ref (a prompt's exposed name, or a template's uriTemplate).
 // - resources/subscribe and unsubscribe: to the owner of the URI (as for reads), counted across clients; the
-//   upstream's notifications/resources/updated become the same notification to the subscribed clients.
+//   upstream's notifications/resources/updated become the same notification to the subscribed clients (the pool
+//   holds one upstream subscription per URI for all of them).
 // - list_changed: the context's tool/prompt/resource changes become notifications to the client (listChanged is
 //   advertised for all three).
 // - errors from upstreams name the server; values of the config's headers and env never appear in them.
@@ -139,7 +140,7 @@ private:
     /// This client's tools/call in flight per server (id, context), the most recent last: log messages go there.
     std::map<std::string, std::vector<std::pair<std::uint64_t, mcp::RequestContext>>> calls_;
     std::uint64_t next_call_ = 0;
-    /// This client's subscriptions: uri -> server (released from the relay's counts when the session ends).
+    /// This client's subscriptions: uri -> server (let go in the pool, which counts holders, when the session ends).
     std::map<std::string, std::string> subscribed_;
 };
 

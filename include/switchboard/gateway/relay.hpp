@@ -61,20 +61,12 @@ public:
     /// Calls in flight to `server` (for tests and status).
     std::size_t in_flight(const std::string& server) const;
 
-    // Resource subscriptions, shared by every client of the gateway: the pool holds one upstream subscription per
-    // (server, uri); it is made for the first client and dropped after the last one.
-    /// Counts a client in; true when it is the first (subscribe upstream).
-    bool add_subscriber(const std::string& server, const std::string& uri);
-    /// Counts a client out; true when it was the last (unsubscribe upstream).
-    bool remove_subscriber(const std::string& server, const std::string& uri);
-
 private:
     ClientRelay() = default;
     void leave(const std::string& server, std::uint64_t id);
 
     std::map<std::string, std::vector<std::pair<std::uint64_t, mcp::RequestContext>>> active_;
     std::uint64_t next_ = 1;
-    std::map<std::pair<std::string, std::string>, std::size_t> subscribers_;
 };
 
 }  // namespace switchboard::gateway
