@@ -41,7 +41,7 @@ export interface Run {
   content: string;
   reasoning: string;
   tools: ToolView[];
-  /** Agent calls whose message is stored, with what their forks did (not stored), by call id. */
+  /** Calls whose message is stored, with what the page saw of them and the store does not keep, by call id. */
   kept: Record<string, ToolView>;
   notices: string[];
   /** How the run ended; `error` also for a request refused. None for a stream that ended without saying. */
@@ -163,10 +163,13 @@ function toolsOf(run: Run, parent: string | undefined): ToolView[] | undefined {
   return owner?.steps;
 }
 
-/** The run's agent calls, before its streamed tools give way to the stored message: what their forks did stays. */
-function keepForks(run: Run): void {
-  for (const t of run.tools) if (t.steps || t.output || t.servers) run.kept[t.id] = t;
+/** Before the run's streamed calls give way to the stored message: what the store does not keep of them stays. */
+function keepLive(run: Run): void {
+  for (const t of run.tools) if (t.steps || t.output || t.servers || t.logs) run.kept[t.id] = t;
 }
+
+/** The log lines a call's block keeps: a chatty server's oldest go. */
+const LOG_LINES_KEPT = 200;
 
 function onEvent(run: Run, e: ChatEvent): void {
   switch (e.event) {
@@ -207,6 +210,15 @@ function onEvent(run: Run, e: ChatEvent): void {
     case 'tool_progress': {
       const tool = findCall(run, e.data.id);
       if (tool) tool.progress = { progress: e.data.progress, total: e.data.total, message: e.data.message };
+      break;
+    }
+    case 'tool_log': {
+      const tool = findCall(run, e.data.id);
+      if (!tool) break;
+      const { level, logger, data } = e.data;
+      tool.logs ??= [];
+      tool.logs.push({ level, logger, data });
+      if (tool.logs.length > LOG_LINES_KEPT) tool.logs.splice(0, tool.logs.length - LOG_LINES_KEPT);
       break;
     }
     case 'tool_end': {
@@ -255,7 +267,7 @@ function onEvent(run: Run, e: ChatEvent): void {
       // What is stored replaces what was shown while it streamed.
       if (batch.some((m) => m.message.role === 'user')) run.user = null;
       if (batch.some((m) => m.message.role === 'assistant')) {
-        keepForks(run);
+        keepLive(run);
         run.content = '';
         run.reasoning = '';
         run.tools = [];
@@ -290,7 +302,7 @@ async function follow(run: Run, stream: AsyncGenerator<ChatEvent>): Promise<bool
   // What is shown from now on is exactly what is stored (a stopped answer is, as far as it got). Still "streaming"
   // until then, so that the conversation does not look as if it were answering elsewhere meanwhile.
   if (run.id && chat.id === run.id) await loadDetail(run.id);
-  keepForks(run);
+  keepLive(run);
   Object.assign(run, { streaming: false, user: null, stored: [], content: '', reasoning: '', tools: [] });
   void loadList();
   return true;
