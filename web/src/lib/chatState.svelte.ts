@@ -12,6 +12,7 @@ import type {
   Attachment,
   CallToolResult,
   ChatEvent,
+  ChatSettings,
   ConversationDetail,
   ConversationSummary,
   StopReason,
@@ -48,6 +49,11 @@ export interface Run {
   outcome: { stop: StopReason; error?: string } | null;
 }
 
+/** The servers and tools switched off in one conversation. */
+export type Switches = Pick<ChatSettings, 'serversOff' | 'toolsOff'>;
+
+const allOn = (): Switches => ({ serversOff: [], toolsOff: [] });
+
 export const chat = $state({
   list: [] as ConversationSummary[],
   listLoaded: false,
@@ -61,6 +67,8 @@ export const chat = $state({
   approvals: [] as Approval[],
   /** The message being written, and the resources to send with it. */
   draft: { text: '', attachments: [] as Attachment[] },
+  /** The switches of the new conversation (shown as id 0), chosen before its first message, which takes them. */
+  newSwitches: allOn(),
 });
 
 /** Adds a resource to the message being written, once. */
@@ -177,6 +185,8 @@ function onEvent(run: Run, e: ChatEvent): void {
       run.title = e.data.title || run.title;
       if (!run.id) {
         run.id = e.data.id;
+        // Its switches are now the conversation's: the next new one starts with everything on.
+        chat.newSwitches = allOn();
         // The new conversation was on screen: it now has an address (and a place in the list).
         if (chat.id === 0) {
           chat.id = run.id;
@@ -314,7 +324,14 @@ export function send(text: string, attachments: Attachment[]): Promise<boolean> 
   const run = newRun(id, { text, attachments });
   const appContext = appContexts[id];
   delete appContexts[id];
-  const body = { conversationId: id || undefined, text, attachments: attachments.length ? attachments : undefined, appContext, ...runOptions() };
+  const body = {
+    conversationId: id || undefined,
+    text,
+    attachments: attachments.length ? attachments : undefined,
+    settings: id ? undefined : chat.newSwitches,
+    appContext,
+    ...runOptions(),
+  };
   return follow(run, chatStream('api/chat', body));
 }
 
@@ -409,6 +426,17 @@ export async function answer(approval: Approval, decision: ApprovalDecision): Pr
   } catch (e) {
     reportError(e);
   }
+}
+
+/** Switches servers and tools off in the conversation shown (a new one keeps them for its first message). */
+export async function setSwitches(switches: Switches): Promise<void> {
+  const id = chat.id;
+  if (!id) {
+    chat.newSwitches = switches;
+    return;
+  }
+  const { settings } = await api.conversationSettings(id, switches.serversOff, switches.toolsOff);
+  if (chat.detail?.conversation.id === id) chat.detail.settings = settings;
 }
 
 export async function rename(id: number, title: string): Promise<void> {
