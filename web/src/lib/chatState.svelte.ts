@@ -15,6 +15,7 @@ import type {
   ChatSettings,
   ConversationDetail,
   ConversationSummary,
+  GetPromptResult,
   StopReason,
   StoredMessage,
 } from './types';
@@ -54,6 +55,15 @@ export type Switches = Pick<ChatSettings, 'serversOff' | 'toolsOff'>;
 
 const allOn = (): Switches => ({ serversOff: [], toolsOff: [] });
 
+export interface Draft {
+  text: string;
+  attachments: Attachment[];
+  /** Said of what was put in (a prompt's assistant messages, what it had that cannot go): gone with the draft. */
+  notes: string[];
+}
+
+export const emptyDraft = (): Draft => ({ text: '', attachments: [], notes: [] });
+
 export const chat = $state({
   list: [] as ConversationSummary[],
   listLoaded: false,
@@ -65,16 +75,61 @@ export const chat = $state({
   runs: [] as Run[],
   /** Questions waiting for the user, oldest first (the dialog asks the first). */
   approvals: [] as Approval[],
-  /** The message being written, and the resources to send with it. */
-  draft: { text: '', attachments: [] as Attachment[] },
+  /** The message being written, the resources to send with it, and what the page says about them. */
+  draft: emptyDraft(),
   /** The switches of the new conversation (shown as id 0), chosen before its first message, which takes them. */
   newSwitches: allOn(),
 });
 
-/** Adds a resource to the message being written, once. */
+/** Adds a resource to the message being written, once (with its contents, when they are given). */
 export function attach(a: Attachment): void {
   if (!chat.draft.attachments.some((b) => b.server === a.server && b.uri === a.uri))
-    chat.draft.attachments.push({ server: a.server, uri: a.uri });
+    chat.draft.attachments.push({ server: a.server, uri: a.uri, contents: a.contents });
+}
+
+/**
+ * Prompt `name` of `server` (its messages, `result`) as a draft, all of it: every text in order (an assistant's too,
+ * which a note says), embedded resources and images as attachments that carry their contents, resource links as
+ * attachments the server reads when the message is sent. Anything else (audio) cannot go: a note names it.
+ */
+export function promptDraft(server: string, name: string, result: GetPromptResult): Draft {
+  const texts: string[] = [];
+  const attachments: Attachment[] = [];
+  const left: string[] = [];
+  let fromAssistant = 0;
+  let images = 0;
+  for (const { role, content: c } of result.messages) {
+    if (c.type === 'text') {
+      texts.push(c.text);
+      if (role === 'assistant') fromAssistant++;
+    } else if (c.type === 'resource') {
+      attachments.push({ server, uri: c.resource.uri, contents: [c.resource] });
+    } else if (c.type === 'image') {
+      const uri = `prompt://${server}/${name}/image-${++images}`;
+      attachments.push({ server, uri, contents: [{ uri, mimeType: c.mimeType, blob: c.data }] });
+    } else if (c.type === 'resource_link') {
+      attachments.push({ server, uri: c.uri });
+    } else {
+      left.push(c.type === 'audio' ? `audio (${c.mimeType})` : (c as { type: string }).type);
+    }
+  }
+  const notes: string[] = [];
+  if (fromAssistant)
+    notes.push(
+      fromAssistant === 1
+        ? "The prompt's assistant message went in as text: the model will read it as yours."
+        : `The prompt's ${fromAssistant} assistant messages went in as text: the model will read them as yours.`,
+    );
+  if (left.length) notes.push(`Left out of the prompt (it cannot be attached): ${left.join(', ')}.`);
+  return { text: texts.join('\n\n'), attachments, notes };
+}
+
+/** Adds `more` (a prompt's draft) to the message being written: its text after the text there, its attachments. */
+export function addToDraft(more: Draft): void {
+  const before = chat.draft.text.trimEnd();
+  if (more.text) chat.draft.text = before ? `${before}\n\n${more.text}` : more.text;
+  more.attachments.forEach(attach);
+  chat.draft.notes.push(...more.notes);
 }
 
 /** The run of the conversation shown, if any. */
