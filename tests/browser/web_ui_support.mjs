@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -121,4 +121,47 @@ export async function openPage(errors) {
   page.on('pageerror', (e) => errors.push(e.message));
   mkdirSync(SCREENSHOTS, { recursive: true });
   return { browser, page };
+}
+
+// ---- the chat against the scripted model (tests/peers/fake_llm), for web_ui_chat_live.test.mjs ----
+
+export const FAKE_LLM = process.env.FAKE_LLM && resolve(process.env.FAKE_LLM);
+
+/** The scripted model playing `script` (written to `dir`); resolves with its process and URL. */
+export async function startFakeModel(dir, script) {
+  const path = join(dir, 'script.json');
+  writeFileSync(path, JSON.stringify(script));
+  const { proc, match } = startAndWaitFor(FAKE_LLM, [path, '--port', '0'], 'stdout', /^(\d+)\n/, 'the fake model');
+  return { proc, url: `http://127.0.0.1:${(await match)[1]}` };
+}
+
+/**
+ * Starts, into `env` (`dir`, `pageErrors`): the scripted model playing `script`; `switchboard serve` using it, with
+ * `mcpServers` (its config and conversations in `dir`), run in `cwd` with the variables `serveEnv` besides ours; a
+ * browser page. stopChatGateway(env) stops them.
+ */
+export async function startChatGateway(env, script, mcpServers, { cwd, serveEnv } = {}) {
+  ({ proc: env.llm, url: env.llmUrl } = await startFakeModel(env.dir, script));
+  const configPath = join(env.dir, 'switchboard.json');
+  writeFileSync(configPath, JSON.stringify({ llm: { baseUrl: `${env.llmUrl}/v1`, model: 'test' }, mcpServers }));
+  const args = ['--config', configPath, '--db', join(env.dir, 'conversations.db'), 'serve', '--port', '0', '--quiet'];
+  const { proc, match } = startAndWaitFor(BIN, args, 'stderr', /listening on (http:\/\/127\.0\.0\.1:\d+)\/mcp/, 'serve',
+    cwd, serveEnv);
+  env.serve = proc;
+  env.base = `${(await match)[1]}/`;
+  Object.assign(env, await openPage(env.pageErrors));
+}
+
+/** Stops what startChatGateway started (as far as it got) and removes its directory. */
+export async function stopChatGateway(env) {
+  await env.browser?.close();
+  await stopProcess(env.serve);
+  await stopProcess(env.llm);
+  if (env.dir) rmSync(env.dir, { recursive: true, force: true });
+}
+
+/** The chat completion requests the scripted model at `llmUrl` was sent, oldest first ({path, body, headers}). */
+export async function modelRequests(llmUrl) {
+  const all = await (await fetch(`${llmUrl}/_requests`)).json();
+  return all.filter((r) => r.path.endsWith('/chat/completions'));
 }

@@ -12,8 +12,10 @@ import type {
   Attachment,
   CallToolResult,
   ChatEvent,
+  ChatSettings,
   ConversationDetail,
   ConversationSummary,
+  GetPromptResult,
   StopReason,
   StoredMessage,
 } from './types';
@@ -41,12 +43,26 @@ export interface Run {
   content: string;
   reasoning: string;
   tools: ToolView[];
-  /** Agent calls whose message is stored, with what their forks did (not stored), by call id. */
+  /** Calls whose message is stored, with what the page saw of them and the store does not keep, by call id. */
   kept: Record<string, ToolView>;
   notices: string[];
   /** How the run ended; `error` also for a request refused. None for a stream that ended without saying. */
   outcome: { stop: StopReason; error?: string } | null;
 }
+
+/** The servers and tools switched off in one conversation. */
+export type Switches = Pick<ChatSettings, 'serversOff' | 'toolsOff'>;
+
+const allOn = (): Switches => ({ serversOff: [], toolsOff: [] });
+
+export interface Draft {
+  text: string;
+  attachments: Attachment[];
+  /** Said of what was put in (a prompt's assistant messages, what it had that cannot go): gone with the draft. */
+  notes: string[];
+}
+
+export const emptyDraft = (): Draft => ({ text: '', attachments: [], notes: [] });
 
 export const chat = $state({
   list: [] as ConversationSummary[],
@@ -59,14 +75,61 @@ export const chat = $state({
   runs: [] as Run[],
   /** Questions waiting for the user, oldest first (the dialog asks the first). */
   approvals: [] as Approval[],
-  /** The message being written, and the resources to send with it. */
-  draft: { text: '', attachments: [] as Attachment[] },
+  /** The message being written, the resources to send with it, and what the page says about them. */
+  draft: emptyDraft(),
+  /** The switches of the new conversation (shown as id 0), chosen before its first message, which takes them. */
+  newSwitches: allOn(),
 });
 
-/** Adds a resource to the message being written, once. */
+/** Adds a resource to the message being written, once (with its contents, when they are given). */
 export function attach(a: Attachment): void {
   if (!chat.draft.attachments.some((b) => b.server === a.server && b.uri === a.uri))
-    chat.draft.attachments.push({ server: a.server, uri: a.uri });
+    chat.draft.attachments.push({ server: a.server, uri: a.uri, contents: a.contents });
+}
+
+/**
+ * Prompt `name` of `server` (its messages, `result`) as a draft, all of it: every text in order (an assistant's too,
+ * which a note says), embedded resources and images as attachments that carry their contents, resource links as
+ * attachments the server reads when the message is sent. Anything else (audio) cannot go: a note names it.
+ */
+export function promptDraft(server: string, name: string, result: GetPromptResult): Draft {
+  const texts: string[] = [];
+  const attachments: Attachment[] = [];
+  const left: string[] = [];
+  let fromAssistant = 0;
+  let images = 0;
+  for (const { role, content: c } of result.messages) {
+    if (c.type === 'text') {
+      texts.push(c.text);
+      if (role === 'assistant') fromAssistant++;
+    } else if (c.type === 'resource') {
+      attachments.push({ server, uri: c.resource.uri, contents: [c.resource] });
+    } else if (c.type === 'image') {
+      const uri = `prompt://${server}/${name}/image-${++images}`;
+      attachments.push({ server, uri, contents: [{ uri, mimeType: c.mimeType, blob: c.data }] });
+    } else if (c.type === 'resource_link') {
+      attachments.push({ server, uri: c.uri });
+    } else {
+      left.push(c.type === 'audio' ? `audio (${c.mimeType})` : (c as { type: string }).type);
+    }
+  }
+  const notes: string[] = [];
+  if (fromAssistant)
+    notes.push(
+      fromAssistant === 1
+        ? "The prompt's assistant message went in as text: the model will read it as yours."
+        : `The prompt's ${fromAssistant} assistant messages went in as text: the model will read them as yours.`,
+    );
+  if (left.length) notes.push(`Left out of the prompt (it cannot be attached): ${left.join(', ')}.`);
+  return { text: texts.join('\n\n'), attachments, notes };
+}
+
+/** Adds `more` (a prompt's draft) to the message being written: its text after the text there, its attachments. */
+export function addToDraft(more: Draft): void {
+  const before = chat.draft.text.trimEnd();
+  if (more.text) chat.draft.text = before ? `${before}\n\n${more.text}` : more.text;
+  more.attachments.forEach(attach);
+  chat.draft.notes.push(...more.notes);
 }
 
 /** The run of the conversation shown, if any. */
@@ -163,10 +226,13 @@ function toolsOf(run: Run, parent: string | undefined): ToolView[] | undefined {
   return owner?.steps;
 }
 
-/** The run's agent calls, before its streamed tools give way to the stored message: what their forks did stays. */
-function keepForks(run: Run): void {
-  for (const t of run.tools) if (t.steps || t.output || t.servers) run.kept[t.id] = t;
+/** Before the run's streamed calls give way to the stored message: what the store does not keep of them stays. */
+function keepLive(run: Run): void {
+  for (const t of run.tools) if (t.steps || t.output || t.servers || t.logs) run.kept[t.id] = t;
 }
+
+/** The log lines a call's block keeps: a chatty server's oldest go. */
+const LOG_LINES_KEPT = 200;
 
 function onEvent(run: Run, e: ChatEvent): void {
   switch (e.event) {
@@ -174,6 +240,8 @@ function onEvent(run: Run, e: ChatEvent): void {
       run.title = e.data.title || run.title;
       if (!run.id) {
         run.id = e.data.id;
+        // Its switches are now the conversation's: the next new one starts with everything on.
+        chat.newSwitches = allOn();
         // The new conversation was on screen: it now has an address (and a place in the list).
         if (chat.id === 0) {
           chat.id = run.id;
@@ -207,6 +275,15 @@ function onEvent(run: Run, e: ChatEvent): void {
     case 'tool_progress': {
       const tool = findCall(run, e.data.id);
       if (tool) tool.progress = { progress: e.data.progress, total: e.data.total, message: e.data.message };
+      break;
+    }
+    case 'tool_log': {
+      const tool = findCall(run, e.data.id);
+      if (!tool) break;
+      const { level, logger, data } = e.data;
+      tool.logs ??= [];
+      tool.logs.push({ level, logger, data });
+      if (tool.logs.length > LOG_LINES_KEPT) tool.logs.splice(0, tool.logs.length - LOG_LINES_KEPT);
       break;
     }
     case 'tool_end': {
@@ -255,7 +332,7 @@ function onEvent(run: Run, e: ChatEvent): void {
       // What is stored replaces what was shown while it streamed.
       if (batch.some((m) => m.message.role === 'user')) run.user = null;
       if (batch.some((m) => m.message.role === 'assistant')) {
-        keepForks(run);
+        keepLive(run);
         run.content = '';
         run.reasoning = '';
         run.tools = [];
@@ -290,7 +367,7 @@ async function follow(run: Run, stream: AsyncGenerator<ChatEvent>): Promise<bool
   // What is shown from now on is exactly what is stored (a stopped answer is, as far as it got). Still "streaming"
   // until then, so that the conversation does not look as if it were answering elsewhere meanwhile.
   if (run.id && chat.id === run.id) await loadDetail(run.id);
-  keepForks(run);
+  keepLive(run);
   Object.assign(run, { streaming: false, user: null, stored: [], content: '', reasoning: '', tools: [] });
   void loadList();
   return true;
@@ -302,7 +379,14 @@ export function send(text: string, attachments: Attachment[]): Promise<boolean> 
   const run = newRun(id, { text, attachments });
   const appContext = appContexts[id];
   delete appContexts[id];
-  const body = { conversationId: id || undefined, text, attachments: attachments.length ? attachments : undefined, appContext, ...runOptions() };
+  const body = {
+    conversationId: id || undefined,
+    text,
+    attachments: attachments.length ? attachments : undefined,
+    settings: id ? undefined : chat.newSwitches,
+    appContext,
+    ...runOptions(),
+  };
   return follow(run, chatStream('api/chat', body));
 }
 
@@ -397,6 +481,17 @@ export async function answer(approval: Approval, decision: ApprovalDecision): Pr
   } catch (e) {
     reportError(e);
   }
+}
+
+/** Switches servers and tools off in the conversation shown (a new one keeps them for its first message). */
+export async function setSwitches(switches: Switches): Promise<void> {
+  const id = chat.id;
+  if (!id) {
+    chat.newSwitches = switches;
+    return;
+  }
+  const { settings } = await api.conversationSettings(id, switches.serversOff, switches.toolsOff);
+  if (chat.detail?.conversation.id === id) chat.detail.settings = settings;
 }
 
 export async function rename(id: number, title: string): Promise<void> {

@@ -1,6 +1,6 @@
 // Stored chat messages (the OpenAI shape) turned into what the page shows: user messages, and assistant messages
 // with their tool calls, each joined to the `tool` message that answered it.
-import type { Attachment, ChatEvents, ChatMessage, ChatPart, ContentBlock, ForkRecord, StoredMessage, ToolResult } from './types';
+import type { Attachment, ChatEvents, ChatMessage, ChatPart, ContentBlock, ForkRecord, LogMessage, StoredMessage, ToolResult } from './types';
 
 export type ToolStatus = 'running' | 'ok' | 'error' | 'denied';
 
@@ -22,6 +22,8 @@ export interface ToolView {
   /** A call answered with a task: its id and last status, and when the call started (Date.now()). */
   task?: { id: string; status: string; message?: string };
   startedAt?: number;
+  /** What the call's server logged while it ran (not stored: shown while the page keeps it). */
+  logs?: LogLine[];
   /**
    * An agent or skill call: what its fork does (its tool calls, its text) and the lazy servers it loads. The calls and
    * servers are stored with the call's result (`meta.fork`); the text only while the page keeps it.
@@ -30,6 +32,9 @@ export interface ToolView {
   output?: string;
   servers?: ForkServer[];
 }
+
+/** A log message of a call's server (a `tool_log` event). */
+export type LogLine = Pick<LogMessage, 'level' | 'logger' | 'data'>;
 
 /** A lazy server an agent's fork used, with each lifecycle it went through (`loading`, `active`, `warm`, ...). */
 export interface ForkServer {
@@ -150,15 +155,15 @@ export function transcript(messages: StoredMessage[]): Item[] {
 }
 
 /**
- * Items with what the forks of their agent calls did, as the page kept it (`kept`, by call id): their text is not
- * stored, and a gateway before `meta.fork` stored nothing of them.
+ * Items with what the page kept of their calls as it saw them live (`kept`, by call id), which is not stored: the
+ * log lines, an agent fork's text (and its steps and servers, of which a gateway before `meta.fork` stored nothing).
  */
-export function withForks(items: Item[], kept: Record<string, ToolView>): Item[] {
+export function withKept(items: Item[], kept: Record<string, ToolView>): Item[] {
   for (const item of items) {
     if (item.kind !== 'assistant') continue;
     for (const t of item.tools) {
       const k = kept[t.id];
-      if (k) Object.assign(t, { steps: k.steps ?? t.steps, output: k.output, servers: k.servers ?? t.servers });
+      if (k) Object.assign(t, { steps: k.steps ?? t.steps, output: k.output, servers: k.servers ?? t.servers, logs: k.logs });
     }
   }
   return items;
