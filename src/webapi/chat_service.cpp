@@ -68,11 +68,10 @@ void Chat::show(std::string_view event, json::object data) {
             replay.emplace_back(event, data);
     } else {
         if (event == "tool_log") {
-            // A chatty server: the latest lines are kept, as the block shows them.
-            constexpr std::ptrdiff_t kept_log_lines = 100;
-            const auto is_log = [](const auto& kept) { return kept.first == "tool_log"; };
-            if (std::count_if(replay.begin(), replay.end(), is_log) >= kept_log_lines)
-                replay.erase(std::find_if(replay.begin(), replay.end(), is_log));
+            // A chatty server: a call's latest lines are kept, as many as its block keeps.
+            constexpr std::ptrdiff_t kept_log_lines = 200;
+            if (std::count_if(replay.begin(), replay.end(), same_call) >= kept_log_lines)
+                replay.erase(std::find_if(replay.begin(), replay.end(), same_call));
         }
         replay.emplace_back(event, data);
     }
@@ -133,10 +132,12 @@ agent::Observer observer_for(std::shared_ptr<ChatService> self, std::shared_ptr<
     o.on_notice = [chat, tagged](std::string_view t) { chat->show("notice", tagged(json::object{{"text", t}})); };
     o.on_tool_start = [chat, tagged, parent](const llm::ToolCall& call, const std::string& server) {
         chat->running_calls[call.id] = {server, parent};
+        // When it started: a page that attaches later shows the time so far, not from its own start.
         chat->show("tool_start", tagged(json::object{{"id", call.id},
                                                      {"name", call.name},
                                                      {"server", server},
-                                                     {"arguments", call.arguments}}));
+                                                     {"arguments", call.arguments},
+                                                     {"startedMs", now_ms()}}));
     };
     o.on_tool_end = [chat, q, tagged, parent](const agent::ToolCallRecord& record,
                                               const llm::ToolExecutionResult& result) {

@@ -264,7 +264,7 @@ function onEvent(run: Run, e: ChatEvent): void {
       break;
     case 'tool_start': {
       const { id, name, server } = e.data;
-      toolsOf(run, e.data.parent)?.push({ id, name: toolName(name, server), server, arguments: e.data.arguments, status: 'running', content: null, startedAt: Date.now() });
+      toolsOf(run, e.data.parent)?.push({ id, name: toolName(name, server), server, arguments: e.data.arguments, status: 'running', content: null, startedAt: e.data.startedMs ?? Date.now() });
       break;
     }
     case 'tool_task': {

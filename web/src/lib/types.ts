@@ -353,7 +353,8 @@ export interface ChatEvents {
   conversation: { id: number; title?: string };
   content: { text: string; parent?: string };
   reasoning: { text: string; parent?: string };
-  tool_start: { id: string; name: string; server: string; arguments: string; parent?: string };
+  /** `startedMs`: when the call started (a page attaching later shows the time so far). */
+  tool_start: { id: string; name: string; server: string; arguments: string; startedMs?: number; parent?: string };
   tool_progress: { id: string; progress?: number; total?: number; message?: string; parent?: string };
   /** A log message of the call's server while the call runs. */
   tool_log: LogMessage & { id: string; parent?: string };
