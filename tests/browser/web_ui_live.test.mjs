@@ -12,7 +12,18 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BIN, DEMO, SCREENSHOTS, missing, openPage, startAndWaitFor, stopProcess, until } from './web_ui_support.mjs';
+import {
+  BIN,
+  DEMO,
+  SCREENSHOTS,
+  appFrame,
+  appRequest,
+  missing,
+  openPage,
+  startAndWaitFor,
+  stopProcess,
+  until,
+} from './web_ui_support.mjs';
 
 const EVERYTHING = join(import.meta.dirname, '..', 'peers', 'node_modules', '@modelcontextprotocol', 'server-everything',
   'dist', 'index.js');
@@ -106,6 +117,54 @@ describe('live and whole', { skip }, () => {
       // Longer than the 2 s the page used to poll at.
       await sleep(2500);
       assert.deepEqual(polls, []);
+    } finally {
+      page.off('request', onRequest);
+    }
+  });
+
+  test('a read says when it was read, and Refresh reads again: demo://counter before and after bump', async () => {
+    const preview = page.getByTestId('resource-preview');
+    const value = async () => (await preview.locator('pre').first().textContent()).trim();
+    const stamp = preview.getByTestId('read-stamp');
+    const openCounter = async () => {
+      await page.goto(`${base}#/resources`);
+      await page.getByRole('button', { name: /Counter.*demo:\/\/counter/ }).first().click();
+      await until('the counter read', async () => /^read \d\d:\d\d:\d\d$/.test(await stamp.textContent()));
+    };
+    await openCounter();
+    assert.equal(await value(), '0');
+
+    // bump through "Try it", then the same resource picked again: read again, not the earlier contents.
+    const dialog = await tryIt('demo', 'bump');
+    await dialog.getByRole('button', { name: 'Call', exact: true }).click();
+    await dialog.getByTestId('tool-result').getByText('counter = 1').waitFor();
+    await closeDialog(dialog);
+    await openCounter();
+    assert.equal(await value(), '1');
+
+    // Changed behind the page's back: Refresh reads it again, with a new time.
+    await callTool('demo', 'bump');
+    const before = await stamp.textContent();
+    await sleep(1100);
+    await preview.getByRole('button', { name: 'Refresh' }).click();
+    await until('2 after Refresh', async () => (await value()) === '2');
+    assert.notEqual(await stamp.textContent(), before);
+  });
+
+  test("an app's view is loaded with cached: true, the app's own reads are fresh", async () => {
+    const reads = [];
+    const onRequest = (r) => new URL(r.url()).pathname === '/api/resources/read' && reads.push(r.postDataJSON());
+    page.on('request', onRequest);
+    try {
+      const dialog = await tryIt('demo', 'counter');
+      await dialog.getByRole('button', { name: 'Call', exact: true }).click();
+      const app = await appFrame(page, '#bump');
+      await until('the view read', () => reads.length >= 1);
+      assert.deepEqual(reads[0], { server: 'demo', uri: 'ui://demo/counter.html', cached: true });
+      const answer = await appRequest(app, 'resources/read', { uri: 'demo://counter' });
+      assert.match(answer.result?.contents?.[0]?.text ?? '', /^\d+$/, JSON.stringify(answer));
+      assert.deepEqual(reads.slice(1), [{ server: 'demo', uri: 'demo://counter', cached: false }]);
+      await closeDialog(dialog);
     } finally {
       page.off('request', onRequest);
     }
