@@ -170,6 +170,61 @@ describe('live and whole', { skip }, () => {
     }
   });
 
+  /** Picks a resource on the Resources page and turns its Watch on; the preview, once subscribed. */
+  async function watch(button) {
+    await page.goto(`${base}#/resources`);
+    await page.getByRole('button', { name: button }).first().click();
+    const preview = page.getByTestId('resource-preview');
+    await preview.getByTestId('read-stamp').waitFor();
+    await preview.getByRole('switch', { name: 'Watch' }).check();
+    return preview;
+  }
+
+  test('Watch: demo://counter updates by itself after bump, until Watch is off', async () => {
+    const preview = await watch(/Counter.*demo:\/\/counter/);
+    await preview.getByRole('status').getByText('watching').waitFor();
+    const value = async () => Number((await preview.locator('pre').first().textContent()).trim());
+    const stamp = preview.getByTestId('read-stamp');
+    const start = await value();
+
+    await callTool('demo', 'bump');
+    await until('the bumped value, live', async () => (await value()) === start + 1);
+    assert.match(await stamp.textContent(), /^updated \d\d:\d\d:\d\d · 1 update$/);
+    await callTool('demo', 'bump');
+    await until('the second update', async () => (await stamp.textContent()).endsWith('· 2 updates'));
+    assert.equal(await value(), start + 2);
+
+    await preview.getByRole('switch', { name: 'Watch' }).uncheck();
+    await callTool('demo', 'bump');
+    await sleep(1000);
+    assert.equal(await value(), start + 2);
+  });
+
+  test("Watch: the reference server's simulated updates arrive by themselves; leaving the page unsubscribes", async () => {
+    const dialog = await tryIt('everything', 'toggle-subscriber-updates');
+    await dialog.getByRole('button', { name: 'Call', exact: true }).click();
+    await dialog.getByTestId('tool-result').getByText(/^Started simulated resource updated notifications/).waitFor();
+    await closeDialog(dialog);
+
+    const uri = 'demo://resource/static/document/features.md';
+    const preview = await watch(/features\.md/);
+    // It sends one every 5 s: no action of ours.
+    await until('an update', async () => /· 1 update$/.test(await preview.getByTestId('read-stamp').textContent()), 12_000);
+
+    // The server logs each subscribe and unsubscribe.
+    const logs = async () => (await (await fetch(`${base}api/servers/logs?name=everything`)).json()).logs.map((l) => l.data);
+    assert.ok((await logs()).some((d) => d.startsWith(`Received Subscribe Resource request for URI: ${uri}`)));
+    await page.goto(`${base}#/prompts`);
+    await until('the unsubscribe', async () => (await logs()).some((d) => d.startsWith(`Received Unsubscribe Resource request: ${uri}`)));
+    await callTool('everything', 'toggle-subscriber-updates');
+  });
+
+  test('Watch on a server without subscriptions says so', async () => {
+    const preview = await watch(/Today's notes/);
+    await preview.getByRole('alert').getByText('does not offer resource subscriptions').waitFor();
+    assert.equal(await preview.getByRole('switch', { name: 'Watch' }).isChecked(), false);
+  });
+
   test('no uncaught errors in the page', () => {
     assert.deepEqual(pageErrors, []);
   });
