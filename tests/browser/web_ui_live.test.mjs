@@ -225,6 +225,56 @@ describe('live and whole', { skip }, () => {
     assert.equal(await preview.getByRole('switch', { name: 'Watch' }).isChecked(), false);
   });
 
+  /** "Try it" on the demo's slow with `seconds` and `steps`, called; the dialog once its first step is shown. */
+  async function startSlow(seconds, steps) {
+    const dialog = await tryIt('demo', 'slow');
+    await dialog.getByLabel('seconds', { exact: true }).fill(String(seconds));
+    await dialog.getByLabel('steps', { exact: true }).fill(String(steps));
+    await dialog.getByRole('button', { name: 'Call', exact: true }).click();
+    await dialog.getByRole('status').filter({ hasText: `step 1 of ${steps}` }).waitFor();
+    return dialog;
+  }
+
+  test('"Try it" on slow: progress, its message, the time so far and log lines while it runs; then the result', async () => {
+    const dialog = await startSlow(4, 4);
+    const log = dialog.getByRole('list', { name: 'Log messages of the call' });
+    await dialog.getByRole('status').filter({ hasText: 'step 2 of 4' }).waitFor();
+    const progress = dialog.getByRole('progressbar', { name: 'Progress' });
+    assert.ok(Number(await progress.getAttribute('value')) >= 2);
+    assert.equal(await progress.getAttribute('max'), '4');
+    await log.getByText('slow: step 2 of 4 done').waitFor();
+    assert.match(await dialog.getByTestId('elapsed').textContent(), /^\d+(\.\d)? s$/);
+    assert.equal(await dialog.getByTestId('tool-result').count(), 0);
+    await dialog.getByRole('button', { name: 'Cancel' }).waitFor();
+    await page.screenshot({ path: join(SCREENSHOTS, 'tools-try-it-progress.png') });
+
+    await dialog.getByTestId('tool-result').getByText('done after 4 steps').waitFor();
+    // Every step's line stays, the last at the level the demo gives it.
+    assert.equal(await log.getByRole('listitem').count(), 4);
+    assert.match(await log.getByRole('listitem').last().textContent(), /^\d\d:\d\d:\d\d\s*notice\s*slow\s*slow: step 4 of 4 done$/);
+    assert.equal(await dialog.getByRole('button', { name: 'Cancel' }).count(), 0);
+    assert.equal(await dialog.getByRole('progressbar').count(), 0);
+    await closeDialog(dialog);
+  });
+
+  test('"Try it": Cancel stops the call on the server', async () => {
+    const before = await stderrCount('demo', 'slow: cancelled');
+    const dialog = await startSlow(30, 30);
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.getByRole('status').filter({ hasText: 'Cancelled' }).waitFor();
+    await until('the demo saying it was cancelled', async () => (await stderrCount('demo', 'slow: cancelled')) > before);
+    assert.equal(await dialog.getByTestId('tool-result').count(), 0);
+    await dialog.getByRole('button', { name: 'Call', exact: true }).waitFor();
+    await closeDialog(dialog);
+  });
+
+  test('"Try it": closing the dialog while the call runs cancels it', async () => {
+    const before = await stderrCount('demo', 'slow: cancelled');
+    const dialog = await startSlow(30, 30);
+    await closeDialog(dialog);
+    await until('the demo saying it was cancelled', async () => (await stderrCount('demo', 'slow: cancelled')) > before);
+  });
+
   test('no uncaught errors in the page', () => {
     assert.deepEqual(pageErrors, []);
   });
