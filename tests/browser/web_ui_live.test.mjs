@@ -39,7 +39,7 @@ describe('live and whole', { skip }, () => {
     dir = mkdtempSync(join(tmpdir(), 'switchboard-live-'));
     const configPath = join(dir, 'switchboard.json');
     writeFileSync(configPath, JSON.stringify({ mcpServers: {
-      demo: { command: DEMO, args: ['--apps'] },
+      demo: { command: DEMO, args: ['--apps', '--tasks'] },
       // Never run: nothing in its catalog until the page asks for it.
       lazy: { command: DEMO, lazy: true, keepWarmSeconds: 0 },
       // Neither logging nor subscriptions.
@@ -254,6 +254,16 @@ describe('live and whole', { skip }, () => {
     assert.match(await log.getByRole('listitem').last().textContent(), /^\d\d:\d\d:\d\d\s*notice\s*slow\s*slow: step 4 of 4 done$/);
     assert.equal(await dialog.getByRole('button', { name: 'Cancel' }).count(), 0);
     assert.equal(await dialog.getByRole('progressbar').count(), 0);
+    await closeDialog(dialog);
+  });
+
+  test('"Try it" on a call the server runs as a task: its status and status message', async () => {
+    const dialog = await tryIt('demo', 'report');
+    await dialog.getByLabel('seconds', { exact: true }).fill('6');
+    await dialog.getByRole('button', { name: 'Call', exact: true }).click();
+    const task = dialog.getByTestId('task-status');
+    await until('the task working', async () => /^Task working: writing: \d of 6 s$/.test((await task.textContent()).trim()));
+    // Closing the dialog cancels the task (it would ask for input, which "Try it" cannot give).
     await closeDialog(dialog);
   });
 
