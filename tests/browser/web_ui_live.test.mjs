@@ -285,6 +285,50 @@ describe('live and whole', { skip }, () => {
     await until('the demo saying it was cancelled', async () => (await stderrCount('demo', 'slow: cancelled')) > before);
   });
 
+  test("the card's Log: the server's messages, then live ones; a level picked holds back those below it", async () => {
+    // Sent before the log is shown: its history has them.
+    await callTool('demo', 'slow', { seconds: 0.4, steps: 2 });
+    await page.goto(`${base}#/servers`);
+    const demo = card('demo');
+    await demo.getByText('Log', { exact: true }).click();
+    const log = demo.getByRole('list', { name: 'Log of demo' });
+    await log.getByText('slow: step 2 of 2 done').last().waitFor();
+    const level = demo.getByLabel('Log level');
+    assert.equal(await level.inputValue(), 'debug');
+
+    // While it is shown: from the event stream.
+    const lines = () => log.getByRole('listitem').count();
+    const before = await lines();
+    await callTool('demo', 'slow', { seconds: 0.6, steps: 3 });
+    await until('three new lines', async () => (await lines()) === before + 3);
+    assert.match(await log.getByRole('listitem').nth(before).textContent(), /^\d\d:\d\d:\d\d\s*info\s*slow\s*slow: step 1 of 3 done$/);
+    assert.match(await log.getByRole('listitem').last().textContent(), /notice\s*slow\s*slow: step 3 of 3 done$/);
+    await demo.screenshot({ path: join(SCREENSHOTS, 'server-log.png') });
+
+    // From warning up: slow's info and notice lines no longer come.
+    await level.selectOption('warning');
+    await until('warning in force', async () => (await status('demo')).logLevel === 'warning');
+    assert.equal(await level.inputValue(), 'warning');
+    await callTool('demo', 'slow', { seconds: 0.4, steps: 2 });
+    await sleep(500);
+    assert.equal(await lines(), before + 3);
+
+    await level.selectOption('debug');
+    await until('debug again', async () => (await status('demo')).logLevel === 'debug');
+  });
+
+  test('the level picker of a server without logging says so', async () => {
+    await page.goto(`${base}#/servers`);
+    const annotated = card('annotated');
+    await annotated.getByText('Log', { exact: true }).click();
+    await annotated.getByText('No log messages yet.').waitFor();
+    const level = annotated.getByLabel('Log level');
+    const was = await level.inputValue();
+    await level.selectOption('error');
+    await annotated.getByRole('alert').getByText('server "annotated" does not offer logging').waitFor();
+    assert.equal(await level.inputValue(), was);
+  });
+
   test('no uncaught errors in the page', () => {
     assert.deepEqual(pageErrors, []);
   });

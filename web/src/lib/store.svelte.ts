@@ -1,9 +1,10 @@
-// The app's shared state: servers kept live by /api/events, and the tool/resource/prompt lists, fetched again
-// whenever the stream says they changed.
+// The app's shared state: servers kept live by /api/events, the tool/resource/prompt lists, fetched again
+// whenever the stream says they changed, and the servers' log messages.
 import { api } from './api';
 import { connectEvents, type LinkState } from './events';
+import { appendLog, mergeLogs } from './logs';
 import { reportError } from './toasts.svelte';
-import type { Info, Prompt, Resource, ResourceTemplate, ServerStatus, Tool } from './types';
+import type { Info, LogLevel, LogMessage, Prompt, Resource, ResourceTemplate, ServerStatus, Tool } from './types';
 import type { SseEvent } from './sse';
 
 type ListKind = 'tools' | 'resources' | 'prompts';
@@ -21,6 +22,10 @@ export const store = $state({
   prompts: [] as Prompt[],
   /** False until a list's first fetch has answered, so pages can tell "loading" from "none". */
   loaded: { tools: false, resources: false, prompts: false } as Record<ListKind, boolean>,
+  /** Each server's latest log messages, oldest first: its history once asked for, then the stream's `log` events. */
+  logs: {} as Record<string, LogMessage[]>,
+  /** Servers whose log history was fetched on this stream: a stream connected anew may have missed messages. */
+  logsFetched: {} as Record<string, boolean>,
 });
 
 /** The whole server list (the stream's first event, or an answer to a change): every list may be stale. */
@@ -53,6 +58,38 @@ function updateServer(s: ServerStatus): void {
   if (!before || before.phase !== s.phase || before.tools !== s.tools) invalidate('tools');
   if (!before || before.phase !== s.phase || before.resources !== s.resources) invalidate('resources');
   if (!before || before.phase !== s.phase || before.prompts !== s.prompts) invalidate('prompts');
+}
+
+/** The live messages of servers whose history is being fetched, to be merged with it. */
+const arriving = new Map<string, LogMessage[]>();
+
+function addLog(m: LogMessage & { server: string }): void {
+  const line = { ...m, timeMs: m.timeMs ?? Date.now() };
+  arriving.get(m.server)?.push(line);
+  if (!store.logs[m.server]) store.logs[m.server] = [];
+  appendLog(store.logs[m.server], line);
+}
+
+/** Fetches a server's log history (GET /api/servers/logs); the stream's `log` events follow it. */
+export async function fetchLogs(name: string): Promise<void> {
+  if (arriving.has(name)) return;
+  arriving.set(name, []);
+  try {
+    const r = await api.logs(name);
+    store.logs[name] = mergeLogs(r.logs, arriving.get(name) ?? []);
+    store.logsFetched[name] = true;
+  } catch (e) {
+    reportError(e);
+  } finally {
+    arriving.delete(name);
+  }
+}
+
+/** Asks the server for log messages from `level` up; throws the API's refusal (409: it offers no logging). */
+export async function setLogLevel(name: string, level: LogLevel): Promise<void> {
+  const s = await api.setLogLevel(name, level);
+  const seen = store.servers[name];
+  if (seen) seen.logLevel = s.logLevel;
 }
 
 const loaders: Record<ListKind, () => Promise<void>> = {
@@ -98,6 +135,7 @@ function onEvent(e: SseEvent): void {
   switch (e.event) {
     case 'servers':
       setServers((data as { servers: ServerStatus[] }).servers);
+      store.logsFetched = {};
       break;
     case 'server':
       updateServer(data as ServerStatus);
@@ -106,6 +144,9 @@ function onEvent(e: SseEvent): void {
     case 'resources':
     case 'prompts':
       invalidate(e.event);
+      break;
+    case 'log':
+      addLog(data as LogMessage & { server: string });
       break;
   }
 }
