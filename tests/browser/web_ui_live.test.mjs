@@ -329,6 +329,27 @@ describe('live and whole', { skip }, () => {
     assert.equal(await level.inputValue(), was);
   });
 
+  test('a reconnect shows its cause: while reconnecting, and once back', async () => {
+    await page.goto(`${base}#/servers`);
+    await phaseIs('demo', 'connected');
+    // What the card says while reconnecting, recorded as it comes: that may last only a moment.
+    await page.evaluate(() => {
+      const seen = (window.__lost = []);
+      const note = () => {
+        const t = document.querySelector('[data-testid="lost-demo"]')?.textContent.trim();
+        if (t && !seen.includes(t)) seen.push(t);
+      };
+      new MutationObserver(note).observe(document.body, { subtree: true, childList: true, characterData: true });
+    });
+    await callTool('demo', 'exit', { code: 3 });
+    const back = card('demo').getByTestId('reconnected-demo');
+    await back.waitFor();
+    assert.match((await back.textContent()).trim(), /^reconnected 1× · last lost at \d\d:\d\d: server "demo": process exited with status 3/);
+    await phaseIs('demo', 'connected');
+    const seen = await page.evaluate(() => window.__lost);
+    assert.ok(seen.some((t) => /^Connection lost at \d\d:\d\d:\d\d: .*exited with status 3/.test(t)), JSON.stringify(seen));
+  });
+
   test('no uncaught errors in the page', () => {
     assert.deepEqual(pageErrors, []);
   });
