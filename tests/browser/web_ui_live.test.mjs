@@ -329,6 +329,82 @@ describe('live and whole', { skip }, () => {
     assert.equal(await level.inputValue(), was);
   });
 
+  /** Records every text the badge `phase-<name>` shows from now on (a lifecycle may last only a moment). */
+  const recordBadge = (name) =>
+    page.evaluate((id) => {
+      const seen = (window.__badge = []);
+      const note = () => {
+        const t = document.querySelector(`[data-testid="${id}"]`)?.textContent;
+        if (t && seen.at(-1) !== t) seen.push(t);
+      };
+      new MutationObserver(note).observe(document.body, { subtree: true, childList: true, characterData: true });
+      note();
+    }, `phase-${name}`);
+  const badgeSeen = () => page.evaluate(() => window.__badge);
+  const lazyBack = () => until('lazy dormant again', async () => (await status('lazy')).lifecycle === 'dormant');
+
+  test('a lazy server never run: "List its tools" lists it dormant; "Try it" on its add starts it for the call', async () => {
+    await page.goto(`${base}#/tools`);
+    await page.getByTestId('toggle-demo-add').waitFor();
+    assert.equal(await page.getByTestId('toggle-lazy-add').count(), 0);
+
+    await page.goto(`${base}#/servers`);
+    await phaseIs('lazy', 'dormant');
+    const lazy = card('lazy');
+    await lazy.getByText('Never listed').waitFor();
+    await lazy.getByRole('button', { name: 'List its tools' }).click();
+    await lazy.getByText(/^While dormant, its 9 tools, \d+ resources and 3 prompts are listed from its catalog/).waitFor();
+    assert.equal(await lazy.getByRole('button', { name: 'List its tools' }).count(), 0);
+    await lazyBack();
+
+    // Each start of the demo says so on its stderr.
+    const starts = () => stderrCount('lazy', 'ready (stdio)');
+    const startsBefore = await starts();
+    const dialog = await tryIt('lazy', 'add');
+    const row = page.locator('li').filter({ has: page.getByTestId('toggle-lazy-add') });
+    assert.equal(await row.getByText('dormant', { exact: true }).count(), 1);
+    await dialog.getByTestId('dormant-note').getByText('is a lazy server, listed from its catalog').waitFor();
+    await dialog.getByLabel('a', { exact: true }).fill('2');
+    await dialog.getByLabel('b', { exact: true }).fill('3');
+    await dialog.getByRole('button', { name: 'Call', exact: true }).click();
+    await until('the result 5', async () => /^5$/m.test(await dialog.getByTestId('tool-result').locator('pre').first().textContent()));
+    await lazyBack();
+    assert.equal(await starts(), startsBefore + 1);
+    await closeDialog(dialog);
+
+    // A call that lasts: the note's badge shows the server loaded for it, then released.
+    const slow = await tryIt('lazy', 'slow');
+    await recordBadge('lazy');
+    await slow.getByLabel('seconds', { exact: true }).fill('1.5');
+    await slow.getByRole('button', { name: 'Call', exact: true }).click();
+    await slow.getByTestId('tool-result').getByText('done after 4 steps').waitFor();
+    await lazyBack();
+    await until('the badge dormant again', async () => (await badgeSeen()).at(-1) === 'dormant');
+    const seen = await badgeSeen();
+    assert.equal(seen[0], 'dormant');
+    assert.ok(seen.includes('active · 1 lease'), JSON.stringify(seen));
+    await closeDialog(slow);
+  });
+
+  test("a dormant server's resources and prompts: reading one, getting one", async () => {
+    const lazyGroup = () => page.locator('h2.group-title', { hasText: /^lazy$/ }).locator('xpath=following-sibling::ul[1]');
+    await page.goto(`${base}#/resources`);
+    await lazyGroup().getByRole('button', { name: /Demo README/ }).click();
+    const preview = page.getByTestId('resource-preview');
+    await preview.getByTestId('dormant-note').waitFor();
+    await preview.getByText('Switchboard demo MCP server').waitFor();
+    await lazyBack();
+
+    await page.goto(`${base}#/prompts`);
+    await lazyGroup().getByRole('button', { name: /Greeting.*greet/ }).click();
+    await page.getByTestId('dormant-note').waitFor();
+    await page.getByLabel('name', { exact: true }).fill('Ada');
+    await page.getByLabel('style', { exact: true }).fill('pirate');
+    await page.getByRole('button', { name: 'Get', exact: true }).click();
+    await page.getByTestId('prompt-result').getByText('Greet Ada the way a pirate would, arr!').waitFor();
+    await lazyBack();
+  });
+
   test('a reconnect shows its cause: while reconnecting, and once back', async () => {
     await page.goto(`${base}#/servers`);
     await phaseIs('demo', 'connected');

@@ -1,13 +1,13 @@
-// The app's shared state: servers kept live by /api/events, the tool/resource/prompt lists, fetched again
-// whenever the stream says they changed, and the servers' log messages.
+// The app's shared state: servers kept live by /api/events, the tool/resource/prompt lists and the lazy servers'
+// catalog entries, fetched again whenever the stream says they changed, and the servers' log messages.
 import { api } from './api';
 import { connectEvents, type LinkState } from './events';
 import { appendLog, mergeLogs } from './logs';
 import { reportError } from './toasts.svelte';
-import type { Info, LogLevel, LogMessage, Prompt, Resource, ResourceTemplate, ServerStatus, Tool } from './types';
+import type { CatalogEntry, Info, LogLevel, LogMessage, Prompt, Resource, ResourceTemplate, ServerStatus, Tool } from './types';
 import type { SseEvent } from './sse';
 
-type ListKind = 'tools' | 'resources' | 'prompts';
+type ListKind = 'tools' | 'resources' | 'prompts' | 'catalog';
 
 export const store = $state({
   info: null as Info | null,
@@ -20,8 +20,10 @@ export const store = $state({
   resources: [] as Resource[],
   templates: [] as ResourceTemplate[],
   prompts: [] as Prompt[],
+  /** What the tool catalog holds for each lazy server, by name (what its dormant items are listed from). */
+  catalog: {} as Record<string, CatalogEntry>,
   /** False until a list's first fetch has answered, so pages can tell "loading" from "none". */
-  loaded: { tools: false, resources: false, prompts: false } as Record<ListKind, boolean>,
+  loaded: { tools: false, resources: false, prompts: false, catalog: false } as Record<ListKind, boolean>,
   /** Each server's latest log messages, oldest first: its history once asked for, then the stream's `log` events. */
   logs: {} as Record<string, LogMessage[]>,
   /** Servers whose log history was fetched on this stream: a stream connected anew may have missed messages. */
@@ -58,6 +60,13 @@ function updateServer(s: ServerStatus): void {
   if (!before || before.phase !== s.phase || before.tools !== s.tools) invalidate('tools');
   if (!before || before.phase !== s.phase || before.resources !== s.resources) invalidate('resources');
   if (!before || before.phase !== s.phase || before.prompts !== s.prompts) invalidate('prompts');
+  // A lazy server back to dormant has run: the catalog recorded what it offered.
+  if (s.lazy && before && before.lifecycle !== s.lifecycle && s.lifecycle === 'dormant') invalidate('catalog');
+}
+
+/** Starts a lazy server once to record what it offers (its items are then listed while it is dormant). */
+export async function listLazyServer(name: string): Promise<void> {
+  store.catalog[name] = await api.refreshCatalog(name);
 }
 
 /** The live messages of servers whose history is being fetched, to be merged with it. */
@@ -103,6 +112,9 @@ const loaders: Record<ListKind, () => Promise<void>> = {
   },
   prompts: async () => {
     store.prompts = (await api.prompts()).prompts;
+  },
+  catalog: async () => {
+    store.catalog = Object.fromEntries((await api.catalog()).servers.map((e) => [e.server, e]));
   },
 };
 
