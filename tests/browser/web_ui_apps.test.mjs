@@ -17,7 +17,18 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEMO, SCREENSHOTS, missing, openPage, serveGateway, startAndWaitFor, stopProcess, until } from './web_ui_support.mjs';
+import {
+  DEMO,
+  SCREENSHOTS,
+  appFrame,
+  appRequest,
+  missing,
+  openPage,
+  serveGateway,
+  startAndWaitFor,
+  stopProcess,
+  until,
+} from './web_ui_support.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const FAKE_LLM = process.env.FAKE_LLM && resolve(process.env.FAKE_LLM);
@@ -41,31 +52,6 @@ const SCRIPT = {
     { content: 'Counter for approvals.' },
   ],
 };
-
-/** The frame of the app whose document contains `text` (the inner frame inside the sandbox proxy). */
-async function appFrame(page, selector) {
-  return until(`an app frame with ${selector}`, async () => {
-    for (const f of page.frames()) {
-      if (f === page.mainFrame()) continue;
-      if (await f.locator(selector).count().catch(() => 0)) return f;
-    }
-    return null;
-  });
-}
-
-/** A JSON-RPC request sent from the app's frame as an app sends it (not a user action there); the host's answer. */
-let appRequests = 0;
-async function appRequest(app, method, params) {
-  const id = 9100 + ++appRequests;
-  return app.evaluate(([id, method, params]) => new Promise((ok) => {
-    addEventListener('message', function answer(e) {
-      if (e.source !== parent || e.data?.id !== id || e.data.method) return;
-      removeEventListener('message', answer);
-      ok(e.data);
-    });
-    parent.postMessage({ jsonrpc: '2.0', id, method, params }, '*');
-  }), [id, method, params]);
-}
 
 describe('MCP Apps', { skip }, () => {
   const pageErrors = [];

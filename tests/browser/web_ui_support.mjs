@@ -165,3 +165,28 @@ export async function modelRequests(llmUrl) {
   const all = await (await fetch(`${llmUrl}/_requests`)).json();
   return all.filter((r) => r.path.endsWith('/chat/completions'));
 }
+
+/** The frame of an MCP App whose document has `selector` (the inner frame inside the sandbox proxy). */
+export async function appFrame(page, selector) {
+  return until(`an app frame with ${selector}`, async () => {
+    for (const f of page.frames()) {
+      if (f === page.mainFrame()) continue;
+      if (await f.locator(selector).count().catch(() => 0)) return f;
+    }
+    return null;
+  });
+}
+
+/** A JSON-RPC request sent from an app's frame to the host, as an app sends it; the host's answer. */
+let appRequests = 0;
+export async function appRequest(app, method, params) {
+  const id = 9500 + ++appRequests;
+  return app.evaluate(([id, method, params]) => new Promise((ok) => {
+    addEventListener('message', function answer(e) {
+      if (e.source !== parent || e.data?.id !== id || e.data.method) return;
+      removeEventListener('message', answer);
+      ok(e.data);
+    });
+    parent.postMessage({ jsonrpc: '2.0', id, method, params }, '*');
+  }), [id, method, params]);
+}

@@ -1,12 +1,13 @@
-// The app's shared state: servers kept live by /api/events, and the tool/resource/prompt lists, fetched again
-// whenever the stream says they changed.
+// The app's shared state: servers kept live by /api/events, the tool/resource/prompt lists and the lazy servers'
+// catalog entries, fetched again whenever the stream says they changed, and the servers' log messages.
 import { api } from './api';
 import { connectEvents, type LinkState } from './events';
+import { appendLog, mergeLogs } from './logs';
 import { reportError } from './toasts.svelte';
-import type { Info, Prompt, Resource, ResourceTemplate, ServerStatus, Tool } from './types';
+import type { CatalogEntry, Info, LogLevel, LogMessage, Prompt, Resource, ResourceTemplate, ServerStatus, Tool } from './types';
 import type { SseEvent } from './sse';
 
-type ListKind = 'tools' | 'resources' | 'prompts';
+type ListKind = 'tools' | 'resources' | 'prompts' | 'catalog';
 
 export const store = $state({
   info: null as Info | null,
@@ -19,8 +20,14 @@ export const store = $state({
   resources: [] as Resource[],
   templates: [] as ResourceTemplate[],
   prompts: [] as Prompt[],
+  /** What the tool catalog holds for each lazy server, by name (what its dormant items are listed from). */
+  catalog: {} as Record<string, CatalogEntry>,
   /** False until a list's first fetch has answered, so pages can tell "loading" from "none". */
-  loaded: { tools: false, resources: false, prompts: false } as Record<ListKind, boolean>,
+  loaded: { tools: false, resources: false, prompts: false, catalog: false } as Record<ListKind, boolean>,
+  /** Each server's latest log messages, oldest first: its history once asked for, then the stream's `log` events. */
+  logs: {} as Record<string, LogMessage[]>,
+  /** Servers whose log history was fetched on this stream: a stream connected anew may have missed messages. */
+  logsFetched: {} as Record<string, boolean>,
 });
 
 /** The whole server list (the stream's first event, or an answer to a change): every list may be stale. */
@@ -53,24 +60,45 @@ function updateServer(s: ServerStatus): void {
   if (!before || before.phase !== s.phase || before.tools !== s.tools) invalidate('tools');
   if (!before || before.phase !== s.phase || before.resources !== s.resources) invalidate('resources');
   if (!before || before.phase !== s.phase || before.prompts !== s.prompts) invalidate('prompts');
+  // A lazy server back to dormant has run: the catalog recorded what it offered.
+  if (s.lazy && before && before.lifecycle !== s.lifecycle && s.lifecycle === 'dormant') invalidate('catalog');
 }
 
-/**
- * Takes the servers' stderr tails as they are now. No event says when a server writes to stderr, so whoever shows a
- * tail asks. Only the tails are taken: the stream keeps everything else current. A failure leaves them as they were
- * (the stream's link state shows a lost connection).
- */
-export async function refreshStderr(): Promise<void> {
-  let list: ServerStatus[];
+/** Starts a lazy server once to record what it offers (its items are then listed while it is dormant). */
+export async function listLazyServer(name: string): Promise<void> {
+  store.catalog[name] = await api.refreshCatalog(name);
+}
+
+/** The live messages of servers whose history is being fetched, to be merged with it. */
+const arriving = new Map<string, LogMessage[]>();
+
+function addLog(m: LogMessage & { server: string }): void {
+  const line = { ...m, timeMs: m.timeMs ?? Date.now() };
+  arriving.get(m.server)?.push(line);
+  if (!store.logs[m.server]) store.logs[m.server] = [];
+  appendLog(store.logs[m.server], line);
+}
+
+/** Fetches a server's log history (GET /api/servers/logs); the stream's `log` events follow it. */
+export async function fetchLogs(name: string): Promise<void> {
+  if (arriving.has(name)) return;
+  arriving.set(name, []);
   try {
-    list = (await api.servers()).servers;
-  } catch {
-    return;
+    const r = await api.logs(name);
+    store.logs[name] = mergeLogs(r.logs, arriving.get(name) ?? []);
+    store.logsFetched[name] = true;
+  } catch (e) {
+    reportError(e);
+  } finally {
+    arriving.delete(name);
   }
-  for (const s of list) {
-    const seen = store.servers[s.name];
-    if (seen && seen.stderrTail !== s.stderrTail) seen.stderrTail = s.stderrTail;
-  }
+}
+
+/** Asks the server for log messages from `level` up; throws the API's refusal (409: it offers no logging). */
+export async function setLogLevel(name: string, level: LogLevel): Promise<void> {
+  const s = await api.setLogLevel(name, level);
+  const seen = store.servers[name];
+  if (seen) seen.logLevel = s.logLevel;
 }
 
 const loaders: Record<ListKind, () => Promise<void>> = {
@@ -84,6 +112,9 @@ const loaders: Record<ListKind, () => Promise<void>> = {
   },
   prompts: async () => {
     store.prompts = (await api.prompts()).prompts;
+  },
+  catalog: async () => {
+    store.catalog = Object.fromEntries((await api.catalog()).servers.map((e) => [e.server, e]));
   },
 };
 
@@ -116,6 +147,7 @@ function onEvent(e: SseEvent): void {
   switch (e.event) {
     case 'servers':
       setServers((data as { servers: ServerStatus[] }).servers);
+      store.logsFetched = {};
       break;
     case 'server':
       updateServer(data as ServerStatus);
@@ -124,6 +156,9 @@ function onEvent(e: SseEvent): void {
     case 'resources':
     case 'prompts':
       invalidate(e.event);
+      break;
+    case 'log':
+      addLog(data as LogMessage & { server: string });
       break;
   }
 }
