@@ -113,7 +113,9 @@ std::optional<ServerStatus> ServerPool::status(std::string_view name) const {
     st.reconnects = s->reconnects;
     st.last_lost = s->last_lost;
     st.last_lost_at = s->last_lost_at;
-    st.log_level = s->log_level.empty() ? options_.log_level : s->log_level;
+    // What the server is asked for: nothing of a 2025 server that does not offer logging.
+    const bool logs = !s->session || s->session->era() == mcp::Era::modern || s->session->has_capability("logging");
+    if (logs) st.log_level = s->log_level.empty() ? options_.log_level : s->log_level;
     st.active_calls = s->active_calls;
     st.leases = s->leases;
     st.keep_warm = s->config.keep_warm;

@@ -261,12 +261,15 @@ awaitable<Outcome<void>> ServerPool::set_log_level(std::string server, std::stri
                                     fmt::format("\"{}\" is not a log level (debug, info, notice, warning, error, "
                                                 "critical, alert, emergency)",
                                                 level));
-    s->log_level = level;  // also for the next connection
-    if (!s->serving()) co_return Outcome<void>{};
+    if (!s->serving()) {
+        s->log_level = std::move(level);  // for the next connection
+        co_return Outcome<void>{};
+    }
     auto session = s->session;
     if (session->era() != mcp::Era::modern && !session->has_capability("logging"))
         co_return Error::make_local(code::method_not_found,
                                     fmt::format("server \"{}\" does not offer logging", server));
+    s->log_level = level;  // also for the next connection
     co_return co_await session->set_logging_level(std::move(level));
 }
 

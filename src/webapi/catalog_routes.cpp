@@ -201,7 +201,8 @@ json::object catalog_json(const host::ServerConfig& sc, const std::optional<host
     if (entry) {
         o["updated"] = entry->updated;
         o["tools"] = entry->tools.size();
-        o["resources"] = entry->resources.size() + entry->templates.size();
+        o["resources"] = entry->resources.size();
+        o["templates"] = entry->templates.size();
         o["prompts"] = entry->prompts.size();
     }
     return o;

@@ -203,6 +203,7 @@ export interface CatalogEntry {
   updated?: number;
   tools?: number;
   resources?: number;
+  templates?: number;
   prompts?: number;
 }
 
