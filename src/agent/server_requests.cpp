@@ -168,11 +168,27 @@ struct Sampler {
         auto r = co_await options.llm->chat(std::move(request), std::move(quiet));
         if (!r) co_return jsonrpc::Error{jsonrpc::code::internal_error, r.error().message, {}, false};
         const auto model = request.model.empty() ? options.llm->settings().model : request.model;
-        co_return json::value(sampling_result(*r, model));
+        auto result = sampling_result(*r, model);
+        bool send_back = true;  // stored first: GCC 12 miscompiles `!co_await` in a condition
+        if (options.approve_sampling_result) send_back = co_await options.approve_sampling_result(server, *p, result);
+        if (!send_back)
+            co_return refused(fmt::format("the user did not let the model's answer go back to server \"{}\"", server));
+        co_return json::value(std::move(result));
     }
 };
 
 }  // namespace
+
+json::object roots_result(const std::vector<std::filesystem::path>& dirs) {
+    json::array roots;
+    for (const auto& d : dirs) {
+        const auto abs = std::filesystem::absolute(d).lexically_normal();
+        auto name = abs.filename().string();
+        if (name.empty()) name = abs.string();
+        roots.push_back(json::object{{"uri", file_uri(abs)}, {"name", name}});
+    }
+    return json::object{{"roots", std::move(roots)}};
+}
 
 host::ServerRequestHandlers make_server_request_handlers(ServerRequestOptions options) {
     host::ServerRequestHandlers h;
@@ -199,18 +215,11 @@ host::ServerRequestHandlers make_server_request_handlers(ServerRequestOptions op
         co_return json::value(
             json::object{{"action", answer.action == ElicitationAnswer::Action::cancel ? "cancel" : "decline"}});
     };
-    if (!options.roots.empty()) {
-        json::array roots;
-        for (const auto& r : options.roots) {
-            const auto abs = std::filesystem::absolute(r).lexically_normal();
-            auto name = abs.filename().string();
-            if (name.empty()) name = abs.string();
-            roots.push_back(json::object{{"uri", file_uri(abs)}, {"name", name}});
-        }
-        h.roots = [roots = std::move(roots)](std::string, json::value) -> asio::awaitable<Outcome<json::value>> {
-            co_return json::value(json::object{{"roots", roots}});
+    if (!options.roots.empty())
+        h.roots = [roots = roots_result(options.roots)](std::string,
+                                                        json::value) -> asio::awaitable<Outcome<json::value>> {
+            co_return json::value(roots);
         };
-    }
     return h;
 }
 

@@ -257,6 +257,10 @@ awaitable<int> chat(const host::Config& config, const GlobalOptions&, AgentOptio
     requests.approve_sampling = [&reader](const std::string& server, const json::object& params) {
         return approve_sampling_at_terminal(reader, server, params);
     };
+    requests.approve_sampling_result = [&reader](const std::string& server, const json::object&,
+                                                 const json::object& result) {
+        return approve_sampling_result_at_terminal(reader, server, result);
+    };
     requests.elicit = [&reader](const std::string& server, const json::object& params) {
         return elicit_at_terminal(reader, server, params);
     };

@@ -425,6 +425,9 @@ awaitable<int> run_gateway(Host& h, std::shared_ptr<gateway::ClientRelay> relay,
     chat_options.definitions = [tools] { return tools->definitions; };  // filled once the servers settled
     chat_options.registry = tools->registry;
     chat_options.db = o.db.empty() ? store::ConversationStore::default_path() : std::filesystem::path(o.db);
+    // What a server asks during a web page's call goes to that page; when nobody calls it, roots come from the config.
+    chat_options.asks = webapi::PageAsks::create(relay, h.pool, std::chrono::minutes(5));
+    relay->set_fallback(chat_options.asks->fallback());
     auto chats = webapi::ChatService::create(h.pool, std::move(chat_options));
     ho.extra_routes.add_all(webapi::api_routes(h.pool, api, chats));
     ho.extra_routes.add_all(webapi::ui_routes());

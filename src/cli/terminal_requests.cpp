@@ -25,6 +25,18 @@ awaitable<bool> approve_sampling_at_terminal(LineReader& reader, const std::stri
     co_return a && (*a == "y" || *a == "yes");
 }
 
+awaitable<bool> approve_sampling_result_at_terminal(LineReader& reader, const std::string& server,
+                                                    const json::object& result) {
+    const auto* content = result.if_contains("content");
+    const auto* text = content && content->is_object() ? content->get_object().if_contains("text") : nullptr;
+    fmt::print("The model answered: {}\n",
+               core::shorten(text && text->is_string() ? std::string(text->get_string())
+                                                       : json::serialize(content ? *content : json::value()),
+                             300));
+    auto a = co_await reader.read_line(fmt::format("send it back to server \"{}\"? [y/n]: ", server));
+    co_return a && (*a == "y" || *a == "yes");
+}
+
 awaitable<agent::ElicitationAnswer> elicit_at_terminal(LineReader& reader, const std::string& server,
                                                        const json::object& params) {
     agent::ElicitationAnswer answer;
@@ -92,6 +104,10 @@ host::ServerRequestHandlers one_shot_requests(const host::Config& config, asio::
             o.llm = std::make_shared<llm::Client>(ex, settings);
             o.approve_sampling = [terminal](const std::string& server, const json::object& params) -> awaitable<bool> {
                 co_return co_await approve_sampling_at_terminal(terminal(), server, params);
+            };
+            o.approve_sampling_result = [terminal](const std::string& server, const json::object&,
+                                                   const json::object& result) -> awaitable<bool> {
+                co_return co_await approve_sampling_result_at_terminal(terminal(), server, result);
             };
         }
     }

@@ -26,6 +26,9 @@ boost::asio::awaitable<agent::ElicitationAnswer> elicit_at_terminal(LineReader& 
 /// Whether the user lets `server` use the model for this sampling request (y/n).
 boost::asio::awaitable<bool> approve_sampling_at_terminal(LineReader& reader, const std::string& server,
                                                           const boost::json::object& params);
+/// Whether the model's answer goes back to `server` (shown first; y/n).
+boost::asio::awaitable<bool> approve_sampling_result_at_terminal(LineReader& reader, const std::string& server,
+                                                                 const boost::json::object& result);
 
 /// The answers of a one-shot command: roots (the working directory) always; when stdin and stdout are a terminal,
 /// elicitation asked there and, with a model configured (the config's `llm`, the environment), sampling after the

@@ -299,6 +299,22 @@ void add_client_request_tools(mcp::StaticHandler& server) {
                                 {"requestedSchema", std::move(schema)}};
             co_return answer(co_await ctx.elicit(std::move(params)));
         });
+    server.add_tool(
+        tool("sign_in", "Sign in elsewhere",
+             "Sends a URL-mode elicitation/create (open `url` to sign in); once the client accepts, announces the "
+             "flow complete (notifications/elicitation/complete) and returns the answer.",
+             json::object{{"url", prop("string", "Where the user signs in")}}, {}),
+        [answer](json::object args, mcp::RequestContext ctx) -> awaitable<Outcome<json::object>> {
+            const std::string id = "sign-in-1";
+            json::object params{{"mode", "url"},
+                                {"message", "Sign in to the demo's partner site"},
+                                {"url", string_arg(args, "url").value_or("https://example.com/sign-in")},
+                                {"elicitationId", id}};
+            auto r = co_await ctx.elicit(std::move(params));
+            if (r && r->is_object() && mcp::string_field(r->get_object(), "action") == "accept")
+                ctx.notify("notifications/elicitation/complete", json::object{{"elicitationId", id}});
+            co_return answer(std::move(r));
+        });
     server.add_tool(tool("list_roots", "List the client's roots", "Sends roots/list and returns the client's roots.",
                          json::object{}, {}),
                     [answer](json::object, mcp::RequestContext ctx) -> awaitable<Outcome<json::object>> {

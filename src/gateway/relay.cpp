@@ -28,13 +28,30 @@ ClientRelay::Registration::~Registration() {
     if (auto r = relay_.lock()) r->leave(server_, id_);
 }
 
-ClientRelay::Registration ClientRelay::enter(const std::string& server, mcp::RequestContext ctx) {
+ClientRelay::Registration ClientRelay::enter(const std::string& server, Asker asker) {
     Registration reg;
     reg.relay_ = weak_from_this();
     reg.server_ = server;
     reg.id_ = next_++;
-    active_[server].emplace_back(reg.id_, std::move(ctx));
+    active_[server].emplace_back(reg.id_, std::move(asker));
     return reg;
+}
+
+namespace {
+
+awaitable<Outcome<json::value>> ask_client(mcp::RequestContext ctx, std::string key, std::string method,
+                                           json::value params) {
+    json::object p = params.is_object() ? std::move(params.get_object()) : json::object();
+    // Under the upstream's own key, so the client sees the names the server chose.
+    co_return co_await ctx.ask_as(std::move(key), std::move(method), std::move(p));
+}
+
+}  // namespace
+
+ClientRelay::Registration ClientRelay::enter(const std::string& server, mcp::RequestContext ctx) {
+    return enter(server, [ctx = std::move(ctx)](std::string key, std::string method, json::value params) {
+        return ask_client(ctx, std::move(key), std::move(method), std::move(params));
+    });
 }
 
 void ClientRelay::leave(const std::string& server, std::uint64_t id) {
@@ -52,20 +69,23 @@ std::size_t ClientRelay::in_flight(const std::string& server) const {
 awaitable<Outcome<json::value>> ClientRelay::relay(std::string server, std::string method, json::value params,
                                                    std::string key) {
     auto it = active_.find(server);
+    if ((it == active_.end() || it->second.empty()) && fallback_) {
+        Asker fallback = fallback_;  // a copy: it may be replaced while it answers
+        auto self = shared_from_this();
+        co_return co_await fallback(std::move(key), std::move(method), std::move(params));
+    }
     if (it == active_.end() || it->second.empty()) {
         spdlog::info("gateway: {} from server \"{}\" refused: no client call to it is in flight", method, server);
         co_return Error{jsonrpc::code::invalid_request,
-                        fmt::format("switchboard gateway: cannot relay {} from server \"{}\": no gateway client is "
-                                    "calling that server now (requests to the client are relayed only during a "
-                                    "tools/call, prompts/get or resources/read)",
+                        fmt::format("switchboard: cannot answer {} from server \"{}\": nobody is calling that server "
+                                    "now (its requests are answered only during a call: a gateway client's "
+                                    "tools/call, prompts/get or resources/read, or a web page's tool call)",
                                     method, server)};
     }
-    // A copy: the registration may go away while we wait for the client's answer.
-    mcp::RequestContext ctx = it->second.back().second;
-    json::object p = params.is_object() ? std::move(params.get_object()) : json::object();
+    // A copy: the registration may go away while we wait for the answer.
+    Asker asker = it->second.back().second;
     auto self = shared_from_this();
-    // Under the upstream's own key, so the client sees the names the server chose.
-    co_return co_await ctx.ask_as(std::move(key), std::move(method), std::move(p));
+    co_return co_await asker(std::move(key), std::move(method), std::move(params));
 }
 
 namespace {

@@ -24,7 +24,7 @@ using detail::suggestion;
 namespace {
 
 constexpr std::string_view top_level_keys[] = {"mcpServers", "servers", "inputs",    "$schema",
-                                               "llm",        "toolSearch", "gateway"};
+                                               "llm",        "toolSearch", "gateway",   "roots"};
 
 // 1-based line and column (in characters, not bytes) of `offset`, for "file:line:column" messages.
 std::pair<std::size_t, std::size_t> line_column(std::string_view text, std::size_t offset) {
@@ -158,6 +158,16 @@ Config parse_config(std::string_view text, std::string_view source_name, const E
                 config.warnings.push_back(
                     fmt::format("{}: \"toolSearch\" must be true or false; ignored", source_name));
             }
+        } else if (key == "roots") {
+            const auto* list = item.value().if_array();
+            const bool strings = list && std::all_of(list->begin(), list->end(),
+                                                     [](const json::value& v) { return v.is_string(); });
+            if (!strings) {
+                config.warnings.push_back(
+                    fmt::format("{}: \"roots\" must be a list of directories; ignored", source_name));
+                continue;
+            }
+            for (const auto& r : *list) config.roots.push_back(expand_vars(r.get_string(), env));
         } else if (!contains(top_level_keys, key)) {
             config.warnings.push_back(
                 fmt::format("{}: unknown top-level key \"{}\"{}", source_name, key, suggestion(key, top_level_keys)));

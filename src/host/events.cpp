@@ -30,6 +30,7 @@ std::string_view to_string(Event::Kind kind) {
     case Event::Kind::leases_changed: return "leases_changed";
     case Event::Kind::attachments_changed: return "attachments_changed";
     case Event::Kind::stderr_line: return "stderr_line";
+    case Event::Kind::elicitation_complete: return "elicitation_complete";
     }
     return "?";
 }
@@ -75,6 +76,11 @@ Event Event::leases_changed(std::string server, std::size_t leases) {
 Event Event::attachments_changed(std::string server, std::string uri) {
     auto e = make(Kind::attachments_changed, std::move(server));
     e.uri = std::move(uri);
+    return e;
+}
+Event Event::elicitation_complete(std::string server, boost::json::value params) {
+    auto e = make(Kind::elicitation_complete, std::move(server));
+    e.data = std::move(params);
     return e;
 }
 Event Event::stderr_line(std::string server, std::string line) {

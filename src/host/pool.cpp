@@ -627,6 +627,8 @@ void ServerPool::handle_notification(const std::shared_ptr<Server>& s, std::uint
         // Only for what someone holds a subscription to: an update the server sent before it saw the last holder
         // let go (a 2026-07-28 listen stream being replaced) reaches nobody.
         if (s->subscriptions.count(uri)) events_.emit(Event::resource_updated(s->config.name, std::move(uri), params));
+    } else if (method == "notifications/elicitation/complete") {
+        events_.emit(Event::elicitation_complete(s->config.name, params));
     } else if (method == "notifications/message") {
         if (options_.recent_log_messages > 0) {
             s->log.push_back(LogMessage{std::chrono::system_clock::now(), params});

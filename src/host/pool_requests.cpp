@@ -273,6 +273,13 @@ awaitable<Outcome<void>> ServerPool::set_log_level(std::string server, std::stri
     co_return co_await session->set_logging_level(std::move(level));
 }
 
+void ServerPool::notify_roots_changed() {
+    if (!options_.handlers.roots) return;  // not declared: no server asks us
+    for (const auto& [name, s] : servers_)
+        if (s->serving() && s->session->era() == mcp::Era::legacy)
+            s->session->connection().notify("notifications/roots/list_changed", json::object{});
+}
+
 std::vector<LogMessage> ServerPool::recent_logs(std::string_view server) const {
     auto s = find(server);
     if (!s) return {};

@@ -55,7 +55,9 @@ json::object ClientSession::client_capabilities() const {
     json::object caps;
     if (options_.handlers.roots) caps["roots"] = json::object{};
     if (options_.handlers.sampling) caps["sampling"] = json::object{};
-    if (options_.handlers.elicitation) caps["elicitation"] = json::object{};
+    // Both modes (2025-11-25): a form, and a URL the user opens (the answer says whether they agreed to).
+    if (options_.handlers.elicitation)
+        caps["elicitation"] = json::object{{"form", json::object{}}, {"url", json::object{}}};
     // Tasks: a tools/call may be answered with a task, which the session follows to its end (client_session_tasks).
     auto& extensions = caps["extensions"];
     if (!extensions.is_object()) extensions.emplace_object();

@@ -64,6 +64,10 @@ void RequestContext::log(std::string_view level, json::value data, std::string_v
     state_->request->notify("notifications/message", std::move(params));
 }
 
+void RequestContext::notify(std::string_view method, json::object params) const {
+    if (state_->request) state_->request->notify(method, std::move(params));
+}
+
 awaitable<Outcome<json::value>> RequestContext::create_message(json::object params) const {
     return ask("sampling/createMessage", std::move(params));
 }

@@ -74,7 +74,7 @@ void add_route(http::Router& r, bhttp::verb method, std::string path, http::Hand
 http::Router api_routes(PoolRef pool, Options options, std::shared_ptr<ChatService> chat) {
     http::Router r;
     add_server_routes(r, pool, options);
-    add_catalog_routes(r, pool, options);
+    add_catalog_routes(r, pool, chat, options);
     add_login_routes(r, pool, options);
     add_settings_routes(r, pool, chat, options);
     add_chat_routes(r, pool, std::move(chat), options);

@@ -54,7 +54,8 @@ awaitable<void> tools(PoolRef weak, http::Responder& res) {
     co_await send_json(res, std::move(body));
 }
 
-awaitable<void> call_tool(PoolRef weak, Options o, http::ServerRequest& req, http::Responder& res) {
+awaitable<void> call_tool(PoolRef weak, std::shared_ptr<ChatService> chat, Options o, http::ServerRequest& req,
+                          http::Responder& res) {
     const auto body = post_body(req, o->allowed_origins);
     auto pool = lock(weak);
     const auto server = required_string(body, "server");
@@ -68,7 +69,7 @@ awaitable<void> call_tool(PoolRef weak, Options o, http::ServerRequest& req, htt
                                           "excludedTools)",
                                           name, server));
     if (const auto* stream = body.if_contains("stream"); stream && stream->is_bool() && stream->get_bool()) {
-        co_await stream_tool_call(pool, server, name, std::move(arguments), res);
+        co_await stream_tool_call(pool, chat, server, name, std::move(arguments), res);
         co_return;
     }
     const auto started = std::chrono::steady_clock::now();
@@ -247,12 +248,14 @@ awaitable<void> refresh_catalog(PoolRef weak, Options o, http::ServerRequest& re
 
 }  // namespace
 
-void add_catalog_routes(http::Router& r, PoolRef pool, Options o) {
+void add_catalog_routes(http::Router& r, PoolRef pool, std::shared_ptr<ChatService> chat, Options o) {
     using Req = http::ServerRequest;
     using Res = http::Responder;
     add_route(r, bhttp::verb::get, "/api/tools", [pool](Req&, Res& res) { return tools(pool, res); });
     add_route(r, bhttp::verb::post, "/api/tools/call",
-              [pool, o](Req& q, Res& res) { return call_tool(pool, o, q, res); });
+              [pool, chat, o](Req& q, Res& res) { return call_tool(pool, chat, o, q, res); });
+    add_route(r, bhttp::verb::post, "/api/tools/respond",
+              [chat, o](Req& q, Res& res) { return respond_to_call(chat, o, q, res); });
     add_route(r, bhttp::verb::get, "/api/resources", [pool](Req&, Res& res) { return resources(pool, res); });
     add_route(r, bhttp::verb::post, "/api/resources/read",
               [pool, o](Req& q, Res& res) { return read_resource(pool, o, q, res); });

@@ -100,6 +100,7 @@ awaitable<void> get(Service svc, http::ServerRequest& req, http::Responder& res)
     body["settings"] = with_store([&] { return db.settings(id); }).to_json();
     body["running"] = svc->running(id);
     body["pendingApprovals"] = svc->pending_approvals(id);
+    body["pendingRequests"] = svc->pending_requests(id);
     co_await send_json(res, std::move(body));
 }
 
@@ -350,6 +351,7 @@ awaitable<void> attach(Service svc, http::ServerRequest& req, http::Responder& r
     if (!chat->live_text.empty()) prelude.emplace_back("content", json::object{{"text", chat->live_text}});
     prelude.insert(prelude.end(), chat->replay.begin(), chat->replay.end());
     for (auto& question : svc->pending_approvals(id)) prelude.emplace_back("approval", std::move(question.as_object()));
+    for (auto& asked : svc->pending_requests(id)) prelude.emplace_back("server_request", std::move(asked.as_object()));
     co_await stream_run(svc, chat, chat->events, std::move(prelude), res);
 }
 
@@ -424,6 +426,24 @@ awaitable<void> app_tool(PoolRef weak, Service svc, Options o, http::ServerReque
     co_await send_json(res, std::move(out));
 }
 
+// POST /api/chat/respond {"conversationId", "requestId", "answer"}: the page's answer to what a server asked during
+// the conversation's call (a form's values are checked against the server's schema: 400 keeps the question open).
+awaitable<void> respond(Service svc, Options o, http::ServerRequest& req, http::Responder& res) {
+    const auto body = post_body(req, o->allowed_origins);
+    const auto id = id_field(body, "conversationId");
+    const auto request = required_string(body, "requestId");
+    auto answer = optional_object(body, "answer");
+    open_chat(*svc, id);
+    if (const auto* question = svc->find_request(id, request))
+        if (auto problem = answer_problem(*question, answer); !problem.empty())
+            throw http::HttpError(bhttp::status::bad_request, problem);
+    if (!svc->answer_request(id, request, std::move(answer)))
+        throw http::HttpError(bhttp::status::not_found,
+                              fmt::format("no open request {} in conversation {} (answered, ended or stopped)", request,
+                                          id));
+    co_await send_json(res, json::object());
+}
+
 awaitable<void> approve(Service svc, Options o, http::ServerRequest& req, http::Responder& res) {
     const auto body = post_body(req, o->allowed_origins);
     auto chat = open_chat(*svc, id_field(body, "conversationId"));
@@ -485,6 +505,8 @@ void add_chat_routes(http::Router& r, PoolRef pool, Service svc, Options o) {
     add_route(r, bhttp::verb::get, "/api/chat/attach", [svc](Req& q, Res& res) { return attach(svc, q, res); });
     add_route(r, bhttp::verb::post, "/api/chat/continue",
               [svc, o](Req& q, Res& res) { return resume(svc, o, q, res); });
+    add_route(r, bhttp::verb::post, "/api/chat/respond",
+              [svc, o](Req& q, Res& res) { return respond(svc, o, q, res); });
     add_route(r, bhttp::verb::post, "/api/chat/approve",
               [svc, o](Req& q, Res& res) { return approve(svc, o, q, res); });
     add_route(r, bhttp::verb::post, "/api/chat/app-tool",

@@ -130,8 +130,15 @@ agent::Observer observer_for(std::shared_ptr<ChatService> self, std::shared_ptr<
         q->push("reasoning", tagged(json::object{{"text", t}}));
     };
     o.on_notice = [chat, tagged](std::string_view t) { chat->show("notice", tagged(json::object{{"text", t}})); };
-    o.on_tool_start = [chat, tagged, parent](const llm::ToolCall& call, const std::string& server) {
+    o.on_tool_start = [self, chat, tagged, parent](const llm::ToolCall& call, const std::string& server) {
         chat->running_calls[call.id] = {server, parent};
+        // What the server asks while this call runs comes to this conversation's page.
+        if (const auto& asks = self->options().asks; asks && chat->questions && !server.empty()) {
+            json::object which{{"callId", call.id}};
+            if (!parent.empty()) which["parent"] = parent;
+            chat->asking[call.id] = asks->enter(
+                server, PageAsker{chat->questions, chat->conversation->llm_ptr(), std::move(which), chat->sampling_servers});
+        }
         // When it started: a page that attaches later shows the time so far, not from its own start.
         chat->show("tool_start", tagged(json::object{{"id", call.id},
                                                      {"name", call.name},
@@ -142,6 +149,8 @@ agent::Observer observer_for(std::shared_ptr<ChatService> self, std::shared_ptr<
     o.on_tool_end = [chat, q, tagged, parent](const agent::ToolCallRecord& record,
                                               const llm::ToolExecutionResult& result) {
         chat->running_calls.erase(record.id);
+        chat->asking.erase(record.id);
+        if (chat->questions) chat->questions->cancel_call(record.id);  // its server no longer waits for them
         auto data = record.to_json();
         data["id"] = record.id;
         data["arguments"] = record.arguments;  // as the model wrote it, like tool_start's
@@ -283,6 +292,8 @@ agent::LocalTool nested(agent::LocalTool tool, std::weak_ptr<ChatService> weak_s
 
 // What a run leaves behind when it ends, however it ends.
 void end_run(Chat& chat, EventQueue& q) {
+    chat.asking.clear();
+    if (chat.questions) chat.questions->cancel_all();  // a Stop answers them as cancelled
     chat.events.reset();
     chat.approvals.clear();
     chat.running_calls.clear();
@@ -404,6 +415,10 @@ std::shared_ptr<Chat> ChatService::make_chat(std::int64_t id, std::vector<llm::M
     loop.max_turns = options_.max_turns;
     chat->conversation = std::make_unique<agent::Conversation>(chat->context, options_.llm, loop);
     chat->conversation->set_messages(std::move(messages));
+    chat->questions = std::make_shared<QuestionBox>([weak = std::weak_ptr<Chat>(chat)](std::string_view event,
+                                                                                       json::object data) {
+        if (auto c = weak.lock(); c && c->events) c->events->push(std::string(event), std::move(data));
+    });
     // Agents and skills: agent__<name> / skill__<name>, each run in a fork whose lazy servers start only for it.
     // The lazy servers' tools through tool search, as in `chat`: search_tools and call_tool (the conversation's
     // switches apply to what they call), when the config asks for it or the tool definitions would be large.
@@ -549,6 +564,21 @@ void ChatService::follow_stored_tasks() {
         runs_.spawn(follow_tasks(shared_from_this(), chat, q, std::move(tasks)),
                     "web chat " + std::to_string(id) + ": stored tasks");
     }
+}
+
+json::array ChatService::pending_requests(std::int64_t id) const {
+    auto it = chats_.find(id);
+    return it == chats_.end() || !it->second->questions ? json::array() : it->second->questions->open();
+}
+
+const json::object* ChatService::find_request(std::int64_t id, const std::string& request_id) const {
+    auto it = chats_.find(id);
+    return it == chats_.end() || !it->second->questions ? nullptr : it->second->questions->find(request_id);
+}
+
+bool ChatService::answer_request(std::int64_t id, const std::string& request_id, json::object answer) {
+    auto it = chats_.find(id);
+    return it != chats_.end() && it->second->questions && it->second->questions->answer(request_id, std::move(answer));
 }
 
 json::array ChatService::pending_approvals(std::int64_t id) const {

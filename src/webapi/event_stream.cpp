@@ -71,6 +71,13 @@ void on_event(Pending& p, const host::Event& e) {
             p.servers.insert(e.server);
         named(e.kind == K::tools_changed ? "tools" : e.kind == K::prompts_changed ? "prompts" : "resources");
         break;
+    case K::elicitation_complete: {
+        // A URL-mode question's flow finished: its dialog closes.
+        json::object data = e.data.is_object() ? e.data.get_object() : json::object();
+        data["server"] = e.server;
+        p.push("elicitation_complete", std::move(data));
+        break;
+    }
     case K::resource_updated: {
         json::object data{{"server", e.server}, {"uri", e.uri}};
         p.push("resource_updated", std::move(data));

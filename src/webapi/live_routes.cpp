@@ -80,9 +80,25 @@ awaitable<void> run_call(std::shared_ptr<host::ServerPool> pool, std::string ser
 
 }  // namespace
 
-awaitable<void> stream_tool_call(std::shared_ptr<host::ServerPool> pool, std::string server, std::string tool,
-                                 json::object arguments, http::Responder& res) {
+awaitable<void> stream_tool_call(std::shared_ptr<host::ServerPool> pool, std::shared_ptr<ChatService> chat,
+                                 std::string server, std::string tool, json::object arguments, http::Responder& res) {
     auto q = std::make_shared<EventQueue>(co_await asio::this_coro::executor);
+    // What the server asks while the call runs is this page's to answer (its elicitations, its sampling).
+    auto questions = std::make_shared<QuestionBox>(
+        [q](std::string_view event, json::object data) { q->push(std::string(event), std::move(data)); });
+    auto asks = chat ? chat->options().asks : nullptr;
+    std::string call_id;
+    gateway::ClientRelay::Registration asking;
+    if (asks) {
+        call_id = asks->add_call(questions);
+        json::object which{{"callId", call_id}};
+        asking = asks->enter(server, PageAsker{questions, chat->options().llm, std::move(which)});
+    }
+    core::ScopeExit forget([asks, call_id, questions] {
+        questions->cancel_all();
+        if (asks) asks->remove_call(call_id);
+    });
+    q->push("call", json::object{{"id", call_id}});
     // The server's log messages while the call runs (a server's messages are not tied to a request: all of its own).
     const auto logs = pool->events().subscribe([q, server](const host::Event& e) {
         if (e.kind != host::Event::Kind::log_message || e.server != server || q->finished()) return;
@@ -105,6 +121,24 @@ awaitable<void> stream_tool_call(std::shared_ptr<host::ServerPool> pool, std::st
         co_return;
     }
     res.set_keep_alive(false);
+}
+
+awaitable<void> respond_to_call(std::shared_ptr<ChatService> chat, Options o, http::ServerRequest& req,
+                                http::Responder& res) {
+    const auto body = post_body(req, o->allowed_origins);
+    const auto call_id = required_string(body, "callId");
+    const auto request = required_string(body, "requestId");
+    auto answer = optional_object(body, "answer");
+    auto asks = chat ? chat->options().asks : nullptr;
+    auto questions = asks ? asks->call(call_id) : nullptr;
+    if (const auto* question = questions ? questions->find(request) : nullptr)
+        if (auto problem = answer_problem(*question, answer); !problem.empty())
+            throw http::HttpError(bhttp::status::bad_request, problem);
+    if (!questions || !questions->answer(request, std::move(answer)))
+        throw http::HttpError(bhttp::status::not_found,
+                              fmt::format("no open request {} of call {} (answered, or the call ended)", request,
+                                          call_id));
+    co_await send_json(res, json::object());
 }
 
 namespace {

@@ -17,8 +17,9 @@ using Options = std::shared_ptr<const ApiOptions>;
 
 /// /api/info, /api/servers, /api/servers/{restart,enable,save,remove}.
 void add_server_routes(http::Router& r, PoolRef pool, Options options);
-/// /api/tools, /api/tools/call, /api/resources, /api/resources/read, /api/prompts, /api/prompts/get, /api/complete.
-void add_catalog_routes(http::Router& r, PoolRef pool, Options options);
+/// /api/tools, /api/tools/call, /api/tools/respond, /api/resources, /api/resources/read, /api/resources/watch,
+/// /api/prompts, /api/prompts/get, /api/complete, /api/catalog. `chat`: whose model and page questions "Try it" uses.
+void add_catalog_routes(http::Router& r, PoolRef pool, std::shared_ptr<ChatService> chat, Options options);
 
 /// {"servers": [ServerStatus + "config", ...]} (docs/api.md).
 boost::json::object servers_json(const host::ServerPool& pool);
@@ -51,8 +52,15 @@ void require_server(const host::ServerPool& pool, const std::string& server);
 
 /// POST /api/tools/call with "stream": true (live_routes.cpp): the call's progress, task status and the server's log
 /// messages as events while it runs, then its result; the client going away cancels it on the server.
-boost::asio::awaitable<void> stream_tool_call(std::shared_ptr<host::ServerPool> pool, std::string server,
-                                              std::string tool, boost::json::object arguments, http::Responder& res);
+/// A server's requests during the call are the page's to answer (`server_request` events, answered with
+/// POST /api/tools/respond); the first event, `call`, names the call for those answers.
+boost::asio::awaitable<void> stream_tool_call(std::shared_ptr<host::ServerPool> pool, std::shared_ptr<ChatService> chat,
+                                              std::string server, std::string tool, boost::json::object arguments,
+                                              http::Responder& res);
+/// POST /api/tools/respond {"callId", "requestId", "answer"}: the page's answer to what a server asked during a
+/// "Try it" call.
+boost::asio::awaitable<void> respond_to_call(std::shared_ptr<ChatService> chat, Options options, http::ServerRequest& req,
+                                             http::Responder& res);
 /// GET /api/resources/watch?server=&uri= (live_routes.cpp): subscribed while the stream is open; the contents, read
 /// from the server, first and after every update.
 boost::asio::awaitable<void> watch_resource(PoolRef pool, http::ServerRequest& req, http::Responder& res);

@@ -1,10 +1,12 @@
-// /api/info and the model endpoint of the settings page: the config's `llm` base URL and model, changed in the file
-// (in place, atomically, the file's other bytes kept) and used at once by new messages.
+// /api/info and the settings page: the config's `llm` base URL and model, and its `roots` (the directories a server
+// asking during a web page's call is given), changed in the file (in place, atomically, the file's other bytes kept)
+// and used at once.
 #include "routes.hpp"
 
 #include <switchboard/host/config_edit.hpp>
 #include <switchboard/host/pool.hpp>
 #include <switchboard/webapi/json_request.hpp>
+#include <switchboard/webapi/page_asks.hpp>
 
 #include <fmt/format.h>
 
@@ -104,6 +106,56 @@ awaitable<void> set_llm(PoolRef weak, Service svc, Options o, http::ServerReques
     co_await send_json(res, llm_body(*pool, *svc));
 }
 
+json::object roots_body(const host::ServerPool& pool) {
+    json::array written, in_use;
+    for (const auto& r : pool.config().roots) written.emplace_back(r);
+    const auto roots = page_roots(pool.config());  // (not a temporary in the loop: its list would dangle)
+    for (const auto& root : roots.at("roots").as_array()) in_use.push_back(root);
+    json::object body;
+    body["roots"] = std::move(written);
+    body["effective"] = std::move(in_use);
+    return body;
+}
+
+awaitable<void> get_roots(PoolRef weak, http::Responder& res) {
+    auto pool = lock(weak);
+    co_await send_json(res, roots_body(*pool));
+}
+
+// POST /api/settings/roots {"roots": ["/abs/dir", "${HOME}/src"]}: written to the config; the servers are told the
+// list changed (notifications/roots/list_changed) and ask again.
+awaitable<void> set_roots(PoolRef weak, Options o, http::ServerRequest& req, http::Responder& res) {
+    const auto body = post_body(req, o->allowed_origins);
+    auto pool = lock(weak);
+    const auto* list = body.if_contains("roots");
+    if (!list || !list->is_array())
+        throw http::HttpError(bhttp::status::bad_request, "\"roots\" must be a list of directories");
+    json::array roots;
+    for (const auto& r : list->get_array()) {
+        if (!r.is_string() || r.get_string().empty())
+            throw http::HttpError(bhttp::status::bad_request, "each root must be a directory's path");
+        const std::string dir(r.get_string());
+        std::error_code ec;
+        const auto expanded = host::expand_vars(dir, host::process_env());
+        if (!dir.starts_with("${") && (!fs::path(expanded).is_absolute() || !fs::is_directory(expanded, ec)))
+            throw http::HttpError(bhttp::status::bad_request,
+                                  fmt::format("root \"{}\" is not a directory given by its absolute path", dir));
+        roots.emplace_back(dir);
+    }
+    std::optional<host::Config> config;
+    try {
+        config = host::edit_config_member(config_file(*pool), "roots", roots);
+    } catch (const host::ConfigError& e) {
+        throw http::HttpError(bhttp::status::bad_request, e.what());
+    } catch (const std::exception& e) {
+        throw http::HttpError(bhttp::status::internal_server_error, e.what());
+    }
+    if (o->config_written) o->config_written();
+    co_await pool->apply(std::move(*config));  // its servers are unchanged
+    pool->notify_roots_changed();
+    co_await send_json(res, roots_body(*pool));
+}
+
 }  // namespace
 
 void add_settings_routes(http::Router& r, PoolRef pool, Service svc, Options o) {
@@ -114,6 +166,9 @@ void add_settings_routes(http::Router& r, PoolRef pool, Service svc, Options o) 
               [pool, svc](Req&, Res& res) { return get_llm(pool, svc, res); });
     add_route(r, bhttp::verb::post, "/api/settings/llm",
               [pool, svc, o](Req& q, Res& res) { return set_llm(pool, svc, o, q, res); });
+    add_route(r, bhttp::verb::get, "/api/settings/roots", [pool](Req&, Res& res) { return get_roots(pool, res); });
+    add_route(r, bhttp::verb::post, "/api/settings/roots",
+              [pool, o](Req& q, Res& res) { return set_roots(pool, o, q, res); });
 }
 
 }  // namespace switchboard::webapi

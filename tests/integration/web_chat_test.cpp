@@ -31,31 +31,7 @@ awaitable<int> answer_question(std::shared_ptr<HttpStream> stream, std::uint16_t
     co_return r.status;
 }
 
-class WebChat : public WebHarness {
-protected:
-    // Starts the gateway with `fake` as the model.
-    void start_with(const FakeLlm& fake) {
-        write_config("  \"llm\": {\"baseUrl\": \"" + fake.url() + "\", \"model\": \"test-model\"},\n");
-        start();
-        wait_for_phase("demo", "connected");
-    }
-    // The `data` of each `event: NAME` in an SSE body, in order.
-    static std::vector<json::object> events(const std::string& body, const std::string& name) {
-        std::vector<json::object> out;
-        const std::string head = "event: " + name + "\ndata: ";
-        for (auto pos = body.find(head); pos != std::string::npos; pos = body.find(head, pos + 1)) {
-            const auto end = body.find("\n\n", pos);
-            if (end == std::string::npos) break;
-            json::error_code ec;
-            auto v = json::parse(body.substr(pos + head.size(), end - pos - head.size()), ec);
-            if (!ec && v.is_object()) out.push_back(v.as_object());
-        }
-        return out;
-    }
-    Headers post_headers() {
-        return {{"Host", host()}, {"Content-Type", "application/json"}, {"Origin", "http://" + host()}};
-    }
-};
+using WebChat = WebHarness;
 
 TEST_F(WebChat, AToolCallWaitsForApprovalAndTheAnswerStreamsIntoTheStore) {
     TempDir dir;
@@ -78,22 +54,22 @@ TEST_F(WebChat, AToolCallWaitsForApprovalAndTheAnswerStreamsIntoTheStore) {
     EXPECT_EQ(approve_status, 200);
     EXPECT_EQ(body.rfind("event: conversation\ndata: {\"id\":1,", 0), 0u) << body;  // first
 
-    const auto approval = events(body, "approval");
+    const auto approval = sse_events(body, "approval");
     ASSERT_EQ(approval.size(), 1u) << body;
     EXPECT_EQ(approval[0].at("server").as_string(), "demo");
     EXPECT_EQ(approval[0].at("tool").as_string(), "add");
-    const auto ends = events(body, "tool_end");
+    const auto ends = sse_events(body, "tool_end");
     ASSERT_EQ(ends.size(), 1u) << body;
     EXPECT_EQ(ends[0].at("result").at("content").at(0).at("text").as_string(), "5");
     EXPECT_FALSE(ends[0].at("isError").as_bool());
     std::string answer;
-    for (const auto& c : events(body, "content")) answer += c.at("text").as_string();
+    for (const auto& c : sse_events(body, "content")) answer += c.at("text").as_string();
     EXPECT_EQ(answer, "2 + 3 = 5.");
     // Stored as it completed: the user message, the call with its result, the answer.
     std::size_t stored = 0;
-    for (const auto& m : events(body, "messages")) stored += m.at("messages").as_array().size();
+    for (const auto& m : sse_events(body, "messages")) stored += m.at("messages").as_array().size();
     EXPECT_EQ(stored, 4u) << body;
-    const auto done = events(body, "done");
+    const auto done = sse_events(body, "done");
     ASSERT_EQ(done.size(), 1u) << body;
     EXPECT_EQ(done[0].at("stop").as_string(), "done");
 
@@ -144,7 +120,7 @@ TEST_F(WebChat, StopEndsTheAnswerAndKeepsTheCompletedMessages) {
     });
     EXPECT_EQ(stop_status, 200);
     EXPECT_LT(std::chrono::steady_clock::now() - stopped_at, std::chrono::seconds(3));
-    const auto done = events(body, "done");
+    const auto done = sse_events(body, "done");
     ASSERT_EQ(done.size(), 1u) << body;
     EXPECT_EQ(done[0].at("stop").as_string(), "cancelled");
     auto got = parse(get("/api/conversations/get?id=1"));
@@ -174,13 +150,13 @@ TEST_F(WebChat, ARunningCallShowsItsProgressAndStopCancelsItOnTheServer) {
     });
     EXPECT_TRUE(progressed) << body;
     EXPECT_LT(std::chrono::steady_clock::now() - stopped_at, std::chrono::seconds(3));
-    const auto progress = events(body, "tool_progress");
+    const auto progress = sse_events(body, "tool_progress");
     ASSERT_FALSE(progress.empty()) << body;
     EXPECT_EQ(progress[0].at("total").as_double(), 30.0);
-    const auto ends = events(body, "tool_end");
+    const auto ends = sse_events(body, "tool_end");
     ASSERT_EQ(ends.size(), 1u) << body;
     EXPECT_TRUE(ends[0].at("isError").as_bool()) << body;
-    const auto done = events(body, "done");
+    const auto done = sse_events(body, "done");
     ASSERT_EQ(done.size(), 1u) << body;
     EXPECT_EQ(done[0].at("stop").as_string(), "cancelled");
     // The server was told: its slow call ends, and the server takes the next call at once.
@@ -207,12 +183,12 @@ TEST_F(WebChat, TheTurnLimitAsksToContinueAndThePickedModelIsAskedFor) {
         auto more = co_await http_exchange(port, "POST", "/api/chat/continue", headers, R"({"conversationId": 1})");
         second = more.body;
     });
-    ASSERT_EQ(events(first, "done").size(), 1u) << first;
-    EXPECT_EQ(events(first, "done")[0].at("stop").as_string(), "max_turns");
-    ASSERT_EQ(events(second, "done").size(), 1u) << second;
-    EXPECT_EQ(events(second, "done")[0].at("stop").as_string(), "done");
+    ASSERT_EQ(sse_events(first, "done").size(), 1u) << first;
+    EXPECT_EQ(sse_events(first, "done")[0].at("stop").as_string(), "max_turns");
+    ASSERT_EQ(sse_events(second, "done").size(), 1u) << second;
+    EXPECT_EQ(sse_events(second, "done")[0].at("stop").as_string(), "done");
     std::string answer;
-    for (const auto& c : events(second, "content")) answer += c.at("text").as_string();
+    for (const auto& c : sse_events(second, "content")) answer += c.at("text").as_string();
     EXPECT_EQ(answer, "It is 5.");
     json::array bodies;
     run([&]() -> awaitable<void> { bodies = co_await fake.request_bodies(); });
@@ -251,7 +227,7 @@ TEST_F(WebChat, AReloadedPageGetsTheOpenQuestionTheWholeToolResultAndWhatTheUser
     EXPECT_EQ(waiting.at("pendingApprovals").at(0).at("requestId").as_string(), "q1");
     EXPECT_EQ(waiting.at("pendingApprovals").at(0).at("tool").as_string(), "image");
     // tool_end's arguments are the model's text, like tool_start's.
-    EXPECT_EQ(events(body, "tool_end").at(0).at("arguments").as_string(), "{}");
+    EXPECT_EQ(sse_events(body, "tool_end").at(0).at("arguments").as_string(), "{}");
 
     auto got = parse(get("/api/conversations/get?id=1"));
     const auto& messages = got.at("messages").as_array();
@@ -289,9 +265,9 @@ TEST_F(WebChat, APageThatGoesAwayCanTakeTheAnswerBackElseItStops) {
     });
     EXPECT_EQ(attach_status, 200);
     EXPECT_EQ(attached.rfind("event: conversation\ndata: {\"id\":1}", 0), 0u) << attached;
-    EXPECT_EQ(events(attached, "done").at(0).at("stop").as_string(), "done") << attached;
+    EXPECT_EQ(sse_events(attached, "done").at(0).at("stop").as_string(), "done") << attached;
     std::string answer;
-    for (const auto& c : events(attached, "content")) answer += c.at("text").as_string();
+    for (const auto& c : sse_events(attached, "content")) answer += c.at("text").as_string();
     EXPECT_EQ(answer, "It is 2.");
     EXPECT_EQ(get("/api/chat/attach?conversationId=1").status, 409);  // not answering any more
 
@@ -349,20 +325,20 @@ TEST_F(WebChat, APageAttachingMidCallSeesTheCallItsProgressAndLogsAsTheLeftPageD
     });
     // Both calls started, once each (their ends come together, once `slow` is done); `slow` at its latest progress,
     // with its server's log lines.
-    const auto starts = events(prelude, "tool_start");
+    const auto starts = sse_events(prelude, "tool_start");
     ASSERT_EQ(starts.size(), 2u) << prelude;
     EXPECT_EQ(starts[1].at("id").as_string(), "call_slow");
     EXPECT_EQ(starts[1].at("server").as_string(), "demo");
-    const auto progress = events(prelude, "tool_progress");
+    const auto progress = sse_events(prelude, "tool_progress");
     ASSERT_FALSE(progress.empty()) << prelude;
     EXPECT_GE(progress[0].at("progress").as_double(), 2.0) << prelude;  // where it is now, not where it began
-    const auto logs = events(prelude, "tool_log");
+    const auto logs = sse_events(prelude, "tool_log");
     EXPECT_TRUE(std::any_of(logs.begin(), logs.end(), [](const json::object& l) {
         return l.at("id").as_string() == "call_slow" && l.at("logger").as_string() == "slow";
     })) << prelude;
     // The run went on to its end, each call shown started once in all.
-    EXPECT_EQ(events(attached, "tool_start").size(), 2u) << attached;
-    EXPECT_EQ(events(attached, "done").at(0).at("stop").as_string(), "done") << attached;
+    EXPECT_EQ(sse_events(attached, "tool_start").size(), 2u) << attached;
+    EXPECT_EQ(sse_events(attached, "done").at(0).at("stop").as_string(), "done") << attached;
 }
 
 TEST_F(WebChat, ANewConversationsSwitchesAndAPromptsEmbeddedResourceGoWithItsFirstMessage) {
@@ -453,7 +429,7 @@ TEST_F(WebChat, AnAgentRunsInAForkWithItsLazyServerAndItsStepsComeNestedUnderIts
         body = stream->parser.get().body();
     });
 
-    const auto starts = events(body, "tool_start");
+    const auto starts = sse_events(body, "tool_start");
     ASSERT_EQ(starts.size(), 2u) << body;
     EXPECT_EQ(starts[0].at("name").as_string(), "agent__researcher");
     EXPECT_FALSE(starts[0].contains("parent"));
@@ -461,16 +437,16 @@ TEST_F(WebChat, AnAgentRunsInAForkWithItsLazyServerAndItsStepsComeNestedUnderIts
     EXPECT_EQ(starts[1].at("name").as_string(), "echo");
     EXPECT_EQ(starts[1].at("server").as_string(), "notes");
     EXPECT_EQ(starts[1].at("parent").as_string(), agent_call);
-    ASSERT_EQ(events(body, "approval").size(), 1u);
-    EXPECT_EQ(events(body, "approval")[0].at("parent").as_string(), agent_call);
+    ASSERT_EQ(sse_events(body, "approval").size(), 1u);
+    EXPECT_EQ(sse_events(body, "approval")[0].at("parent").as_string(), agent_call);
     // The fork's answer is the agent call's result; the conversation's answer is the main turn's alone.
     std::string answer;
-    for (const auto& c : events(body, "content")) {
+    for (const auto& c : sse_events(body, "content")) {
         EXPECT_FALSE(c.contains("parent")) << body;
         answer += c.at("text").as_string();
     }
     EXPECT_EQ(answer, "The researcher found the note.");
-    const auto ends = events(body, "tool_end");
+    const auto ends = sse_events(body, "tool_end");
     ASSERT_EQ(ends.size(), 2u) << body;
     EXPECT_EQ(ends[0].at("parent").as_string(), agent_call);  // echo, inside the fork
     EXPECT_EQ(ends[1].at("id").as_string(), agent_call);
@@ -479,7 +455,7 @@ TEST_F(WebChat, AnAgentRunsInAForkWithItsLazyServerAndItsStepsComeNestedUnderIts
         << body;
     // The lazy server came up for the fork and was let go when it ended.
     std::vector<std::string> lifecycle;
-    for (const auto& f : events(body, "fork_server")) {
+    for (const auto& f : sse_events(body, "fork_server")) {
         EXPECT_EQ(f.at("server").as_string(), "notes");
         EXPECT_EQ(f.at("parent").as_string(), agent_call);
         lifecycle.emplace_back(f.at("lifecycle").as_string());
@@ -660,11 +636,11 @@ TEST_F(WebChatTasks, ServeKilledWhileATaskRunsFollowsItAfterARestartAndStoresThe
         attached = stream->parser.get().body();
     });
     EXPECT_EQ(attach_status, 200) << attached;
-    const auto ends = events(attached, "tool_end");
+    const auto ends = sse_events(attached, "tool_end");
     ASSERT_EQ(ends.size(), 1u) << attached;
     EXPECT_FALSE(ends[0].at("isError").as_bool()) << attached;
-    EXPECT_EQ(events(attached, "messages").size(), 1u) << attached;
-    EXPECT_FALSE(events(attached, "tool_task").empty()) << attached;
+    EXPECT_EQ(sse_events(attached, "messages").size(), 1u) << attached;
+    EXPECT_FALSE(sse_events(attached, "tool_task").empty()) << attached;
 
     const auto got = settled_conversation();
     EXPECT_LT(std::chrono::steady_clock::now() - restarted, std::chrono::seconds(10));

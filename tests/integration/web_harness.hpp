@@ -2,6 +2,7 @@
 // directory, raw HTTP requests with the page's own Host and Origin.
 #pragma once
 
+#include "agent_harness.hpp"
 #include "harness.hpp"
 #include "net_harness.hpp"
 
@@ -47,6 +48,20 @@ inline boost::asio::awaitable<bool> read_event(std::shared_ptr<HttpStream> s, st
     };
     const bool ok = co_await read_stream_until(std::move(s), std::move(whole), limit);
     co_return ok;
+}
+
+/// The `data` of each `event: NAME` in an SSE body, in order.
+inline std::vector<boost::json::object> sse_events(const std::string& body, const std::string& name) {
+    std::vector<boost::json::object> out;
+    const std::string head = "event: " + name + "\ndata: ";
+    for (auto pos = body.find(head); pos != std::string::npos; pos = body.find(head, pos + 1)) {
+        const auto end = body.find("\n\n", pos);
+        if (end == std::string::npos) break;
+        boost::json::error_code ec;
+        auto v = boost::json::parse(body.substr(pos + head.size(), end - pos - head.size()), ec);
+        if (!ec && v.is_object()) out.push_back(v.as_object());
+    }
+    return out;
 }
 
 class WebHarness : public ::testing::Test {
@@ -123,6 +138,16 @@ protected:
         }
         ADD_FAILURE() << server << " never reached " << phase << "; last: " << boost::json::serialize(last);
         return nullptr;
+    }
+    /// Starts the gateway with `fake` as the model (and `servers`, as write_config takes them).
+    void start_with(const FakeLlm& fake, const std::string& servers = {}) {
+        write_config("  \"llm\": {\"baseUrl\": \"" + fake.url() + "\", \"model\": \"test-model\"},\n", servers);
+        start();
+        wait_for_phase("demo", "connected");
+    }
+    /// A state-changing request's headers, from the page's own origin.
+    Headers post_headers() {
+        return {{"Host", host()}, {"Content-Type", "application/json"}, {"Origin", "http://" + host()}};
     }
     std::string config_text() const {
         std::ifstream in(config_);

@@ -21,20 +21,6 @@ using WebLive = WebHarness;
 
 std::string first_text(const json::value& read) { return std::string(read.at("contents").at(0).at("text").as_string()); }
 
-// The data of every `event: NAME` in a stream's body, in order.
-std::vector<json::value> events_named(const std::string& body, const std::string& name) {
-    std::vector<json::value> out;
-    const auto head = "event: " + name + "\ndata: ";
-    for (auto pos = body.find(head); pos != std::string::npos; pos = body.find(head, pos + 1)) {
-        const auto end = body.find("\n\n", pos);
-        if (end == std::string::npos) break;
-        json::error_code ec;
-        auto v = json::parse(body.substr(pos + head.size(), end - pos - head.size()), ec);
-        if (!ec) out.push_back(std::move(v));
-    }
-    return out;
-}
-
 TEST_F(WebLive, AReadAsksTheServerAndSaysWhenItCameFromTheCache) {
     start();
     wait_for_phase("demo", "connected");
@@ -80,15 +66,15 @@ TEST_F(WebLive, TryItStreamsProgressLogsAndTheResultAndClosingItCancelsTheCall) 
         co_await read_event(stream, "result", 10s);
         body = stream->parser.get().body();
     });
-    const auto progress = events_named(body, "progress");
+    const auto progress = sse_events(body, "progress");
     ASSERT_EQ(progress.size(), 3u) << body;
     EXPECT_EQ(progress.back().at("message").as_string(), "step 3 of 3");
     EXPECT_EQ(progress.back().at("total").as_double(), 3);
-    const auto logs = events_named(body, "log");
+    const auto logs = sse_events(body, "log");
     ASSERT_EQ(logs.size(), 3u) << body;  // serve asks every server for debug and up
     EXPECT_EQ(logs.front().at("data").as_string(), "slow: step 1 of 3 done");
     EXPECT_EQ(logs.front().at("logger").as_string(), "slow");
-    const auto result = events_named(body, "result");
+    const auto result = sse_events(body, "result");
     ASSERT_EQ(result.size(), 1u) << body;
     EXPECT_EQ(result[0].at("content").at(0).at("text").as_string(), "done after 3 steps");
     EXPECT_GT(result[0].at("durationMs").as_double(), 500);
@@ -129,12 +115,12 @@ TEST_F(WebLive, AWatchedResourceIsSentAgainAfterEveryUpdateUntilThePageLetsGo) {
             co_await http_exchange(port, "POST", "/api/tools/call", post_headers, R"({"server":"demo","name":"bump"})");
         EXPECT_EQ(bumped.status, 200);
         std::function<bool(const std::string&)> twice = [](const std::string& b) {
-            return events_named(b, "contents").size() >= 2;
+            return sse_events(b, "contents").size() >= 2;
         };
         co_await read_stream_until(watch, std::move(twice), 10s);
         body = watch->parser.get().body();
     });
-    const auto contents = events_named(body, "contents");
+    const auto contents = sse_events(body, "contents");
     ASSERT_EQ(contents.size(), 2u) << body;
     EXPECT_EQ(first_text(contents[0]), "0");
     EXPECT_EQ(first_text(contents[1]), "1");
@@ -159,7 +145,7 @@ TEST_F(WebLive, AHealthyServersStderrLineIsPushedAsItsStatus) {
                                         R"({"server":"demo","name":"write_stderr","arguments":{"text":"hello there"}})");
         EXPECT_EQ(r.status, 200) << r.body;
         std::function<bool(const std::string&)> tail = [](const std::string& b) {
-            for (const auto& s : events_named(b, "server"))
+            for (const auto& s : sse_events(b, "server"))
                 if (s.at("stderrTail").as_string().find("hello there") != std::string::npos) return true;
             return false;
         };

@@ -32,6 +32,11 @@ struct ServerRequestOptions {
     /// Whether the user lets `server` use the model for this request; unset: every sampling request is declined.
     std::function<boost::asio::awaitable<bool>(const std::string& server, const boost::json::object& params)>
         approve_sampling;
+    /// Whether the model's answer (a CreateMessageResult) may go back to `server` (the spec's human in the loop on the
+    /// way back too); unset: it goes back.
+    std::function<boost::asio::awaitable<bool>(const std::string& server, const boost::json::object& params,
+                                               const boost::json::object& result)>
+        approve_sampling_result;
     /// Asks the user; unset: every elicitation is declined.
     std::function<boost::asio::awaitable<ElicitationAnswer>(const std::string& server,
                                                             const boost::json::object& params)>
@@ -49,5 +54,7 @@ boost::json::object sampling_result(const llm::ChatResponse& response, const std
 std::string check_elicitation(const boost::json::object& requested_schema, const boost::json::object& value);
 /// file:///abs/path (percent-encoded).
 std::string file_uri(const std::filesystem::path& p);
+/// A ListRootsResult of these directories (made absolute): {"roots": [{"uri": "file:///...", "name"}]}.
+boost::json::object roots_result(const std::vector<std::filesystem::path>& dirs);
 
 }  // namespace switchboard::agent

@@ -75,6 +75,9 @@ struct Config {
     std::optional<bool> tool_search;
     /// The top-level `gateway` object, as written (read by `serve`: `scopes` for --auth oauth).
     boost::json::object gateway;
+    /// The top-level `roots`: the directories `serve` answers a server's roots/list with when a web page (or nobody)
+    /// made the call (`${VAR}` expanded). Empty: the directory `serve` runs in.
+    std::vector<std::string> roots;
 
     const ServerConfig* find(std::string_view name) const;
 };

@@ -53,6 +53,7 @@ struct Event {
         leases_changed,     ///< a lazy server's lease count changed (`message` is the count)
         attachments_changed,
         stderr_line,        ///< a stdio server wrote a line to stderr (`message`; its status's tail has it too)
+        elicitation_complete,  ///< notifications/elicitation/complete: `data` is its params ({elicitationId})
     };
     Kind kind;
     std::string server;
@@ -72,6 +73,7 @@ struct Event {
     static Event leases_changed(std::string server, std::size_t leases);
     static Event attachments_changed(std::string server, std::string uri);
     static Event stderr_line(std::string server, std::string line);
+    static Event elicitation_complete(std::string server, boost::json::value params);
 };
 
 std::string_view to_string(Event::Kind kind);

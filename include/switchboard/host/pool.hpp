@@ -253,6 +253,9 @@ public:
     boost::asio::awaitable<Outcome<void>> set_log_level(std::string server, std::string level);
     /// The server's latest log messages (at most PoolOptions::recent_log_messages), oldest first.
     std::vector<LogMessage> recent_logs(std::string_view server) const;
+    /// Tells every connected server that answers our roots (a 2025 session: notifications/roots/list_changed) that
+    /// the list changed; it asks again. (A 2026-07-28 server asks within each request.)
+    void notify_roots_changed();
     boost::asio::awaitable<Outcome<mcp::GetPromptResult>> get_prompt(std::string server, std::string name,
                                                                      std::map<std::string, std::string> arguments);
     boost::asio::awaitable<Outcome<mcp::CompleteResult>> complete(std::string server, boost::json::object ref,

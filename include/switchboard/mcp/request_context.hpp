@@ -54,6 +54,8 @@ public:
     /// notifications/message at `level` ("debug" ... "emergency"), when the client's log level lets it through
     /// (legacy: logging/setLevel, everything when unset; modern: the request's `_meta` logLevel, nothing when unset).
     void log(std::string_view level, boost::json::value data, std::string_view logger = {}) const;
+    /// Any other notification about this request (e.g. notifications/elicitation/complete).
+    void notify(std::string_view method, boost::json::object params) const;
 
     /// sampling/createMessage: returns the CreateMessageResult.
     boost::asio::awaitable<Outcome<boost::json::value>> create_message(boost::json::object params) const;

@@ -17,6 +17,8 @@
 #include <switchboard/core/task_group.hpp>
 #include <switchboard/llm/client.hpp>
 #include <switchboard/store/conversation_store.hpp>
+#include <switchboard/webapi/page_asks.hpp>
+#include <switchboard/webapi/questions.hpp>
 
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -29,6 +31,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -54,6 +57,9 @@ struct ChatOptions {
     /// known once the servers are up). Unset: none.
     std::function<std::vector<agent::Definition>()> definitions;
     std::shared_ptr<agent::ForkRegistry> registry;  ///< where running forks are published (`status`); may be null
+    /// Where a server's requests during a conversation's calls go (page_asks.hpp): to the page. Null: they are not
+    /// routed here (the pool's own handlers answer them).
+    std::shared_ptr<PageAsks> asks;
 };
 
 /// The events of one run, waiting for the stream to write them.
@@ -123,6 +129,12 @@ struct Chat {
     std::uint64_t stream_generation = 0;
     /// The run is one no page started (follow_stored_tasks): a page that goes away does not stop it (Stop does).
     bool detached = false;
+    /// What the servers ask during this conversation's calls, for its page to answer (null without a model).
+    std::shared_ptr<QuestionBox> questions;
+    /// The calls running now whose servers' requests come here, by call id (PageAsks::enter).
+    std::map<std::string, gateway::ClientRelay::Registration> asking;
+    /// The servers allowed to use the model without asking again ("always for this server").
+    std::shared_ptr<std::set<std::string>> sampling_servers = std::make_shared<std::set<std::string>>();
     bool running() const { return events != nullptr; }
 };
 
@@ -160,6 +172,12 @@ public:
     }
     /// The questions conversation `id`'s run waits on (the `approval` events' data), oldest first.
     boost::json::array pending_approvals(std::int64_t id) const;
+    /// What its servers ask and wait on (the `server_request` events' data), oldest first.
+    boost::json::array pending_requests(std::int64_t id) const;
+    /// The open question `request_id` of conversation `id` (its event's data), or nullptr.
+    const boost::json::object* find_request(std::int64_t id, const std::string& request_id) const;
+    /// The page's answer to a server's request in conversation `id`; false when no such question is open there.
+    bool answer_request(std::int64_t id, const std::string& request_id, boost::json::object answer);
     /// After the run's stream `generation` went away: stops the run unless another stream attached within the grace.
     void stop_unless_reattached(std::shared_ptr<Chat> chat, std::uint64_t generation);
     /// Stops the chat's run, if any.
