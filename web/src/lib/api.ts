@@ -17,8 +17,10 @@ import type {
   LogMessage,
   Prompt,
   ReadResourceResult,
+  RequestAnswer,
   Resource,
   ResourceTemplate,
+  RootsSettings,
   ServerConfig,
   ServerStatus,
   Tool,
@@ -151,8 +153,16 @@ export const api = {
       arguments: args,
       decision,
     }),
+  /** The page's answer to what a server asked during the conversation's call (400: the form is wrong, still open). */
+  respond: (conversationId: number, requestId: string, answer: RequestAnswer) =>
+    post<object>('api/chat/respond', { conversationId, requestId, answer }),
+  /** The same, for a "Try it" call (its stream's `call` id). */
+  respondToCall: (callId: string, requestId: string, answer: RequestAnswer) =>
+    post<object>('api/tools/respond', { callId, requestId, answer }),
   stopChat: (conversationId: number) => post<{ stopped: boolean }>('api/chat/stop', { conversationId }),
   models: () => get<{ models: string[] }>('api/models'),
   llmSettings: () => get<LlmSettings>('api/settings/llm'),
   setLlmSettings: (baseUrl: string, model: string) => post<LlmSettings>('api/settings/llm', { baseUrl, model }),
+  roots: () => get<RootsSettings>('api/settings/roots'),
+  setRoots: (roots: string[]) => post<RootsSettings>('api/settings/roots', { roots }),
 };

@@ -1,12 +1,17 @@
 // The API's event streams read with fetch (so that the token goes in a header): POST /api/tools/call with "stream"
-// ("Try it": a call's progress, task status and log lines, then its result) and GET /api/resources/watch (a watched
+// ("Try it": a call's progress, task status, log lines and what its server asks, then its result) and GET /api/resources/watch (a watched
 // resource, sent again at every update). Closing either (the signal aborted, or the loop left) ends it on the
 // server: the call is cancelled there, the subscription let go.
 import { authorizedFetch, errorOf } from './api';
 import { SseParser } from './sse';
-import type { CallToolResult, LogMessage, ReadResourceResult } from './types';
+import type { CallToolResult, LogMessage, ReadResourceResult, ServerRequest } from './types';
 
 export interface CallEvents {
+  /** First: the call's id, which answers to what the server asks name (POST /api/tools/respond). */
+  call: { id: string };
+  /** The server asks the user something during the call (docs/api.md, "What servers ask"). */
+  server_request: ServerRequest;
+  server_request_answered: { requestId: string };
   progress: { progress: number; total?: number; message?: string };
   task: { taskId: string; status: string; statusMessage?: string };
   log: LogMessage;

@@ -230,6 +230,12 @@ export interface LlmSettings {
   effective: { configured: boolean; model: string; baseUrl: string };
 }
 
+/** The config's `roots` as written (`${VAR}` kept), and what a server asking `roots/list` is given. */
+export interface RootsSettings {
+  roots: string[];
+  effective: { uri: string; name?: string }[];
+}
+
 export interface Info {
   version: string;
   configPath: string;
@@ -342,6 +348,8 @@ export interface ConversationDetail {
   running: boolean;
   /** The questions its run waits for (answered from any client). */
   pendingApprovals?: ApprovalRequest[];
+  /** What its servers ask while its run waits for the user. */
+  pendingRequests?: ServerRequest[];
 }
 
 export type StopReason = 'done' | 'max_turns' | 'cancelled' | 'error';
@@ -377,6 +385,10 @@ export interface ChatEvents {
   approval: ApprovalRequest;
   /** Question `requestId` was answered (perhaps from another page): no longer to be asked. */
   approval_answered: { requestId: string; decision: ApprovalDecision };
+  /** A server asks the user something during call `callId` (docs/api.md, "What servers ask"). */
+  server_request: ServerRequest;
+  /** Answered (perhaps on another page), or dropped: its dialog closes. */
+  server_request_answered: { requestId: string };
   notice: { text: string; parent?: string };
   /** A lazy server the fork of call `parent` uses: loaded for it, and released when the fork ends. */
   fork_server: { parent: string; server: string; lifecycle: string; leases?: number };
@@ -387,3 +399,67 @@ export interface ChatEvents {
 export type ChatEvent = { [K in keyof ChatEvents]: { event: K; data: ChatEvents[K] } }[keyof ChatEvents];
 
 export type ApprovalDecision = 'once' | 'tool' | 'server' | 'deny';
+
+// ---- what servers ask during a page's call (docs/api.md "What servers ask") ----
+
+/** elicitation/create's params: a form made from `requestedSchema`, or (mode "url") a URL for the user to open. */
+export interface ElicitParams {
+  message: string;
+  mode?: 'form' | 'url';
+  requestedSchema?: JsonSchema;
+  url?: string;
+  /** URL mode: names the flow, which `elicitation_complete` (GET /api/events) announces finished. */
+  elicitationId?: string;
+}
+
+/** A part of a sampling message or of the model's answer (MCP's sampling content). */
+export type SamplingContent =
+  | { type: 'text'; text: string }
+  | { type: 'image'; data: string; mimeType: string }
+  | { type: 'audio'; data: string; mimeType: string }
+  | { type: 'tool_use'; id?: string; name: string; input?: unknown }
+  | { type: 'tool_result'; toolUseId?: string; content?: unknown };
+
+export interface SamplingMessage {
+  role: 'user' | 'assistant';
+  content: SamplingContent | SamplingContent[];
+}
+
+/** sampling/createMessage's params, as far as the page shows them. */
+export interface SamplingParams {
+  messages: SamplingMessage[];
+  systemPrompt?: string;
+  maxTokens?: number;
+  temperature?: number;
+  includeContext?: string;
+  modelPreferences?: { hints?: { name?: string }[] };
+  /** Tools the server offers the model for this request. */
+  tools?: { name: string; title?: string; description?: string; inputSchema?: JsonSchema }[];
+}
+
+/** The model's answer to a sampling request (a CreateMessageResult). */
+export interface SamplingResult {
+  role?: 'assistant' | 'user';
+  content: SamplingContent | SamplingContent[];
+  model?: string;
+  stopReason?: string;
+}
+
+/** A server's question for the page (a `server_request` event's data): the call it belongs to, and what it asks. */
+export type ServerRequest = {
+  requestId: string;
+  server: string;
+  callId?: string;
+  /** The agent call whose fork made call `callId`. */
+  parent?: string;
+} & (
+  | { kind: 'elicitation'; params: ElicitParams }
+  | { kind: 'sampling'; params: SamplingParams }
+  | { kind: 'sampling_result'; params: SamplingParams; result: SamplingResult }
+);
+
+/** The page's answer to a ServerRequest, by its kind. */
+export type ElicitAnswer = { action: 'accept'; content?: Record<string, unknown> } | { action: 'decline' } | { action: 'cancel' };
+export type SamplingDecision = { decision: 'once' | 'server' | 'deny' };
+export type SamplingResultDecision = { decision: 'send' | 'deny' };
+export type RequestAnswer = ElicitAnswer | SamplingDecision | SamplingResultDecision;
