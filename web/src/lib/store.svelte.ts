@@ -1,6 +1,8 @@
 // The app's shared state: servers kept live by /api/events, the tool/resource/prompt lists and the lazy servers'
-// catalog entries, fetched again whenever the stream says they changed, and the servers' log messages.
+// catalog entries, fetched again whenever the stream says they changed, and the servers' log messages. The stream
+// also says when a URL-mode question's flow is finished (lib/asks.svelte.ts).
 import { api } from './api';
+import { finishedFlows, flowKey } from './asks.svelte';
 import { connectEvents, type LinkState } from './events';
 import { appendLog, mergeLogs } from './logs';
 import { reportError } from './toasts.svelte';
@@ -160,6 +162,12 @@ function onEvent(e: SseEvent): void {
     case 'log':
       addLog(data as LogMessage & { server: string });
       break;
+    case 'elicitation_complete': {
+      // The flow a URL-mode question sent the user to is finished: its dialog closes.
+      const { server, elicitationId } = data as { server: string; elicitationId: string };
+      finishedFlows.add(flowKey(server, elicitationId));
+      break;
+    }
   }
 }
 
