@@ -1,7 +1,8 @@
 // The chat page's state: the conversation list, the conversation shown, and the runs (a sent message being
 // answered), each fed by its own event stream. A run outlives a switch to another conversation: its stream keeps
-// being read, and its questions (approvals) are still asked.
-import { api } from './api';
+// being read, and its questions (approvals, and what its calls' servers ask) are still asked.
+import { api, ApiError } from './api';
+import type { AskedRequest } from './asks.svelte';
 import { attachStream, chatStream } from './chat';
 import { runOptions } from './settings.svelte';
 import { reportError } from './toasts.svelte';
@@ -16,6 +17,7 @@ import type {
   ConversationDetail,
   ConversationSummary,
   GetPromptResult,
+  RequestAnswer,
   StopReason,
   StoredMessage,
 } from './types';
@@ -50,6 +52,13 @@ export interface Run {
   outcome: { stop: StopReason; error?: string } | null;
 }
 
+/** What a server asks during a conversation's call (docs/api.md, "What servers ask"). */
+export type ChatRequest = AskedRequest & {
+  /** The run whose call it belongs to; null for one found waiting in a loaded conversation. */
+  run: Run | null;
+  conversationId: number;
+};
+
 /** The servers and tools switched off in one conversation. */
 export type Switches = Pick<ChatSettings, 'serversOff' | 'toolsOff'>;
 
@@ -75,6 +84,8 @@ export const chat = $state({
   runs: [] as Run[],
   /** Questions waiting for the user, oldest first (the dialog asks the first). */
   approvals: [] as Approval[],
+  /** What the servers ask during the runs' calls, oldest first (asked after the approvals). */
+  requests: [] as ChatRequest[],
   /** The message being written, the resources to send with it, and what the page says about them. */
   draft: emptyDraft(),
   /** The switches of the new conversation (shown as id 0), chosen before its first message, which takes them. */
@@ -152,21 +163,47 @@ export async function loadList(): Promise<void> {
   }
 }
 
-/** Questions answered here: a conversation loaded meanwhile may still list them as waiting. */
+/** Questions answered here (by kind, conversation and id): a conversation loaded meanwhile may still list them. */
 const answered = new Set<string>();
+const answerKey = (kind: 'approval' | 'request', id: number, requestId: string) => `${kind} ${id}/${requestId}`;
+
+/** A question for the user, as the page keeps it: the run asking, or none (found waiting in a loaded conversation). */
+interface Question {
+  requestId: string;
+  run: Run | null;
+  conversationId: number;
+  /** Asked by an app, not a run: not the loaded conversation's to drop. */
+  app?: unknown;
+  /** Answered, its dialog still open (a URL the user opened): not the loaded conversation's to drop. */
+  opened?: boolean;
+}
+
+/**
+ * `list` with the questions conversation `id`'s loaded run waits for (`pending`, each made a question by `make`), and
+ * without those it no longer waits for (answered elsewhere meanwhile).
+ */
+function synced<Q extends Question, P extends { requestId: string }>(
+  list: Q[],
+  id: number,
+  pending: P[],
+  kind: 'approval' | 'request',
+  make: (p: P) => Q,
+): Q[] {
+  const waiting = pending.filter((p) => !answered.has(answerKey(kind, id, p.requestId)));
+  const stale = (q: Q) => !q.run && !q.app && !q.opened && q.conversationId === id && !waiting.some((p) => p.requestId === q.requestId);
+  const out = list.filter((q) => !stale(q));
+  for (const p of waiting) if (!out.some((q) => q.conversationId === id && q.requestId === p.requestId)) out.push(make(p));
+  return out;
+}
 
 /**
  * Asks the questions a loaded conversation's run waits for (another tab's run, or this page's before a reload), and
  * drops those answered elsewhere meanwhile. A run streaming here asks its own.
  */
-function syncPending(id: number, pending: ApprovalRequest[]): void {
+function syncPending(id: number, detail: ConversationDetail): void {
   if (chat.runs.some((r) => r.id === id && r.streaming)) return;
-  const waiting = pending.filter((p) => !answered.has(`${id}/${p.requestId}`));
-  const stale = (a: Approval) => !a.run && !a.app && a.conversationId === id && !waiting.some((p) => p.requestId === a.requestId);
-  chat.approvals = chat.approvals.filter((a) => !stale(a));
-  for (const p of waiting)
-    if (!chat.approvals.some((a) => a.conversationId === id && a.requestId === p.requestId))
-      chat.approvals.push({ ...p, run: null, conversationId: id });
+  chat.approvals = synced(chat.approvals, id, detail.pendingApprovals ?? [], 'approval', (p) => ({ ...p, run: null, conversationId: id }));
+  chat.requests = synced(chat.requests, id, detail.pendingRequests ?? [], 'request', (p) => ({ ...p, run: null, conversationId: id }));
 }
 
 /**
@@ -181,7 +218,7 @@ async function loadDetail(id: number, attach = false): Promise<void> {
     chat.detail = detail;
     chat.loadError = '';
     if (attach && detail.running && !chat.runs.some((r) => r.id === id && r.streaming)) void attachRun(id);
-    syncPending(id, detail.pendingApprovals ?? []);
+    syncPending(id, detail);
   } catch (e) {
     if (chat.id === id) chat.loadError = (e as Error).message;
   }
@@ -194,6 +231,7 @@ export function show(id: number): void {
   chat.loadError = '';
   // Found waiting in another conversation: no longer followed, so they could go stale.
   chat.approvals = chat.approvals.filter((a) => a.run || a.app || a.conversationId === id);
+  chat.requests = chat.requests.filter((q) => q.run || q.opened || q.conversationId === id);
   if (chat.detail?.conversation.id !== id) chat.detail = null;
   if (id) void loadDetail(id, true);
 }
@@ -314,13 +352,28 @@ function onEvent(run: Run, e: ChatEvent): void {
     }
     case 'approval':
       // An attached stream asks again what may have been answered here just before.
-      if (!answered.has(`${run.id}/${e.data.requestId}`)) chat.approvals.push({ ...e.data, run, conversationId: run.id });
+      if (!answered.has(answerKey('approval', run.id, e.data.requestId))) chat.approvals.push({ ...e.data, run, conversationId: run.id });
       break;
     case 'approval_answered': {
       // Answered here or on another page: not to be asked (again); its dialog, if open, closes.
       const { requestId } = e.data;
-      answered.add(`${run.id}/${requestId}`);
+      answered.add(answerKey('approval', run.id, requestId));
       chat.approvals = chat.approvals.filter((a) => !(a.conversationId === run.id && a.requestId === requestId));
+      break;
+    }
+    case 'server_request': {
+      // An attached stream asks again what is open, perhaps answered here just before, or shown here already.
+      const { requestId } = e.data;
+      const shown = chat.requests.some((q) => q.conversationId === run.id && q.requestId === requestId);
+      if (!shown && !answered.has(answerKey('request', run.id, requestId))) chat.requests.push({ ...e.data, run, conversationId: run.id });
+      break;
+    }
+    case 'server_request_answered': {
+      // Answered here or on another page, or dropped (its call ended, Stop): its dialog closes, unless it waits for
+      // the page the user opened. Closed for good, its id may name a new question later (a conversation reopened).
+      const { requestId } = e.data;
+      answered.delete(answerKey('request', run.id, requestId));
+      chat.requests = chat.requests.filter((q) => q.opened || !(q.conversationId === run.id && q.requestId === requestId));
       break;
     }
     case 'notice':
@@ -360,6 +413,7 @@ async function follow(run: Run, stream: AsyncGenerator<ChatEvent>): Promise<bool
   }
   run.stopping = false;
   chat.approvals = chat.approvals.filter((a) => a.run !== run);
+  chat.requests = chat.requests.filter((q) => q.run !== run || q.opened);
   if (!started) {
     Object.assign(run, { streaming: false, user: null });
     return false;
@@ -440,6 +494,7 @@ async function attachRun(id: number): Promise<void> {
   const run = newRun(id, null);
   // The stream asks every open question again: those found waiting are asked by the run from now on.
   chat.approvals = chat.approvals.filter((a) => a.run || a.app || a.conversationId !== id);
+  chat.requests = chat.requests.filter((q) => q.run || q.opened || q.conversationId !== id);
   if (await follow(run, attachStream(id))) return;
   // Refused (409: the run ended meanwhile): what it left is stored, nothing went wrong.
   chat.runs = chat.runs.filter((r) => r !== run);
@@ -475,12 +530,46 @@ export async function answer(approval: Approval, decision: ApprovalDecision): Pr
   if (!chat.approvals.some(same)) return;
   chat.approvals = chat.approvals.filter((a) => !same(a));
   if (approval.app) return approval.app(decision);
-  answered.add(`${id}/${approval.requestId}`);
+  answered.add(answerKey('approval', id, approval.requestId));
   try {
     await api.approve(id, approval.requestId, decision);
   } catch (e) {
     reportError(e);
   }
+}
+
+/**
+ * Answers what a server asked. Refused (400: the form is wrong), it throws and the question stays open. `wait`: the
+ * user opened its URL, so its dialog stays until the flow ends (dropRequest).
+ */
+export async function respond(q: ChatRequest, answer: RequestAnswer, wait = false): Promise<void> {
+  const id = q.run?.id || q.conversationId;
+  // Before its stream says it was answered, which may come before this request's own answer.
+  const key = answerKey('request', id, q.requestId);
+  answered.add(key);
+  if (wait) q.opened = true;
+  try {
+    await api.respond(id, q.requestId, answer);
+  } catch (e) {
+    answered.delete(key);
+    q.opened = false;
+    if (!(e instanceof ApiError && e.status === 404)) throw e;
+    // No longer open (it timed out, its call ended): nothing to answer any more.
+    dropRequest(q);
+    reportError(e);
+    return;
+  }
+  if (!wait) dropRequest(q);
+}
+
+/** Closes a question's dialog. */
+export function dropRequest(q: ChatRequest): void {
+  chat.requests = chat.requests.filter((r) => !(r.conversationId === q.conversationId && r.requestId === q.requestId));
+}
+
+/** The open question of call `callId` in the conversation shown, if any (its block says it waits on the user). */
+export function requestOfCall(callId: string): ChatRequest | undefined {
+  return chat.requests.find((q) => q.callId === callId && q.conversationId === chat.id && !q.opened);
 }
 
 /** Switches servers and tools off in the conversation shown (a new one keeps them for its first message). */
