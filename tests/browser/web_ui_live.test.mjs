@@ -263,7 +263,7 @@ describe('live and whole', { skip }, () => {
     await dialog.getByRole('button', { name: 'Call', exact: true }).click();
     const task = dialog.getByTestId('task-status');
     await until('the task working', async () => /^Task working: writing: \d of 6 s$/.test((await task.textContent()).trim()));
-    // Closing the dialog cancels the task (it would ask for input, which "Try it" cannot give).
+    // Closing the dialog cancels the task (before it asks for its format).
     await closeDialog(dialog);
   });
 
