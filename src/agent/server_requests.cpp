@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <boost/json/serialize.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 namespace switchboard::agent {
@@ -82,7 +83,10 @@ std::string check_elicitation(const json::object& schema, const json::object& va
         const auto& v = kv.value();
         if (type == "string") {
             if (!v.is_string()) return fmt::format("\"{}\" must be text", key);
-            const auto len = static_cast<std::int64_t>(v.get_string().size());
+            // JSON Schema counts characters (code points), not UTF-8 bytes.
+            const auto& text = v.get_string();
+            const auto len = static_cast<std::int64_t>(std::count_if(
+                text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
             if (const auto* m = prop.if_contains("minLength"); m && m->is_int64() && len < m->get_int64())
                 return fmt::format("\"{}\" must be at least {} characters", key, m->get_int64());
             if (const auto* m = prop.if_contains("maxLength"); m && m->is_int64() && len > m->get_int64())
@@ -91,6 +95,15 @@ std::string check_elicitation(const json::object& schema, const json::object& va
                 bool found = false;
                 for (const auto& x : e->get_array()) found = found || x == v;
                 if (!found) return fmt::format("\"{}\" must be one of {}", key, json::serialize(*e));
+            }
+            // Titled choices (2025-11-25): oneOf [{const, title}, ...].
+            if (const auto* one_of = prop.if_contains("oneOf"); one_of && one_of->is_array()) {
+                json::array allowed;
+                for (const auto& choice : one_of->get_array())
+                    if (const auto* c = choice.is_object() ? choice.get_object().if_contains("const") : nullptr)
+                        allowed.push_back(*c);
+                if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), v) == allowed.end())
+                    return fmt::format("\"{}\" must be one of {}", key, json::serialize(allowed));
             }
         } else if (type == "number" || type == "integer") {
             if (!v.is_number()) return fmt::format("\"{}\" must be a number", key);

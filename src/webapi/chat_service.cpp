@@ -52,6 +52,12 @@ awaitable<void> EventQueue::wait(std::chrono::steady_clock::duration max) {
     co_await wake_.async_wait(core::as_tuple_awaitable);
 }
 
+// Approval ids "q<n>", one count for the process: a page keeps the ids it saw answered, and a conversation reopened
+// (its Chat made again) must not reuse one.
+namespace {
+std::uint64_t next_question_id = 1;
+}  // namespace
+
 // ---- Chat -----------------------------------------------------------------------------------------------------------
 
 void Chat::show(std::string_view event, json::object data) {
@@ -179,7 +185,7 @@ agent::Observer observer_for(std::shared_ptr<ChatService> self, std::shared_ptr<
     };
     o.ask_approval = [chat, q, tagged](const agent::ApprovalRequest& r) -> awaitable<agent::Decision> {
         auto pending = std::make_shared<PendingApproval>();
-        const auto id = "q" + std::to_string(chat->next_question++);
+        const auto id = "q" + std::to_string(next_question_id++);
         chat->approvals[id] = pending;
         pending->question = tagged(json::object{
             {"requestId", id}, {"name", r.name}, {"server", r.server}, {"tool", r.tool}, {"arguments", r.arguments}});

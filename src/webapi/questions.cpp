@@ -14,10 +14,13 @@ using boost::asio::awaitable;
 
 namespace {
 const std::string_view prefix = "r";  // request ids "r1", "r2", ...
+// One count for the process: a page that kept an id it saw answered (a conversation reopened gets a new box) never
+// meets it again for another question.
+std::uint64_t next_request = 1;
 }
 
 awaitable<std::optional<json::object>> QuestionBox::ask(json::object question, std::chrono::milliseconds timeout) {
-    const auto n = next_++;
+    const auto n = next_request++;
     auto q = std::make_shared<Question>();
     question["requestId"] = std::string(prefix) + std::to_string(n);
     q->data = std::move(question);

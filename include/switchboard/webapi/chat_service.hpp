@@ -102,7 +102,6 @@ struct Chat {
     std::shared_ptr<EventQueue> events;
     boost::asio::cancellation_signal stop;
     std::map<std::string, std::shared_ptr<PendingApproval>> approvals;
-    std::uint64_t next_question = 1;
     /// Tool calls running now: id → (server, parent call), so that the servers' progress reaches their blocks.
     std::map<std::string, std::pair<std::string, std::string>> running_calls;
     /// Results of this run's calls whose message text loses something (images, structured content), by call id:

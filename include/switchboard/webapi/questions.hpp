@@ -57,7 +57,6 @@ private:
     void close(std::uint64_t n);
 
     Emit emit_;
-    std::uint64_t next_ = 1;
     std::map<std::uint64_t, std::shared_ptr<Question>> open_;  // by number: oldest first
 };
 
