@@ -145,6 +145,9 @@ asio::awaitable<RunResult> Conversation::loop(Observer& observer) {
             result.stop = StopReason::max_turns;
             break;
         }
+        // A server that said its tools changed (during the last calls) is listed again before the model sees them:
+        // a definition changed since it was approved must not reach the request (host/tool_pins.hpp).
+        co_await context_->pool().wait_for_relists(std::chrono::seconds(5));
         llm::ChatRequest request;
         request.model = options_.model;
         request.tools = request_tools();

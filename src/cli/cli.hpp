@@ -49,6 +49,9 @@ boost::asio::awaitable<int> with_host(host::Config config, Settle settle, host::
 /// prints them on stderr (`--log-level`). Empty: none are asked for (the servers' defaults) nor printed.
 void print_server_logs(std::string level);
 
+/// How every host this process runs pins what servers offer (`--pins`; nullopt: as the config says).
+void use_pinning(std::optional<host::Config::Pinning> mode);
+
 /// The config reduced to the one named server, or nullopt (reported on stderr) when there is no such server.
 std::optional<host::Config> only_server(const host::Config& config, const std::string& name);
 
@@ -75,6 +78,13 @@ boost::asio::awaitable<int> prompt(const host::Config& config, const GlobalOptio
 boost::asio::awaitable<int> catalog(const host::Config& config, const GlobalOptions& g);
 boost::asio::awaitable<int> catalog_refresh(const host::Config& config, const GlobalOptions& g,
                                             std::vector<std::string> servers);
+
+/// `pins [SERVER]`, `pins diff SERVER[/NAME]`, `pins approve SERVER[/NAME]`, `pins reset SERVER`.
+struct PinsCommand {
+    enum class Action { list, diff, approve, reset } action = Action::list;
+    std::string target;  ///< SERVER or SERVER/NAME; empty: every server (list)
+};
+boost::asio::awaitable<int> pins(const host::Config& config, const GlobalOptions& g, PinsCommand command);
 
 /// `auth login SERVER`: the OAuth login of a remote server, in the browser (a loopback redirect listener; the URL is
 /// printed for a machine without a browser). `auth status`: what the token file holds per server (never a token).

@@ -129,12 +129,15 @@ awaitable<void> run_http(std::shared_ptr<transport::HttpServer> http) { co_await
 
 // Live config: SIGHUP, or a change of the config file (its mtime, size or inode, polled every second), re-reads the
 // file and hands it to ServerPool::apply (unchanged servers are left alone). A file that does not load is reported
-// and the running config stays. One reload at a time: a change during a reload is picked up on the next tick.
+// and the running config stays. One reload at a time: a change during a reload is picked up on the next tick. The
+// lockfile beside it (pins: `switchboard pins approve` in another process, an edit) is read again the same way, and
+// what it approves is offered at once (list_changed to every client).
 class ConfigWatch : public std::enable_shared_from_this<ConfigWatch> {
 public:
     static std::shared_ptr<ConfigWatch> start(asio::any_io_executor ex, std::shared_ptr<host::ServerPool> pool) {
         auto w = std::shared_ptr<ConfigWatch>(new ConfigWatch(ex, std::move(pool)));
         w->stamp_ = stamp(w->path_);
+        w->pins_stamp_ = stamp(w->pins_path_);
         w->wait_signal();
         core::spawn_logged(ex, loop(w), "serve: config watch");
         return w;
@@ -155,7 +158,11 @@ private:
         bool operator==(const Stamp&) const = default;
     };
     ConfigWatch(asio::any_io_executor ex, std::shared_ptr<host::ServerPool> pool)
-        : pool_(std::move(pool)), path_(pool_->config().source), timer_(ex), signals_(ex, SIGHUP) {}
+        : pool_(std::move(pool)),
+          path_(pool_->config().source),
+          pins_path_(pool_->options().pins ? pool_->options().pins->file().string() : std::string()),
+          timer_(ex),
+          signals_(ex, SIGHUP) {}
 
     static Stamp stamp(const std::string& path) {
         struct ::stat st {};
@@ -187,12 +194,23 @@ private:
             if (self->stopped_ || self->pool_->shutting_down()) break;
             const auto now = stamp(self->path_);
             const bool changed = now != self->stamp_ && now.exists;  // a file being replaced may be gone a moment
+            const auto pins_now = stamp(self->pins_path_);
+            if ((pins_now != self->pins_stamp_ && pins_now.exists) || self->hup_) {
+                self->pins_stamp_ = pins_now;
+                self->reload_pins();
+            }
             if (!changed && !self->hup_) continue;
             if (changed) fmt::print(stderr, "serve: {} changed; reloading\n", self->path_);
             self->hup_ = false;
             self->stamp_ = now;
             co_await self->reload();
         }
+    }
+
+    void reload_pins() {
+        if (pins_path_.empty()) return;
+        if (auto r = pool_->reload_pins(); !r)
+            fmt::print(stderr, "serve: {} not reloaded, the pins in use stay: {}\n", pins_path_, r.error().message);
     }
 
     awaitable<void> reload() {
@@ -225,6 +243,8 @@ private:
 
     std::shared_ptr<host::ServerPool> pool_;
     std::string path_;
+    std::string pins_path_;  // the lockfile; empty: none
+    Stamp pins_stamp_;
     asio::steady_timer timer_;
     asio::signal_set signals_;
     Stamp stamp_;

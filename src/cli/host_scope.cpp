@@ -10,6 +10,7 @@
 #include <boost/json/serialize.hpp>
 
 #include <algorithm>
+#include <set>
 
 namespace switchboard::cli {
 
@@ -29,6 +30,30 @@ awaitable<int> with_host(host::Config config, Settle settle, std::function<await
 }
 
 namespace {
+
+std::optional<host::Config::Pinning>& pinning_flag() {
+    static std::optional<host::Config::Pinning> pinning;  // set once by main (--pins), before any host runs
+    return pinning;
+}
+
+// The lockfile beside the config (tool_pins.hpp); none for a config that is no file, or pins off.
+std::shared_ptr<host::PinStore> load_pins(const host::Config& config) {
+    const auto mode = pinning_flag().value_or(config.pinning);
+    if (mode == host::Config::Pinning::off) return nullptr;
+    auto pins = std::make_shared<host::PinStore>(host::PinStore::file_for(config.source),
+                                                 mode == host::Config::Pinning::strict);
+    std::string error;
+    if (!pins->load(&error))
+        fmt::print(stderr, "switchboard: warning: {}: every definition is held until the file is fixed\n", error);
+    return pins;
+}
+
+// A run that meets a held definition says so, once per definition, on stderr.
+void warn_held(const host::ServerPool& pool, const std::string& server, std::set<std::string>& warned) {
+    for (const auto& h : pool.held(server))
+        if (warned.insert(h.server + "\n" + std::string(host::to_string(h.kind)) + "\n" + h.name).second)
+            fmt::print(stderr, "switchboard: {}\n", host::held_message(h));
+}
 
 std::string& server_log_level() {
     static std::string level;  // set once by main (--log-level), before any host runs
@@ -51,13 +76,22 @@ void print_log_message(const host::Event& e, int least) {
 
 void print_server_logs(std::string level) { server_log_level() = std::move(level); }
 
+void use_pinning(std::optional<host::Config::Pinning> mode) { pinning_flag() = mode; }
+
 awaitable<int> with_host(host::Config config, Settle settle, host::PoolOptions options,
                          std::function<awaitable<int>(Host&)> body) {
     auto ex = co_await asio::this_coro::executor;
     Host h;
     const auto& log_level = server_log_level();
     if (!log_level.empty() && options.log_level.empty()) options.log_level = log_level;
+    if (!options.pins) options.pins = load_pins(config);
     h.pool = host::ServerPool::create(ex, std::move(config), std::move(options));
+    auto warned = std::make_shared<std::set<std::string>>();
+    const auto held = h.pool->events().subscribe([pool = std::weak_ptr(h.pool), warned](const host::Event& e) {
+        if (e.kind != host::Event::Kind::pins_held) return;
+        if (auto p = pool.lock()) warn_held(*p, e.server, *warned);
+    });
+    core::ScopeExit stop_held([&h, held] { h.pool->events().unsubscribe(held); });
     host::EventBus::Id logs = 0;
     if (!log_level.empty())
         logs = h.pool->events().subscribe([least = mcp::log_severity(log_level)](const host::Event& e) {

@@ -116,6 +116,13 @@ int main(int argc, char** argv) {
                    "Config file (default: ./.mcp.json, then "
                    "$XDG_CONFIG_HOME/switchboard/settings.json)");
     app.add_flag("-v,--verbose", verbose, "Log protocol details and server stderr");
+    std::string pinning;
+    app.add_option("--pins", pinning,
+                   "How what servers offer is pinned: trust-on-first-use (default), strict (a server never pinned is "
+                   "held too) or off")
+        ->check([](const std::string& mode) {
+            return host::parse_pinning(mode) ? std::string() : "must be trust-on-first-use, strict or off";
+        });
     std::string server_log_level;
     app.add_option("--log-level", server_log_level,
                    "Print the servers' log messages from this level up on stderr (debug, info, notice, warning, "
@@ -225,6 +232,21 @@ int main(int argc, char** argv) {
     catalog_refresh_cmd->add_option("servers", catalog_servers, "Only these lazy servers");
     json_flag(catalog_refresh_cmd);
 
+    cli::PinsCommand pins_command;
+    auto* pins_cmd = app.add_subcommand(
+        "pins", "The servers' definitions as approved (the lockfile beside the config), and what is held");
+    pins_cmd->require_subcommand(0, 1);
+    pins_cmd->add_option("server", pins_command.target, "Only this server");
+    json_flag(pins_cmd);
+    auto* pins_diff_cmd = pins_cmd->add_subcommand("diff", "What changed in each held definition, as a line diff");
+    pins_diff_cmd->add_option("target", pins_command.target, "SERVER or SERVER/NAME")->required();
+    auto* pins_approve_cmd =
+        pins_cmd->add_subcommand("approve", "Approve what a server serves now: all it holds, or SERVER/NAME");
+    pins_approve_cmd->add_option("target", pins_command.target, "SERVER or SERVER/NAME")->required();
+    auto* pins_reset_cmd =
+        pins_cmd->add_subcommand("reset", "Forget a server's pins and pin what it serves now");
+    pins_reset_cmd->add_option("server", pins_command.target, "The server")->required();
+
     cli::ServeOptions serve_options;
     auto* auth_cmd = app.add_subcommand("auth", "OAuth logins for remote servers: login, status, logout");
     auth_cmd->require_subcommand(1);
@@ -311,6 +333,7 @@ int main(int argc, char** argv) {
         guide(cmd, "docs/cli.md");
     for (auto* cmd : {agents_cmd, conv_cmd, tasks_cmd, run_cmd, chat_cmd, models_cmd}) guide(cmd, "docs/chat.md");
     guide(catalog_cmd, "docs/config.md");
+    guide(pins_cmd, "docs/config.md");
     guide(auth_cmd, "docs/auth.md");
     guide(serve_cmd, "docs/gateway.md");
 
@@ -326,6 +349,7 @@ int main(int argc, char** argv) {
     spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
     if (!config_file.empty()) g.config_file = config_file;
     cli::print_server_logs(server_log_level);
+    cli::use_pinning(pinning.empty() ? std::nullopt : host::parse_pinning(pinning));
 
     if (tasks_cmd->parsed()) {
         conv.action = cli::ConversationsCommand::Action::tasks;
@@ -379,5 +403,12 @@ int main(int argc, char** argv) {
     if (serve_cmd->parsed()) return run([&] { return cli::serve(c, g, serve_options); });
     if (catalog_refresh_cmd->parsed()) return run([&] { return cli::catalog_refresh(c, g, catalog_servers); });
     if (catalog_cmd->parsed()) return run([&] { return cli::catalog(c, g); });
+    if (pins_cmd->parsed()) {
+        using Action = cli::PinsCommand::Action;
+        if (pins_diff_cmd->parsed()) pins_command.action = Action::diff;
+        if (pins_approve_cmd->parsed()) pins_command.action = Action::approve;
+        if (pins_reset_cmd->parsed()) pins_command.action = Action::reset;
+        return run([&] { return cli::pins(c, g, pins_command); });
+    }
     return 2;
 }

@@ -42,6 +42,8 @@ boost::json::object text_result(std::string text, bool is_error = false);
 void add_demo_tools(mcp::StaticHandler& server, DemoState& state);
 /// `--dynamic-tools`: a tool `toggle_extra` that adds or removes the tool `extra` and announces tools/list_changed.
 void add_dynamic_tools(mcp::StaticHandler& server);
+/// `--changing-tools`: change_tools, which changes echo's description or schema, or adds a tool (tools/list_changed).
+void add_changing_tools(mcp::StaticHandler& server);
 /// ask_model, ask_user, list_roots: tools that send sampling, elicitation and roots requests to the client.
 void add_client_request_tools(mcp::StaticHandler& server);
 void add_demo_resources(mcp::StaticHandler& server, DemoState& state);

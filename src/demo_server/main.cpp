@@ -44,6 +44,9 @@ int main(int argc, char** argv) {
     app.add_option("--name", name, "serverInfo name")->capture_default_str();
     bool dynamic_tools = false;
     app.add_flag("--dynamic-tools", dynamic_tools, "Add toggle_extra, which adds/removes a tool (tools/list_changed)");
+    bool changing_tools = false;
+    app.add_flag("--changing-tools", changing_tools,
+                 "Add change_tools, which changes echo's description or schema, or adds a tool (tools/list_changed)");
     bool client_requests = false;
     app.add_flag("--client-requests", client_requests,
                  "Add ask_model, ask_user and list_roots (sampling, elicitation and roots requests to the client)");
@@ -102,7 +105,7 @@ int main(int argc, char** argv) {
     mcp::StaticHandlerOptions handler_options;
     handler_options.page_size = page_size;
     // The conformance fixtures change their lists (test_trigger_tool_change, test_trigger_prompt_change).
-    handler_options.tools_list_changed = dynamic_tools || conformance;
+    handler_options.tools_list_changed = dynamic_tools || changing_tools || conformance;
     handler_options.prompts_list_changed = conformance;
     auto handler = std::make_shared<mcp::StaticHandler>(handler_options);
     boost::asio::io_context ctx;
@@ -123,6 +126,7 @@ int main(int argc, char** argv) {
     }
     if (task_tools) demo::add_task_tools(*handler, tasks);
     if (dynamic_tools) demo::add_dynamic_tools(*handler);
+    if (changing_tools) demo::add_changing_tools(*handler);
     if (client_requests) demo::add_client_request_tools(*handler);
     if (apps) demo::add_app_tools(*handler, state);
     mcp::Server server(options, handler);

@@ -24,7 +24,8 @@ using detail::suggestion;
 namespace {
 
 constexpr std::string_view top_level_keys[] = {"mcpServers", "servers", "inputs",    "$schema",
-                                               "llm",        "toolSearch", "gateway",   "roots"};
+                                               "llm",        "toolSearch", "gateway",   "roots",
+                                               "pins"};
 
 // 1-based line and column (in characters, not bytes) of `offset`, for "file:line:column" messages.
 std::pair<std::size_t, std::size_t> line_column(std::string_view text, std::size_t offset) {
@@ -158,6 +159,14 @@ Config parse_config(std::string_view text, std::string_view source_name, const E
                 config.warnings.push_back(
                     fmt::format("{}: \"toolSearch\" must be true or false; ignored", source_name));
             }
+        } else if (key == "pins") {
+            const auto* text = item.value().if_string();
+            const auto mode = text ? parse_pinning(*text) : std::nullopt;
+            if (mode)
+                config.pinning = *mode;
+            else
+                config.warnings.push_back(fmt::format(
+                    "{}: \"pins\" must be \"trust-on-first-use\", \"strict\" or \"off\"; ignored", source_name));
         } else if (key == "roots") {
             const auto* list = item.value().if_array();
             const bool strings = list && std::all_of(list->begin(), list->end(),
@@ -174,6 +183,13 @@ Config parse_config(std::string_view text, std::string_view source_name, const E
         }
     }
     return config;
+}
+
+std::optional<Config::Pinning> parse_pinning(std::string_view text) {
+    if (text == "trust-on-first-use") return Config::Pinning::trust_on_first_use;
+    if (text == "strict") return Config::Pinning::strict;
+    if (text == "off") return Config::Pinning::off;
+    return std::nullopt;
 }
 
 Config load_config_file(const std::filesystem::path& file, const EnvLookup& env) {

@@ -231,6 +231,11 @@ awaitable<Outcome<ResolvedTool>> Context::resolve_tool(std::string exposed_name)
         }
     }
     if (!resolved) {
+        // A tool its server changed (or added) since its definition was approved is held, not unknown.
+        for (const auto& server : servers())
+            for (const auto& h : pool_->held(server))
+                if (h.kind == PinKind::tool && h.name == exposed_name)
+                    co_return Error::make_local(code::invalid_params, held_message(h));
         std::vector<std::string> names;
         for (const auto& t : tools().tools()) {
             if (names.size() == 30) {

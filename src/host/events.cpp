@@ -31,6 +31,7 @@ std::string_view to_string(Event::Kind kind) {
     case Event::Kind::attachments_changed: return "attachments_changed";
     case Event::Kind::stderr_line: return "stderr_line";
     case Event::Kind::elicitation_complete: return "elicitation_complete";
+    case Event::Kind::pins_held: return "pins_held";
     }
     return "?";
 }
@@ -81,6 +82,11 @@ Event Event::attachments_changed(std::string server, std::string uri) {
 Event Event::elicitation_complete(std::string server, boost::json::value params) {
     auto e = make(Kind::elicitation_complete, std::move(server));
     e.data = std::move(params);
+    return e;
+}
+Event Event::pins_held(std::string server, std::size_t held) {
+    auto e = make(Kind::pins_held, std::move(server));
+    e.message = std::to_string(held);
     return e;
 }
 Event Event::stderr_line(std::string server, std::string line) {

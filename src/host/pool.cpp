@@ -117,6 +117,7 @@ std::optional<ServerStatus> ServerPool::status(std::string_view name) const {
     const bool logs = !s->session || s->session->era() == mcp::Era::modern || s->session->has_capability("logging");
     if (logs) st.log_level = s->log_level.empty() ? options_.log_level : s->log_level;
     st.active_calls = s->active_calls;
+    st.held = s->held.size();
     st.leases = s->leases;
     st.keep_warm = s->config.keep_warm;
     return st;
@@ -269,11 +270,9 @@ awaitable<ServerPool::Attempt> ServerPool::connect_attempt(std::shared_ptr<Serve
     auto session = sc.session;
     s->session = session;
     s->era = session->era();
-    s->tools = std::make_shared<const std::vector<mcp::Tool>>(std::move(sc.tools));
-    s->prompts = std::move(sc.prompts);
     s->listing = make_listing(*s);
     s->listing.resources = std::move(sc.resources);
-    s->listing.templates = std::move(sc.resource_templates);
+    set_served(*s, std::move(sc.tools), std::move(sc.prompts), std::move(sc.resource_templates));
     s->connect_time = sc.connect_time;
     s->connected_at = pool_clock::now();
 
@@ -357,9 +356,8 @@ awaitable<void> ServerPool::reconnect_loop(std::shared_ptr<Server> s, std::uint6
     for (;;) {
         const int limit = s->config.max_reconnect_attempts;
         if (limit > 0 && s->attempt >= limit) {
-            s->tools = no_tools();
-            s->prompts.clear();
             s->listing = ResourceListing{};
+            set_served(*s, std::vector<mcp::Tool>{}, std::vector<mcp::Prompt>{}, std::vector<mcp::ResourceTemplate>{});
             set_phase(*s, Phase::error,
                       fmt::format("gave up after {} reconnect attempt{}; last error: {}", s->attempt,
                                   s->attempt == 1 ? "" : "s", s->last_error));
@@ -420,9 +418,8 @@ awaitable<void> ServerPool::stop_server(std::shared_ptr<Server> s, Phase final_p
     if (s->keep_warm_timer) s->keep_warm_timer->cancel();
     auto session = std::move(s->session);
     const bool had_tools = !s->tools->empty();
-    s->tools = no_tools();
-    s->prompts.clear();
     s->listing = ResourceListing{};
+    set_served(*s, std::vector<mcp::Tool>{}, std::vector<mcp::Prompt>{}, std::vector<mcp::ResourceTemplate>{});
     cache_.erase_server(s->config.name);
     set_phase(*s, final_phase);
     if (had_tools) events_.emit(Event::tools_changed(s->config.name));
@@ -492,6 +489,18 @@ awaitable<void> ServerPool::wait_until_settled(std::vector<std::string> servers,
             if ((is_starting(s->phase) || (s->relists > 0 && s->phase == Phase::connected)) &&
                 (servers.empty() || std::find(servers.begin(), servers.end(), name) != servers.end()))
                 pending = s;
+        if (!pending || pool_clock::now() >= deadline) co_return;
+        auto changed = pending->changed;
+        co_await changed->wait_for(deadline - pool_clock::now());
+    }
+}
+
+awaitable<void> ServerPool::wait_for_relists(std::chrono::milliseconds max) {
+    const auto deadline = pool_clock::now() + max;
+    for (;;) {
+        std::shared_ptr<Server> pending;
+        for (const auto& [name, s] : servers_)
+            if (s->relists > 0 && s->phase == Phase::connected) pending = s;
         if (!pending || pool_clock::now() >= deadline) co_return;
         auto changed = pending->changed;
         co_await changed->wait_for(deadline - pool_clock::now());
@@ -649,12 +658,12 @@ awaitable<void> ServerPool::relist(std::shared_ptr<Server> s, std::uint64_t gen,
                          r.error().describe());
             co_return;
         }
-        s->tools = std::make_shared<const std::vector<mcp::Tool>>(std::move(*r));
+        set_served(*s, std::move(*r), std::nullopt, std::nullopt);
         events_.emit(Event::tools_changed(s->config.name));
     } else if (what == "prompts") {
         auto r = co_await session->list_prompts();
         if (s->gen != gen || !r) co_return;
-        s->prompts = std::move(*r);
+        set_served(*s, std::nullopt, std::move(*r), std::nullopt);
         events_.emit(Event::prompts_changed(s->config.name));
     } else {
         auto r = co_await session->list_resources();
@@ -663,8 +672,8 @@ awaitable<void> ServerPool::relist(std::shared_ptr<Server> s, std::uint64_t gen,
         if (s->gen != gen) co_return;
         auto listing = make_listing(*s);
         listing.resources = std::move(*r);
-        if (t) listing.templates = std::move(*t);
         s->listing = std::move(listing);
+        set_served(*s, std::nullopt, std::nullopt, t ? std::move(*t) : std::vector<mcp::ResourceTemplate>{});
         events_.emit(Event::resources_changed(s->config.name));
     }
 }

@@ -117,6 +117,8 @@ awaitable<Outcome<mcp::CallToolResult>> ServerPool::call_tool(std::string server
     auto& held = *held_or;
     if (!held) co_return held.error();
     auto s = held->server;
+    if (const auto* h = held_named(server, PinKind::tool, tool))  // (any caller: a model, an app, the gateway)
+        co_return Error::make_local(code::invalid_params, held_message(*h));
     auto session = s->session;  // kept alive across the await: a reconnect may drop s->session meanwhile
     ++s->active_calls;
     core::ScopeExit per_server([s] { --s->active_calls; });
@@ -169,6 +171,7 @@ awaitable<Outcome<ResourceListing>> ServerPool::list_resources(std::string serve
     auto session = s->session;
     if (!session->has_capability("resources")) {
         auto l = make_listing(*s);
+        l.templates = s->listing.templates;
         s->listing = l;
         co_return l;
     }
@@ -176,11 +179,16 @@ awaitable<Outcome<ResourceListing>> ServerPool::list_resources(std::string serve
     if (!r) co_return r.error();
     auto t = co_await session->list_resource_templates();
     if (!t) co_return t.error();
-    auto listing = make_listing(*s);
-    listing.resources = std::move(*r);
-    listing.templates = std::move(*t);
-    if (s->gen == gen) s->listing = listing;
-    co_return listing;
+    if (s->gen != gen) {  // reconnected meanwhile: this listing is of a session gone
+        auto listing = make_listing(*s);
+        listing.resources = std::move(*r);
+        listing.templates = std::move(*t);
+        co_return listing;
+    }
+    s->listing = make_listing(*s);
+    s->listing.resources = std::move(*r);
+    set_served(*s, std::nullopt, std::nullopt, std::move(*t));  // templates as pinned
+    co_return s->listing;
 }
 
 awaitable<Outcome<mcp::ReadResourceResult>> ServerPool::read_resource(std::string server, std::string uri,

@@ -4,6 +4,7 @@
 #include <switchboard/core/one_shot_event.hpp>
 #include <switchboard/core/task_group.hpp>
 #include <switchboard/host/pool.hpp>
+#include <switchboard/host/tool_pins.hpp>
 
 #include <boost/asio/steady_timer.hpp>
 
@@ -31,6 +32,13 @@ struct ServerPool::Server {
     std::shared_ptr<const std::vector<mcp::Tool>> tools = no_tools();  // shared with every context's tool index
     std::vector<mcp::Prompt> prompts;
     ResourceListing listing;
+    // What the server lists, before pins (pool_pins.cpp): `tools`, `prompts` and the listing's templates are what
+    // matches its pins; the rest is held. Each served definition's Pin is worked out once per listing.
+    std::shared_ptr<const std::vector<mcp::Tool>> served_tools = no_tools();
+    std::vector<mcp::Prompt> served_prompts;
+    std::vector<mcp::ResourceTemplate> served_templates;
+    std::vector<std::pair<std::string, Pin>> tool_pins, prompt_pins, template_pins;
+    std::vector<HeldDefinition> held;
     std::map<std::string, int> subscriptions;  // uri → holders (subscribe_resource)
     std::string log_level;                     // set_log_level; empty: PoolOptions::log_level
     std::deque<LogMessage> log;                // recent_logs

@@ -42,6 +42,7 @@ json::object to_json(const ServerStatus& s) {
             {"atMs", std::chrono::duration_cast<std::chrono::milliseconds>(s.last_lost_at.time_since_epoch()).count()}};
     o["logLevel"] = s.log_level.empty() ? json::value(nullptr) : json::value(s.log_level);
     o["activeCalls"] = s.active_calls;
+    o["held"] = s.held;  // definitions held until a person approves them (switchboard pins)
     o["error"] = s.last_error.empty() ? json::value(nullptr) : json::value(s.last_error);
     o["stderrTail"] = s.stderr_tail;
     return o;

@@ -26,6 +26,9 @@ boost::json::object servers_json(const host::ServerPool& pool);
 /// One server's ServerStatus + "config"; nullopt when it is no longer configured.
 std::optional<boost::json::object> server_json(const host::ServerPool& pool, std::string_view name);
 
+/// /api/pins, /api/pins/approve, /api/pins/reset.
+void add_pins_routes(http::Router& r, PoolRef pool, Options options);
+
 /// /api/conversations..., /api/chat..., /api/models.
 void add_chat_routes(http::Router& r, PoolRef pool, std::shared_ptr<ChatService> chat, Options options);
 

@@ -297,6 +297,37 @@ TEST_F(AgentCli, ChatShowsTheModelsAnswerToASamplingRequestBeforeItGoesBack) {
     EXPECT_NE(json::serialize(b[2]).find("blue"), std::string::npos) << b[2];  // the tool result the model read
 }
 
+TEST_F(AgentCli, AToolChangedMidRunIsNotOfferedToTheModelAndItsCallIsRefused) {
+    // Turn 1: the model makes the server change echo's description (a hidden instruction); the model is asked again
+    // without echo; its call of echo anyway is refused, naming the change.
+    FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("change_tools", R"({"step": "description"})") +
+                               R"(]}, {"toolCalls": [)" + tool_call("echo", R"({"message": "hi"})") +
+                               R"(]}, {"content": "done"}])");
+    ASSERT_TRUE(fake.running());
+    std::string out;
+    EXPECT_EQ(cli("--config " + config(fake, R"("--changing-tools")") + " run go --yes --json --no-store", out,
+                  "2>" + (dir.path / "err.txt").string()),
+              0)
+        << out;
+    std::ifstream err(dir.path / "err.txt");
+    const std::string stderr_text((std::istreambuf_iterator<char>(err)), {});
+    EXPECT_NE(stderr_text.find("switchboard: tool \"echo\" of server \"demo\" changed since it was approved "
+                               "(description): held"),
+              std::string::npos)
+        << stderr_text;
+    auto b = bodies(fake);
+    ASSERT_EQ(b.size(), 3u);
+    EXPECT_TRUE(has(offered_tools(b[0].as_object()), "echo"));
+    EXPECT_FALSE(has(offered_tools(b[1].as_object()), "echo"));  // the changed definition never reaches the model
+    EXPECT_EQ(json::serialize(b[1]).find("id_rsa"), std::string::npos);
+    auto v = json::parse(out).as_object();
+    const auto& calls = v.at("toolCalls").as_array();
+    ASSERT_EQ(calls.size(), 2u);
+    EXPECT_TRUE(calls[1].at("isError").as_bool());
+    EXPECT_NE(json::serialize(b[2]).find("changed since it was approved (description): held"), std::string::npos)
+        << b[2];
+}
+
 TEST_F(AgentCli, StatusContextComparesTheMainContextWithEveryServerEager) {
     const auto file = dir.path / "lazy.json";
     std::ofstream(file) << R"({"mcpServers": {"main": )" << demo_entry() << R"(, "notes": )"

@@ -259,6 +259,62 @@ TEST_F(Cli, ReadAsksTheServerAndWatchPrintsEveryUpdateUntilCtrlC) {
     EXPECT_NE(log.find("--- updated\n1\n--- updated\n2\n"), std::string::npos) << log;
 }
 
+TEST_F(Cli, AChangedToolIsHeldUntilAPersonApprovesIt) {
+    // One demo server over HTTP that every command here talks to: what it changes stays changed.
+    auto demo = start_listening(demo_server(), {"--http", "0", "--changing-tools"});
+    ASSERT_TRUE(demo);
+    auto cfg = write_config(R"({"mcpServers": {"demo": {"url": ")" + demo->url + R"("}}})");
+    const auto lockfile = dir_ / "config.lock.json";
+    std::string out;
+    // First seen: pinned as it is.
+    EXPECT_EQ(cli("--config " + cfg + " pins", out), 0) << out;
+    EXPECT_NE(out.find("demo: 14 pinned\n"), std::string::npos) << out;
+    ASSERT_TRUE(fs::exists(lockfile));
+    EXPECT_EQ(cli("--config " + cfg + " call change_tools '{\"step\": \"schema\"}'", out), 0) << out;
+    // Changed since: held, named, refused, not listed.
+    EXPECT_EQ(cli("--config " + cfg + " pins --json", out), 0) << out;
+    auto v = json::parse(out.substr(out.find("{\"lockfile\"")));
+    const auto& held = v.at("servers").at(0).at("held").as_array();
+    ASSERT_EQ(held.size(), 1u) << out;
+    EXPECT_EQ(held[0].at("name").as_string(), "echo");
+    EXPECT_EQ(held[0].at("changed"), json::parse(R"(["description", "inputSchema"])"));
+    EXPECT_EQ(cli("--config " + cfg + " call echo '{\"message\": \"hi\"}'", out), 1) << out;
+    EXPECT_NE(out.find("tool \"echo\" of server \"demo\" changed since it was approved (description, inputSchema): held"),
+              std::string::npos)
+        << out;
+    EXPECT_EQ(cli("--config " + cfg + " tools --json", out), 0) << out;
+    EXPECT_EQ(out.find("\"name\":\"echo\""), std::string::npos) << out;
+    EXPECT_EQ(cli("--config " + cfg + " status --json", out), 0) << out;
+    EXPECT_NE(out.find("\"held\":1"), std::string::npos) << out;
+    EXPECT_EQ(cli("--config " + cfg + " pins diff demo/echo", out), 0) << out;
+    EXPECT_NE(out.find("+       \"secret\": {"), std::string::npos) << out;
+    EXPECT_NE(out.find("-   \"description\": \"Returns its message unchanged.\","), std::string::npos) << out;
+    // Approved: offered again, and the lockfile has the new definition.
+    EXPECT_EQ(cli("--config " + cfg + " pins approve demo/echo", out), 0) << out;
+    EXPECT_EQ(cli("--config " + cfg + " call echo '{\"message\": \"hi\"}'", out), 0) << out;
+    EXPECT_EQ(out, "hi\n");
+    std::ifstream in(lockfile);
+    const std::string text((std::istreambuf_iterator<char>(in)), {});
+    EXPECT_NE(text.find("Anything you know about the user"), std::string::npos);
+    // A tool that appears later is held too, until approved.
+    EXPECT_EQ(cli("--config " + cfg + " call change_tools '{\"step\": \"add\"}'", out), 0) << out;
+    EXPECT_EQ(cli("--config " + cfg + " pins", out), 0) << out;
+    EXPECT_NE(out.find("tool newcomer (new): held"), std::string::npos) << out;
+    EXPECT_EQ(cli("--config " + cfg + " pins approve demo", out), 0) << out;
+    EXPECT_EQ(cli("--config " + cfg + " call newcomer", out), 0) << out;
+}
+
+TEST_F(Cli, StrictPinsHoldAServerNeverPinned) {
+    auto cfg = write_config(R"({"mcpServers": {"demo": {"command": ")" + demo_server() + R"("}}})");
+    std::string out;
+    EXPECT_EQ(cli("--config " + cfg + " --pins strict call echo '{\"message\": \"hi\"}'", out), 1) << out;
+    EXPECT_NE(out.find("is new since the server's definitions were approved: held"), std::string::npos) << out;
+    EXPECT_FALSE(fs::exists(dir_ / "config.lock.json"));  // nothing trusted on first use
+    EXPECT_EQ(cli("--config " + cfg + " --pins strict pins approve demo", out), 0) << out;
+    EXPECT_NE(out.find("approved 13 definitions"), std::string::npos) << out;  // 9 tools, 3 prompts, a template
+    EXPECT_EQ(cli("--config " + cfg + " --pins strict call echo '{\"message\": \"hi\"}'", out), 0) << out;
+}
+
 TEST_F(Cli, ConfigErrorsNameFileLineAndColumn) {
     std::string out;
     auto cfg = write_config("{\n  \"mcpServers\": {\n    \"x\": {\"command\": \"a\"}\n    \"y\": {}\n  }\n}\n");

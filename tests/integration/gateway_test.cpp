@@ -174,6 +174,28 @@ TEST_F(Gateway, ServerRequestsAreRelayedToTheCallingClient) {
     }
 }
 
+TEST_F(Gateway, AChangedToolIsHeldForEveryClientUntilApprovedThenOfferedWithListChanged) {
+    // The upstream over HTTP, so that `switchboard pins approve` (another process) sees what serve sees.
+    auto upstream = start_listening(demo_server(), {"--http", "0", "--changing-tools"});
+    ASSERT_TRUE(upstream);
+    std::ofstream(config_) << R"({"mcpServers": {"demo": {"url": ")" << upstream->url << R"("}}})";
+    start({});
+    std::string out;
+    const auto cmd = peers_node() + " " + PEERS_DIR + "/scripts/sdk_pins_client.mjs " + gateway_->url + " " +
+                     SWITCHBOARD_CLI + " --config " + config_ + " pins approve demo/echo";
+    ASSERT_EQ(run_command(cmd, out), 0) << out << gateway_->log();
+    auto v = json::parse(out.substr(out.rfind("{\"before\"")));
+    EXPECT_EQ(v.at("before").as_string(), "Returns its message unchanged.");
+    // Changed: gone from every client's list (told with list_changed), and its call refused, naming the change.
+    EXPECT_TRUE(v.at("heldNotified").as_bool()) << v;
+    EXPECT_TRUE(v.at("held").is_null()) << v;
+    EXPECT_NE(v.at("call").as_string().find("changed since it was approved (description)"), std::string::npos) << v;
+    // Approved in the lockfile by another process: serve reads it again and offers the new definition.
+    EXPECT_TRUE(v.at("approvedNotified").as_bool()) << v << gateway_->log();
+    EXPECT_NE(v.at("after").as_string().find("read ~/.ssh/id_rsa"), std::string::npos) << v;
+    EXPECT_EQ(v.at("callAfter").as_string(), "hi");
+}
+
 TEST_F(Gateway, RefusesForeignOriginAndRebindingHost) {
     start({"--allow-origin", "https://app.example"});
     const auto port = gateway_->port;
@@ -286,8 +308,8 @@ std::vector<std::string> listed_tools(const std::string& body) {
 
 // tools/list pages are kept as JSON text per tool index (gateway::ToolListCache): asked again, the same bytes, with
 // what a 2026-07-28 result carries besides; a client that renders MCP Apps gets the app-only tool and one that does
-// not never does, whichever asked first; a tool an upstream adds shows up (the index the old page was kept for is
-// replaced), and so does one an upstream removes.
+// not never does, whichever asked first; a tool an upstream adds shows up once approved (the index the old page was
+// kept for is replaced), and one an upstream removes goes.
 TEST_F(Gateway, ToolsListIsKeptAsTextUntilTheToolsChange) {
     std::ofstream(config_) << R"({"mcpServers": {"d": {"command": ")" << demo_server()
                            << R"(", "args": ["--dynamic-tools", "--apps"]}}})";
@@ -335,6 +357,15 @@ TEST_F(Gateway, ToolsListIsKeptAsTextUntilTheToolsChange) {
         // Results stored before they are checked (docs/design.md, GCC 12 rule 3).
         const int added = co_await toggle();
         CO_ASSERT_EQ(added, 200);
+        // New since the server was pinned: held until approved (host/tool_pins.hpp), then listed.
+        boost::asio::steady_timer settle(co_await boost::asio::this_coro::executor, std::chrono::milliseconds(300));
+        co_await settle.async_wait(boost::asio::use_awaitable);
+        auto held = co_await modern_tools_list(port, false);
+        EXPECT_FALSE(has(listed_tools(held.body), "extra")) << held.body;
+        const Headers approve_headers{{"Host", "127.0.0.1:" + std::to_string(port)}, {"Content-Type", "application/json"}};
+        auto approved = co_await http_exchange(port, "POST", "/api/pins/approve", approve_headers,
+                                               R"({"server": "d", "name": "extra"})");
+        EXPECT_EQ(approved.status, 200) << approved.body;
         const bool listed = co_await listed_extra(true);
         EXPECT_TRUE(listed) << "the tool the upstream added never showed up";
         const int removed = co_await toggle();

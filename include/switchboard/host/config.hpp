@@ -78,9 +78,15 @@ struct Config {
     /// The top-level `roots`: the directories `serve` answers a server's roots/list with when a web page (or nobody)
     /// made the call (`${VAR}` expanded). Empty: the directory `serve` runs in.
     std::vector<std::string> roots;
+    /// The top-level `pins` (tool_pins.hpp): "trust-on-first-use" (the default: a server first seen is pinned as it
+    /// is), "strict" (what a server never pinned offers is held until approved) or "off" (nothing is pinned).
+    enum class Pinning { trust_on_first_use, strict, off } pinning = Pinning::trust_on_first_use;
 
     const ServerConfig* find(std::string_view name) const;
 };
+
+/// "trust-on-first-use", "strict", "off"; nullopt for anything else.
+std::optional<Config::Pinning> parse_pinning(std::string_view text);
 
 /// A file that cannot be used at all: unreadable, not JSON (message is "file:line:column: what"), no server map.
 class ConfigError : public std::runtime_error {

@@ -54,6 +54,7 @@ struct Event {
         attachments_changed,
         stderr_line,        ///< a stdio server wrote a line to stderr (`message`; its status's tail has it too)
         elicitation_complete,  ///< notifications/elicitation/complete: `data` is its params ({elicitationId})
+        pins_held,          ///< what a server lists that is held changed (`message` is how many are held now)
     };
     Kind kind;
     std::string server;
@@ -74,6 +75,7 @@ struct Event {
     static Event attachments_changed(std::string server, std::string uri);
     static Event stderr_line(std::string server, std::string line);
     static Event elicitation_complete(std::string server, boost::json::value params);
+    static Event pins_held(std::string server, std::size_t held);
 };
 
 std::string_view to_string(Event::Kind kind);

@@ -26,6 +26,7 @@
 #include <switchboard/host/events.hpp>
 #include <switchboard/host/resource_cache.hpp>
 #include <switchboard/host/server_requests.hpp>
+#include <switchboard/host/tool_pins.hpp>
 #include <switchboard/mcp/client_session.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -62,6 +63,9 @@ struct PoolOptions {
     /// The log messages kept per server for whoever looks later (recent_logs).
     std::size_t recent_log_messages = 200;
     mcp::Implementation client_info{"switchboard", SWITCHBOARD_VERSION, "Switchboard"};
+    /// The approved definitions (tool_pins.hpp): what a server lists that is not its pin is held (not in tools(),
+    /// prompts(), resource_templates()). Null: nothing is pinned.
+    std::shared_ptr<PinStore> pins;
     /// Where remote servers' OAuth tokens are kept; null: auth::TokenStore::default_path().
     std::shared_ptr<auth::TokenStore> token_store;
     /// How often a server in phase needs-auth looks for a login made elsewhere (the token file changed).
@@ -89,6 +93,7 @@ struct ServerStatus {
     std::chrono::system_clock::time_point last_lost_at{};
     std::string log_level;  ///< what the server is asked to send (set_log_level, else PoolOptions::log_level)
     std::size_t active_calls = 0;
+    std::size_t held = 0;  ///< definitions it lists that are held (not approved)
     std::size_t leases = 0;
     std::chrono::milliseconds keep_warm{0};
 
@@ -188,6 +193,9 @@ public:
     boost::asio::awaitable<void> wait_until_settled(std::vector<std::string> servers, std::chrono::milliseconds max);
     boost::asio::awaitable<void> wait_until_settled(std::chrono::milliseconds max);
     boost::asio::awaitable<void> wait_until_settled();
+    /// Waits (at most `max`) while a server lists again after a list_changed: what the next look at its lists sees
+    /// is what it says now. Returns at once when none does.
+    boost::asio::awaitable<void> wait_for_relists(std::chrono::milliseconds max);
 
     const boost::asio::any_io_executor& executor() const { return ex_; }
     const Config& config() const { return config_; }
@@ -253,6 +261,19 @@ public:
     boost::asio::awaitable<Outcome<void>> set_log_level(std::string server, std::string level);
     /// The server's latest log messages (at most PoolOptions::recent_log_messages), oldest first.
     std::vector<LogMessage> recent_logs(std::string_view server) const;
+    // Pins (pool_pins.cpp).
+    /// What `server` lists that is held (changed since approved, or new), in listing order.
+    std::vector<HeldDefinition> held(std::string_view server) const;
+    /// The held definition of `kind` named `name` that some server lists, or nullptr.
+    const HeldDefinition* held_named(std::string_view server, PinKind kind, std::string_view name) const;
+    /// Approves what `server` lists now: everything held (`name` empty) or the held definitions named `name`; writes
+    /// the lockfile and offers them (list changes announced). An error names what could not be written or found.
+    Outcome<std::size_t> approve_pins(const std::string& server, const std::string& name);
+    /// Forgets `server`'s pins and pins what it lists now (in strict mode: holds all of it); writes the lockfile.
+    Outcome<void> reset_pins(const std::string& server);
+    /// Reads the lockfile again (changed by another process: `pins approve`, an edit) and applies it to every server.
+    Outcome<void> reload_pins();
+
     /// Tells every connected server that answers our roots (a 2025 session: notifications/roots/list_changed) that
     /// the list changed; it asks again. (A 2026-07-28 server asks within each request.)
     void notify_roots_changed();
@@ -303,6 +324,13 @@ private:
     boost::asio::awaitable<void> relist(std::shared_ptr<Server> s, std::uint64_t gen, std::string what);
     boost::asio::awaitable<Outcome<std::shared_ptr<Server>>> ready(std::string name);
     ResourceListing make_listing(const Server& s) const;
+    // Pins (pool_pins.cpp).
+    /// A new listing of `s` (what changed: tools, prompts, templates; nullopt: keep): its pins worked out, then
+    /// apply_pins.
+    void set_served(Server& s, std::optional<std::vector<mcp::Tool>> tools, std::optional<std::vector<mcp::Prompt>> prompts,
+                    std::optional<std::vector<mcp::ResourceTemplate>> templates);
+    /// tools, prompts and templates from what `s` serves and its pins (first seen: pinned as it is, unless strict).
+    void apply_pins(Server& s);
     // Leases (pool_leases.cpp).
     void release(const std::string& server);
     void keep_warm_or_stop(const std::shared_ptr<Server>& s);
