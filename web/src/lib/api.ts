@@ -15,6 +15,7 @@ import type {
   LlmSettings,
   LogLevel,
   LogMessage,
+  Pins,
   Prompt,
   ReadResourceResult,
   RequestAnswer,
@@ -117,6 +118,9 @@ export const api = {
     post<Servers & { warnings?: string[] }>('api/servers/save', { name, previousName, config }),
   remove: (name: string) => post<Servers>('api/servers/remove', { name }),
   tools: () => get<{ tools: Tool[] }>('api/tools'),
+  pins: () => get<Pins>('api/pins'),
+  /** Approves the server's held definitions: all of them, or the one `name`d. */
+  approvePins: (server: string, name?: string) => post<Pins>('api/pins/approve', { server, name }),
   callTool: (server: string, name: string, args: Record<string, unknown>) =>
     post<CallToolResult>('api/tools/call', { server, name, arguments: args }),
   resources: () => get<{ resources: Resource[]; templates: ResourceTemplate[] }>('api/resources'),

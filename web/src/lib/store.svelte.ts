@@ -1,15 +1,27 @@
 // The app's shared state: servers kept live by /api/events, the tool/resource/prompt lists and the lazy servers'
-// catalog entries, fetched again whenever the stream says they changed, and the servers' log messages. The stream
-// also says when a URL-mode question's flow is finished (lib/asks.svelte.ts).
+// catalog entries and the definitions held until approved, fetched again whenever the stream says they changed, and the
+// servers' log messages. The stream also says when a URL-mode question's flow is finished (lib/asks.svelte.ts).
 import { api } from './api';
 import { finishedFlows, flowKey } from './asks.svelte';
 import { connectEvents, type LinkState } from './events';
 import { appendLog, mergeLogs } from './logs';
 import { reportError } from './toasts.svelte';
-import type { CatalogEntry, Info, LogLevel, LogMessage, Prompt, Resource, ResourceTemplate, ServerStatus, Tool } from './types';
+import type {
+  CatalogEntry,
+  HeldDefinition,
+  Info,
+  LogLevel,
+  LogMessage,
+  Pins,
+  Prompt,
+  Resource,
+  ResourceTemplate,
+  ServerStatus,
+  Tool,
+} from './types';
 import type { SseEvent } from './sse';
 
-type ListKind = 'tools' | 'resources' | 'prompts' | 'catalog';
+type ListKind = 'tools' | 'resources' | 'prompts' | 'catalog' | 'pins';
 
 export const store = $state({
   info: null as Info | null,
@@ -24,8 +36,10 @@ export const store = $state({
   prompts: [] as Prompt[],
   /** What the tool catalog holds for each lazy server, by name (what its dormant items are listed from). */
   catalog: {} as Record<string, CatalogEntry>,
+  /** Each server's definitions held until a person approves them (not in the lists above), by server name. */
+  held: {} as Record<string, HeldDefinition[]>,
   /** False until a list's first fetch has answered, so pages can tell "loading" from "none". */
-  loaded: { tools: false, resources: false, prompts: false, catalog: false } as Record<ListKind, boolean>,
+  loaded: { tools: false, resources: false, prompts: false, catalog: false, pins: false } as Record<ListKind, boolean>,
   /** Each server's latest log messages, oldest first: its history once asked for, then the stream's `log` events. */
   logs: {} as Record<string, LogMessage[]>,
   /** Servers whose log history was fetched on this stream: a stream connected anew may have missed messages. */
@@ -62,6 +76,7 @@ function updateServer(s: ServerStatus): void {
   if (!before || before.phase !== s.phase || before.tools !== s.tools) invalidate('tools');
   if (!before || before.phase !== s.phase || before.resources !== s.resources) invalidate('resources');
   if (!before || before.phase !== s.phase || before.prompts !== s.prompts) invalidate('prompts');
+  if (!before || before.held !== s.held) invalidate('pins');
   // A lazy server back to dormant has run: the catalog recorded what it offered.
   if (s.lazy && before && before.lifecycle !== s.lifecycle && s.lifecycle === 'dormant') invalidate('catalog');
 }
@@ -103,6 +118,15 @@ export async function setLogLevel(name: string, level: LogLevel): Promise<void> 
   if (seen) seen.logLevel = s.logLevel;
 }
 
+function setHeld(pins: Pins): void {
+  store.held = Object.fromEntries(pins.servers.map((s) => [s.server, s.held]));
+}
+
+/** Approves a server's held definitions (all, or the one `name`d): they are offered again, and the lists follow. */
+export async function approveHeld(server: string, name?: string): Promise<void> {
+  setHeld(await api.approvePins(server, name));
+}
+
 const loaders: Record<ListKind, () => Promise<void>> = {
   tools: async () => {
     store.tools = (await api.tools()).tools;
@@ -118,6 +142,7 @@ const loaders: Record<ListKind, () => Promise<void>> = {
   catalog: async () => {
     store.catalog = Object.fromEntries((await api.catalog()).servers.map((e) => [e.server, e]));
   },
+  pins: async () => setHeld(await api.pins()),
 };
 
 const timers: Partial<Record<ListKind, ReturnType<typeof setTimeout>>> = {};
@@ -158,6 +183,8 @@ function onEvent(e: SseEvent): void {
     case 'resources':
     case 'prompts':
       invalidate(e.event);
+      // A held definition changed again keeps the count the same: only the lists say so.
+      invalidate('pins');
       break;
     case 'log':
       addLog(data as LogMessage & { server: string });

@@ -59,9 +59,35 @@ export interface ServerStatus {
   /** The level the server is asked to send log messages from (POST /api/servers/log-level). */
   logLevel?: LogLevel | null;
   activeCalls: number;
+  /** Definitions held until a person approves them (GET /api/pins says which). */
+  held: number;
   error: string | null;
   stderrTail: string;
   config: ServerConfig;
+}
+
+export type PinKind = 'tool' | 'prompt' | 'resourceTemplate';
+
+/** A definition a server offers that differs from its pin, or is new since: not offered until approved. */
+export interface HeldDefinition {
+  kind: PinKind;
+  name: string;
+  /** The fields that differ ("description", "inputSchema", ...), or ["new"]. */
+  changed: string[];
+  digest: string;
+  /** Absent for a new definition. */
+  pinnedDigest?: string;
+  /** What changed, in a sentence: `tool "echo" of server "demo" changed since it was approved (description)`. */
+  description: string;
+  /** The pinned and the served definition as pretty JSON, line by line: "- " only in the pin, "+ " only now, "  " both. */
+  diff: string;
+}
+
+/** GET /api/pins, and the answer to approving. */
+export interface Pins {
+  lockfile: string | null;
+  mode: 'off' | 'strict' | 'trust-on-first-use';
+  servers: { server: string; held: HeldDefinition[]; pinned: number; known: boolean }[];
 }
 
 /** A JSON Schema, as far as the forms read it. */
