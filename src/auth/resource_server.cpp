@@ -221,6 +221,8 @@ awaitable<std::string> JwtVerifier::check_token(std::string token, TokenFacts& f
     }
     if (!audience_ok) co_return "the token is for another audience";
     facts.scopes = token_scopes(c);
+    if (const auto* sub = c.if_contains("sub"); sub && sub->is_string())
+        facts.subject = std::string(iss->get_string()) + " " + std::string(sub->get_string());
     if (const auto* cnf = c.if_contains("cnf"); cnf && cnf->is_object())
         if (const auto* jkt = cnf->get_object().if_contains("jkt"); jkt && jkt->is_string())
             facts.jkt = std::string(jkt->get_string());
@@ -313,6 +315,7 @@ awaitable<http::TokenVerdict> JwtVerifier::verify(const bhttp::request<bhttp::st
     }
     http::TokenVerdict ok;
     ok.allowed = true;
+    ok.principal = facts.subject;
     co_return ok;
 }
 

@@ -329,6 +329,7 @@ awaitable<int> run_gateway(Host& h, std::shared_ptr<gateway::ClientRelay> relay,
     go.instance_id = o.instance_id;
     // Instances behind one balancer share it, so that each accepts the task ids the others give (docs/gateway.md).
     if (const char* key = std::getenv("SWITCHBOARD_TASK_KEY")) go.task_key = key;
+    go.server.transport_principals = !o.stdio;  // HTTP names who a token belongs to; stdio has no tokens
     auto gw = gateway::Gateway::create(h.pool, relay, std::move(go));
     core::spawn_logged(ex, settle(h.pool, settled, tools, gw->skills()), "serve: first start");
 

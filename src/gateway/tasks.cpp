@@ -18,10 +18,12 @@ namespace code = jsonrpc::code;
 
 namespace {
 
-// Who a task belongs to. A stateless 2026-07-28 client has no session, only what it says of itself on each request:
-// its clientInfo. The task id itself (sealed, unguessable) is what keeps other clients out; the owner check makes
-// a client that is handed another's id see "not found".
+// Who a task belongs to: the subject (and issuer) of an authenticated request's token; else (unauthenticated, on
+// loopback) what the client says of itself, its clientInfo, which two users of the same client app share. The task id
+// itself (sealed, unguessable) is what keeps other clients out; the owner check makes a client that is handed
+// another's id see "not found".
 std::string client_owner(const mcp::RequestContext& ctx) {
+    if (const auto& who = ctx.principal(); !who.empty()) return "principal:" + who;
     const auto& info = ctx.client_info();
     return "client:" + mcp::string_field(info, "name");
 }

@@ -108,14 +108,15 @@ const HeldDefinition* ServerPool::held_named(std::string_view server, PinKind ki
     return nullptr;
 }
 
-Outcome<std::size_t> ServerPool::approve_pins(const std::string& server, const std::string& name) {
+Outcome<std::size_t> ServerPool::approve_pins(const std::string& server, const std::string& name,
+                                              std::optional<PinKind> kind) {
     auto s = find(server);
     if (!s) return Error::make_local(code::invalid_params, fmt::format("no server \"{}\"", server));
     if (!options_.pins) return Error::make_local(code::invalid_params, "nothing is pinned here (no lockfile)");
     std::size_t approved = 0;
     options_.pins->add_server(server);  // strict mode: a server never pinned is pinned now, with what is approved
     for (const auto& h : s->held)
-        if (name.empty() || h.name == name) {
+        if ((name.empty() || h.name == name) && (!kind || h.kind == *kind)) {
             options_.pins->set(server, h.kind, h.name, h.now);
             ++approved;
         }

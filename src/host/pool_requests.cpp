@@ -7,6 +7,7 @@
 #include <switchboard/host/tool_index.hpp>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 
@@ -178,6 +179,7 @@ awaitable<Outcome<ResourceListing>> ServerPool::list_resources(std::string serve
     auto r = co_await session->list_resources();
     if (!r) co_return r.error();
     auto t = co_await session->list_resource_templates();
+    if (!t && t.error().code == code::method_not_found) t = std::vector<mcp::ResourceTemplate>{};  // optional
     if (!t) co_return t.error();
     if (s->gen != gen) {  // reconnected meanwhile: this listing is of a session gone
         auto listing = make_listing(*s);
@@ -316,7 +318,15 @@ awaitable<Outcome<mcp::CompleteResult>> ServerPool::complete(std::string server,
     if (!session->has_capability("completions"))
         co_return Error::make_local(code::method_not_found,
                                     fmt::format("server \"{}\" does not offer argument completion", server));
-    co_return co_await session->complete(std::move(ref), std::move(argument), std::move(value), std::move(context));
+    auto r = co_await session->complete(std::move(ref), std::move(argument), std::move(value), std::move(context));
+    if (!r && r.error().code == code::method_not_found && !r.error().local) {
+        // Declared but not answered: no suggestions, as for a server that has none.
+        spdlog::warn("server \"{}\": completion/complete answered \"method not found\" although it declares "
+                     "completions; no suggestions",
+                     server);
+        co_return mcp::CompleteResult{};
+    }
+    co_return r;
 }
 
 awaitable<Outcome<std::shared_ptr<mcp::ClientSession>>> ServerPool::session(std::string server) {

@@ -59,23 +59,34 @@ awaitable<ServerConnection> connect_server(asio::any_io_executor ex, const Serve
         else
             error = "tools/list failed: " + r.error().describe();
     }
+    // An optional list the server declared but answers "method not found" for is an empty list and a warning: its
+    // tools stay usable. Any other error fails the connection, as a broken server should.
+    const auto optional_list = [&](std::string_view method, const jsonrpc::Error& e) {
+        if (e.code == jsonrpc::code::method_not_found) {
+            spdlog::warn("server \"{}\": {} answered \"method not found\" although it declares the capability; "
+                         "taken as empty",
+                         config.name, method);
+            return;
+        }
+        error = fmt::format("{} failed: {}", method, e.describe());
+    };
     if (error.empty() && options.list_resources && s.has_capability("resources")) {
         if (auto r = co_await s.list_resources())
             sc.resources = std::move(*r);
         else
-            error = "resources/list failed: " + r.error().describe();
+            optional_list("resources/list", r.error());
         if (error.empty()) {
             if (auto r = co_await s.list_resource_templates())
                 sc.resource_templates = std::move(*r);
             else
-                error = "resources/templates/list failed: " + r.error().describe();
+                optional_list("resources/templates/list", r.error());
         }
     }
     if (error.empty() && options.list_prompts && s.has_capability("prompts")) {
         if (auto r = co_await s.list_prompts())
             sc.prompts = std::move(*r);
         else
-            error = "prompts/list failed: " + r.error().describe();
+            optional_list("prompts/list", r.error());
     }
     finish(std::move(error));
     co_return sc;

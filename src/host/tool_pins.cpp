@@ -68,6 +68,12 @@ std::string_view to_string(PinKind kind) {
     return "tool";
 }
 
+std::optional<PinKind> pin_kind_named(std::string_view name) {
+    for (auto kind : {PinKind::tool, PinKind::prompt, PinKind::resource_template})
+        if (to_string(kind) == name) return kind;
+    return std::nullopt;
+}
+
 std::string definition_digest(const json::object& definition) {
     return mcp::sha256_digest(core::canonical_json(definition));
 }
@@ -159,7 +165,8 @@ std::string held_message(const HeldDefinition& h) {
 fs::path PinStore::file_for(const std::string& config_source) {
     std::error_code ec;
     if (config_source.empty() || !fs::is_regular_file(config_source, ec)) return {};
-    const fs::path config(config_source);
+    // Absolute: `serve` reports it, and a relative one would name a different file once the directory changes.
+    const fs::path config = fs::absolute(config_source, ec).lexically_normal();
     auto stem = config.filename().string();
     if (const auto dot = stem.rfind('.'); dot != std::string::npos && dot > 0) stem.resize(dot);
     return config.parent_path() / (stem + ".lock.json");

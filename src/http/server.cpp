@@ -245,6 +245,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     // The one place where a request meets its handler: the shared checks (request_gate.hpp), the OAuth verifier,
     // and the exception boundary.
     awaitable<void> dispatch(ServerRequest& req, Responder& res) {
+        req.erase(principal_header);  // only the verifier below names who is asking
         RequestVerdict verdict = gate_request(req, routes, opt);
         const std::string_view path = verdict.path;
         for (auto& [name, value] : verdict.response_headers) res.add_header(name, value);
@@ -257,6 +258,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
                 co_await res.send_error(allowed.status, allowed.message, std::move(challenge));
                 co_return;
             }
+            if (!allowed.principal.empty()) req.set(principal_header, allowed.principal);
         }
         if (verdict.action == RequestVerdict::Action::refuse) {
             co_await res.send_error(verdict.status, verdict.message, std::move(verdict.headers));

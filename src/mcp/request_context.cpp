@@ -32,6 +32,8 @@ const json::object& or_empty(const std::shared_ptr<const json::object>& o) {
 }
 }  // namespace
 
+const std::string& RequestContext::principal() const { return state_->principal; }
+
 const json::object& RequestContext::client_capabilities() const { return or_empty(state_->client_capabilities); }
 
 bool RequestContext::client_supports(std::string_view capability) const {

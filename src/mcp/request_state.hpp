@@ -16,6 +16,8 @@ struct RequestContext::State {
     /// Shared, not copied per request: a legacy session's requests all point at what initialize said (null: {}).
     std::shared_ptr<const boost::json::object> client_capabilities;
     std::shared_ptr<const boost::json::object> client_info;
+    /// Who sent the request, as the transport authenticated it (ServerOptions::transport_principals); empty: unknown.
+    std::string principal;
     /// The lowest level sent; empty: everything (legacy) or nothing (modern).
     std::string log_level;
     /// The JSON-RPC request of the current round; none for a task's work, which outlives the request that started it.

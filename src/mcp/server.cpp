@@ -109,6 +109,7 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
         json::value* capabilities = nullptr;   // the client's, required in that era (taken by context())
         const json::value* log_level = nullptr;
         json::value* client_info = nullptr;  // taken by context()
+        const json::value* principal = nullptr;  // jsonrpc::meta_principal, from an authenticating transport
     };
 
     // The session is passed in, not captured: it stays alive as long as the request, and no coroutine of the
@@ -146,6 +147,8 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
                     parts.log_level = &kv.value();
                 else if (k == meta::client_info)
                     parts.client_info = &kv.value();
+                else if (k == jsonrpc::meta_principal)
+                    parts.principal = &kv.value();
             }
         }
         const bool modern = parts.version != nullptr;
@@ -211,6 +214,8 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
         state->era = modern ? Era::modern : Era::legacy;
         state->method = method;
         state->request = req;
+        if (const auto* who = parts.principal; who && who->is_string() && options.transport_principals)
+            state->principal = std::string(who->get_string());
         if (modern) {
             if (auto* c = parts.capabilities; c && c->is_object())
                 state->client_capabilities = std::make_shared<const json::object>(std::move(c->get_object()));

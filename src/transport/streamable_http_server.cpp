@@ -126,6 +126,25 @@ void HttpServer::Impl::start() {
 namespace {
 using Member = awaitable<void> (HttpServer::Impl::*)(ServerRequest&, Responder&);
 
+// Who sent the request, as the HTTP server verified it (its token), in the request's _meta for the handler; whatever
+// a client put there itself is dropped.
+void stamp_principal(jsonrpc::Message& msg, std::string_view principal) {
+    auto* params = msg.params.if_object();
+    if (!params) {
+        if (principal.empty() || !msg.params.is_null()) return;
+        params = &msg.params.emplace_object();
+    }
+    auto* meta = params->if_contains("_meta");
+    if (meta && meta->is_object())
+        meta->get_object().erase(jsonrpc::meta_principal);
+    if (principal.empty()) return;
+    if (!meta || !meta->is_object()) {
+        (*params)["_meta"].emplace_object()[jsonrpc::meta_principal] = principal;
+        return;
+    }
+    meta->get_object()[jsonrpc::meta_principal] = principal;
+}
+
 // Keeps the server state alive while one of its handlers runs.
 awaitable<void> call(std::shared_ptr<HttpServer::Impl> self, Member member, ServerRequest& req, Responder& res) {
     co_await ((*self).*member)(req, res);
@@ -194,6 +213,7 @@ awaitable<void> HttpServer::Impl::handle_post(ServerRequest& req, Responder& res
         co_return;
     }
     jsonrpc::Message& msg = *parsed;
+    if (msg.kind == jsonrpc::Message::Kind::request) stamp_principal(msg, header_view(req, http::principal_header));
     if (msg.kind == jsonrpc::Message::Kind::response) {
         // A legacy session's answer to a request its server sent (sampling, elicitation, roots) goes to the session.
         if (opt.legacy && !header_view(req, "Mcp-Session-Id").empty()) {

@@ -39,7 +39,7 @@ awaitable<void> list_pins(PoolRef weak, http::Responder& res) {
     co_await send_json(res, pins_json(*pool));
 }
 
-// POST /api/pins/approve {"server", "name"?}, /api/pins/reset {"server"}: then as GET /api/pins.
+// POST /api/pins/approve {"server", "name"?, "kind"?}, /api/pins/reset {"server"}: then as GET /api/pins.
 awaitable<void> change_pins(PoolRef weak, Options o, bool approve, http::ServerRequest& req, http::Responder& res) {
     const auto body = post_body(req, o->allowed_origins);
     auto pool = lock(weak);
@@ -47,9 +47,16 @@ awaitable<void> change_pins(PoolRef weak, Options o, bool approve, http::ServerR
     require_server(*pool, server);
     std::string name;
     if (const auto* n = body.if_contains("name"); n && n->is_string()) name = n->get_string();
+    std::optional<host::PinKind> kind;
+    if (const auto* k = body.if_contains("kind"); k && !k->is_null()) {
+        kind = k->is_string() ? host::pin_kind_named(k->get_string()) : std::nullopt;
+        if (!kind)
+            throw http::HttpError(bhttp::status::bad_request,
+                                  "\"kind\" is one of \"tool\", \"prompt\", \"resourceTemplate\"");
+    }
     std::optional<jsonrpc::Error> failed;
     if (approve) {
-        if (auto r = pool->approve_pins(server, name); !r) failed = r.error();
+        if (auto r = pool->approve_pins(server, name, kind); !r) failed = r.error();
     } else {
         if (auto r = pool->reset_pins(server); !r) failed = r.error();
     }

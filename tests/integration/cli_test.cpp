@@ -315,6 +315,22 @@ TEST_F(Cli, StrictPinsHoldAServerNeverPinned) {
     EXPECT_EQ(cli("--config " + cfg + " --pins strict call echo '{\"message\": \"hi\"}'", out), 0) << out;
 }
 
+TEST_F(Cli, AServerAnsweringMethodNotFoundForAnOptionalListStaysUsable) {
+    // It declares resources, prompts and completions, and answers "method not found" for templates, prompts and
+    // completion: empty lists and a warning, not a failed server.
+    auto cfg = write_config(R"({"mcpServers": {"partial": {"command": ")" + peers_node() + R"(", "args": [")" +
+                            std::string(PEERS_DIR) + R"(/scripts/partial_lists_server.mjs"]}}})");
+    std::string out;
+    EXPECT_EQ(cli("--config " + cfg + " status --json", out), 0) << out;
+    auto v = json::parse(out.substr(out.find("{\"servers\"")));
+    EXPECT_EQ(v.at("servers").at(0).at("phase").as_string(), "connected") << out;
+    EXPECT_EQ(v.at("servers").at(0).at("tools").as_int64(), 1) << out;
+    EXPECT_NE(out.find("resources/templates/list answered \"method not found\""), std::string::npos) << out;
+    EXPECT_NE(out.find("prompts/list answered \"method not found\""), std::string::npos) << out;
+    EXPECT_EQ(cli("--config " + cfg + " call hello", out), 0) << out;
+    EXPECT_NE(out.find("hello"), std::string::npos) << out;
+}
+
 TEST_F(Cli, ConfigErrorsNameFileLineAndColumn) {
     std::string out;
     auto cfg = write_config("{\n  \"mcpServers\": {\n    \"x\": {\"command\": \"a\"}\n    \"y\": {}\n  }\n}\n");

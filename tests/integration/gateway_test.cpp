@@ -363,8 +363,12 @@ TEST_F(Gateway, ToolsListIsKeptAsTextUntilTheToolsChange) {
         auto held = co_await modern_tools_list(port, false);
         EXPECT_FALSE(has(listed_tools(held.body), "extra")) << held.body;
         const Headers approve_headers{{"Host", "127.0.0.1:" + std::to_string(port)}, {"Content-Type", "application/json"}};
+        // Of another kind: nothing of that kind is named so (a tool and a prompt may share a name).
+        auto as_prompt = co_await http_exchange(port, "POST", "/api/pins/approve", approve_headers,
+                                                R"({"server": "d", "name": "extra", "kind": "prompt"})");
+        EXPECT_EQ(as_prompt.status, 400) << as_prompt.body;
         auto approved = co_await http_exchange(port, "POST", "/api/pins/approve", approve_headers,
-                                               R"({"server": "d", "name": "extra"})");
+                                               R"({"server": "d", "name": "extra", "kind": "tool"})");
         EXPECT_EQ(approved.status, 200) << approved.body;
         const bool listed = co_await listed_extra(true);
         EXPECT_TRUE(listed) << "the tool the upstream added never showed up";

@@ -52,11 +52,12 @@ protected:
     }
 
     // The gateway on a port chosen up front: its audience (resource URL) names it.
-    void start_gateway() {
+    void start_gateway(const std::string& demo_args = "") {
         const auto port = free_port();
         audience_ = "http://127.0.0.1:" + std::to_string(port) + "/mcp";
         gateway_config_ = (dir_ / "gateway.json").string();
-        std::ofstream(gateway_config_) << R"({"mcpServers": {"demo": {"command": ")" << demo_server() << R"("}},
+        std::ofstream(gateway_config_) << R"({"mcpServers": {"demo": {"command": ")" << demo_server() << R"(",
+            "args": [)" << demo_args << R"(]}},
             "gateway": {"scopes": {"mcp:tools": ["*"], "echo:only": ["echo"]}}})";
         gateway_ = start_listening(
             SWITCHBOARD_CLI, {"--config", gateway_config_, "serve", "--port", std::to_string(port), "--auth", "oauth",
@@ -99,6 +100,21 @@ protected:
     HttpResult mcp_post(const std::string& token, const std::string& body) {
         auto h = post_headers();
         if (!token.empty()) h.emplace_back("Authorization", "Bearer " + token);
+        return post(gateway_->port, "/mcp", body, h);
+    }
+
+    // A stateless 2026-07-28 request of `method` with the Tasks extension declared, as client "same-app".
+    HttpResult modern_post(const std::string& token, const std::string& method, const std::string& params) {
+        auto h = post_headers();
+        h.emplace_back("Authorization", "Bearer " + token);
+        h.emplace_back("MCP-Protocol-Version", "2026-07-28");
+        h.emplace_back("Mcp-Method", method);
+        if (method == "tools/call") h.emplace_back("Mcp-Name", "report");
+        const std::string body = R"({"jsonrpc":"2.0","id":1,"method":")" + method + R"(","params":{)" + params +
+                                 R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",)"
+                                 R"("io.modelcontextprotocol/clientInfo":{"name":"same-app","version":"1"},)"
+                                 R"("io.modelcontextprotocol/clientCapabilities":)"
+                                 R"({"extensions":{"io.modelcontextprotocol/tasks":{}}}}}})";
         return post(gateway_->port, "/mcp", body, h);
     }
 
@@ -172,6 +188,45 @@ TEST_F(OAuth, GatewayAcceptsValidJwtsAndRefusesExpiredWrongAudienceAndForgedOnes
     EXPECT_NE(forbidden.headers["www-authenticate"].find("insufficient_scope"), std::string::npos);
     EXPECT_NE(forbidden.headers["www-authenticate"].find("scope=\"mcp:tools\""), std::string::npos)
         << forbidden.headers["www-authenticate"];
+}
+
+// A task belongs to who created it: behind OAuth, the token's subject (not the clientInfo name, which anyone can
+// send). Two users of the same app: one's task id is unknown to the other, even when the other asks for it.
+TEST_F(OAuth, GatewayTasksBelongToTheTokensSubject) {
+    start_auth_server();
+    start_gateway(R"("--tasks")");
+    const auto alice = mint(R"({"aud":")" + audience_ + R"(","scope":"mcp:tools","sub":"alice"})");
+    const auto bob = mint(R"({"aud":")" + audience_ + R"(","scope":"mcp:tools","sub":"bob"})");
+
+    auto created = modern_post(alice, "tools/call", R"("name":"report","arguments":{"seconds":30},)");
+    ASSERT_EQ(created.status, 200) << created.body;
+    const auto result = json::parse(created.body).at("result").as_object();
+    ASSERT_EQ(result.at("resultType").as_string(), "task") << created.body;
+    const std::string task_id(result.at("taskId").as_string());
+
+    const auto get = R"("taskId":")" + task_id + R"(",)";
+    auto mine = modern_post(alice, "tasks/get", get);
+    EXPECT_EQ(mine.status, 200) << mine.body;
+    EXPECT_TRUE(json::parse(mine.body).as_object().contains("result")) << mine.body;
+    for (const auto* method : {"tasks/get", "tasks/cancel"}) {
+        auto theirs = modern_post(bob, method, get);
+        EXPECT_NE(theirs.body.find("Unknown taskId"), std::string::npos) << method << ": " << theirs.body;
+        EXPECT_FALSE(json::parse(theirs.body).as_object().contains("result")) << theirs.body;
+    }
+    // A client cannot claim to be alice by sending the principal itself: the header and the _meta key are replaced.
+    auto h = post_headers();
+    h.emplace_back("Authorization", "Bearer " + bob);
+    h.emplace_back("X-Switchboard-Principal", as_->url + " alice");
+    h.emplace_back("MCP-Protocol-Version", "2026-07-28");
+    h.emplace_back("Mcp-Method", "tasks/get");
+    const std::string forged =
+        R"({"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":")" + task_id +
+        R"(","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.switchboard/principal":")" +
+        as_->url + R"( alice","io.modelcontextprotocol/clientInfo":{"name":"same-app","version":"1"},)"
+                   R"("io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}})";
+    auto spoofed = post(gateway_->port, "/mcp", forged, h);
+    EXPECT_NE(spoofed.body.find("Unknown taskId"), std::string::npos) << spoofed.body;
+    EXPECT_EQ(modern_post(alice, "tasks/cancel", get).status, 200);
 }
 
 TEST_F(OAuth, LoginThenConnectRefreshAndNoTokenInOutput) {

@@ -66,6 +66,7 @@ private:
     struct TokenFacts {
         std::vector<std::string> scopes;
         std::string jkt;  ///< cnf.jkt: the DPoP key the token is bound to
+        std::string subject;  ///< "<iss> <sub>"
     };
     /// Checks a token alone (no scope, no proof): empty when valid, else why not.
     boost::asio::awaitable<std::string> check_token(std::string token, TokenFacts& facts);

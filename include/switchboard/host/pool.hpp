@@ -266,9 +266,11 @@ public:
     std::vector<HeldDefinition> held(std::string_view server) const;
     /// The held definition of `kind` named `name` that some server lists, or nullptr.
     const HeldDefinition* held_named(std::string_view server, PinKind kind, std::string_view name) const;
-    /// Approves what `server` lists now: everything held (`name` empty) or the held definitions named `name`; writes
-    /// the lockfile and offers them (list changes announced). An error names what could not be written or found.
-    Outcome<std::size_t> approve_pins(const std::string& server, const std::string& name);
+    /// Approves what `server` lists now: everything held (`name` empty) or the held definitions named `name` (of
+    /// `kind` when given: a tool and a prompt may share a name); writes the lockfile and offers them (list changes
+    /// announced). An error names what could not be written or found.
+    Outcome<std::size_t> approve_pins(const std::string& server, const std::string& name,
+                                      std::optional<PinKind> kind = std::nullopt);
     /// Forgets `server`'s pins and pins what it lists now (in strict mode: holds all of it); writes the lockfile.
     Outcome<void> reset_pins(const std::string& server);
     /// Reads the lockfile again (changed by another process: `pins approve`, an edit) and applies it to every server.

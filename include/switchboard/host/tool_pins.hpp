@@ -31,6 +31,8 @@ namespace switchboard::host {
 enum class PinKind { tool, prompt, resource_template };
 /// "tool", "prompt", "resourceTemplate" (the lockfile's keys, without their plural).
 std::string_view to_string(PinKind kind);
+/// The kind named as to_string names it ("tool", "prompt", "resourceTemplate"), or nullopt.
+std::optional<PinKind> pin_kind_named(std::string_view name);
 
 /// A definition as pinned or as served now, with its digest ("sha256:<hex>" of its canonical JSON).
 struct Pin {

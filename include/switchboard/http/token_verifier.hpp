@@ -22,7 +22,14 @@ struct TokenVerdict {
     boost::beast::http::status status = boost::beast::http::status::unauthorized;
     std::string message;    ///< for the error body; never contains the token
     std::string challenge;  ///< the WWW-Authenticate value
+    /// Who the token names, when allowed ("<issuer> <subject>"; empty when it names nobody): the server passes it to
+    /// the handler as the request's principal_header (what a gateway binds a client's tasks to).
+    std::string principal;
 };
+
+/// The request header a server sets to the verified principal (and removes from every request it gets, so that no
+/// client can claim one).
+inline constexpr std::string_view principal_header = "X-Switchboard-Principal";
 
 class TokenVerifier {
 public:

@@ -16,6 +16,10 @@
 
 namespace switchboard::jsonrpc {
 
+/// The `_meta` member of a request in which a transport that authenticated it names who sent it (an HTTP server with
+/// an OAuth resource server: "<issuer> <subject>"). Such a transport removes it from whatever a client sends.
+inline constexpr std::string_view meta_principal = "io.switchboard/principal";
+
 /// A request id: an integer or a string (never null in MCP).
 using Id = boost::json::value;
 

@@ -38,6 +38,8 @@ public:
     /// The client's Implementation (name, version) as it said: from `initialize` (legacy) or the request's `_meta`
     /// (modern); empty when it said nothing.
     const boost::json::object& client_info() const;
+    /// Who sent the request as its transport authenticated it ("<issuer> <subject>"); empty when unauthenticated.
+    const std::string& principal() const;
     /// Whether the client declared `capability` ("sampling", "elicitation", "roots").
     bool client_supports(std::string_view capability) const;
 

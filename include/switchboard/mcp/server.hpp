@@ -51,6 +51,9 @@ struct ServerOptions {
     /// ("private": results may differ per client, e.g. a gateway's per-client context).
     std::chrono::milliseconds cache_ttl{0};
     std::string cache_scope = "private";
+    /// Whether a request's `_meta` principal (jsonrpc::meta_principal) is believed: set only where the transport put
+    /// it there after checking the request's token (Streamable HTTP with an OAuth resource server), never over stdio.
+    bool transport_principals = false;
     /// {serverInfo} as every modern result's _meta carries it, serialized once: made from `info` by the Server when
     /// unset. Servers made per session from one ServerOptions (a gateway) share it when it is set beforehand
     /// (server_result_meta).

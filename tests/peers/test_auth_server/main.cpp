@@ -18,7 +18,7 @@
 //   /register  /authorize  /token  /jwks  /revoke (RFC 7009: forgets a refresh token)
 //   POST /admin/revoke          revokes every refresh token
 //   POST /admin/rotate          signs with a new key (new kid) from now on
-//   POST /admin/mint            {"aud","expiresIn","scope","badSignature","issuer"}: a token for the tests
+//   POST /admin/mint            {"aud","expiresIn","scope","sub","badSignature","issuer"}: a token for the tests
 //   GET  /admin/stats           {"authorize":N,"token":{"authorization_code":N,"refresh_token":N},"register":N,
 //                                "dpop":N (token requests with a valid proof),"dpopNonce":N (use_dpop_nonce sent),
 //                                "revoke":N,"refreshTokens":N (usable now)}
@@ -332,7 +332,7 @@ int main(int argc, char** argv) {
                        return v && v->is_string() ? std::string(v->get_string()) : d;
                    };
                    const auto* e = o.if_contains("expiresIn");
-                   std::string t = access_token(s, "test", str("scope", ""), str("aud", ""),
+                   std::string t = access_token(s, str("sub", "test"), str("scope", ""), str("aud", ""),
                                                 e ? e->to_number<std::int64_t>() : 300, str("issuer", s.issuer));
                    if (o.contains("badSignature")) {  // the same claims signed by a key nobody published
                        auto stranger = auth::Key::generate("RS256", s.keys.back().kid());

@@ -15,6 +15,7 @@ import type {
   LlmSettings,
   LogLevel,
   LogMessage,
+  PinKind,
   Pins,
   Prompt,
   ReadResourceResult,
@@ -119,8 +120,9 @@ export const api = {
   remove: (name: string) => post<Servers>('api/servers/remove', { name }),
   tools: () => get<{ tools: Tool[] }>('api/tools'),
   pins: () => get<Pins>('api/pins'),
-  /** Approves the server's held definitions: all of them, or the one `name`d. */
-  approvePins: (server: string, name?: string) => post<Pins>('api/pins/approve', { server, name }),
+  /** Approves the server's held definitions: all of them, or the one of `kind` `name`d. */
+  approvePins: (server: string, held?: { kind: PinKind; name: string }) =>
+    post<Pins>('api/pins/approve', { server, name: held?.name, kind: held?.kind }),
   callTool: (server: string, name: string, args: Record<string, unknown>) =>
     post<CallToolResult>('api/tools/call', { server, name, arguments: args }),
   resources: () => get<{ resources: Resource[]; templates: ResourceTemplate[] }>('api/resources'),

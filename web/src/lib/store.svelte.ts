@@ -13,6 +13,7 @@ import type {
   LogLevel,
   LogMessage,
   Pins,
+  PinKind,
   Prompt,
   Resource,
   ResourceTemplate,
@@ -122,9 +123,9 @@ function setHeld(pins: Pins): void {
   store.held = Object.fromEntries(pins.servers.map((s) => [s.server, s.held]));
 }
 
-/** Approves a server's held definitions (all, or the one `name`d): they are offered again, and the lists follow. */
-export async function approveHeld(server: string, name?: string): Promise<void> {
-  setHeld(await api.approvePins(server, name));
+/** Approves a server's held definitions (all, or the one given): they are offered again, and the lists follow. */
+export async function approveHeld(server: string, held?: { kind: PinKind; name: string }): Promise<void> {
+  setHeld(await api.approvePins(server, held));
 }
 
 const loaders: Record<ListKind, () => Promise<void>> = {
