@@ -21,10 +21,13 @@ std::pair<std::string, std::string> split_target(const std::string& target) {
     return {target.substr(0, slash), target.substr(slash + 1)};
 }
 
+// A server named is connected even when lazy: `pins notes` pins (or checks) it now rather than at its first run.
 host::Config servers_named(const host::Config& config, const std::string& server) {
     if (server.empty()) return config;
     auto subset = only_server(config, server);
-    return subset ? *subset : host::Config{};
+    if (!subset) return host::Config{};
+    for (auto& sc : subset->servers) sc.lazy = false;
+    return *subset;
 }
 
 }  // namespace
@@ -91,6 +94,11 @@ awaitable<int> pins(const host::Config& config, const GlobalOptions& g, PinsComm
                                            {"pinned", store->count(sc.name)},
                                            {"known", store->knows(sc.name)},
                                            {"held", std::move(items)}});
+                continue;
+            }
+            if (sc.lazy && !store->knows(sc.name)) {
+                fmt::print("{}: not pinned yet (lazy: pinned when it first runs, or now with `switchboard pins {}`)\n",
+                           sc.name, sc.name);
                 continue;
             }
             fmt::print("{}: {} pinned{}\n", sc.name, store->count(sc.name),

@@ -199,5 +199,27 @@ TEST_F(CliAgents, LazyExample) {
     EXPECT_EQ(forecast->at("fork"), true);
 }
 
+// The examples' lockfiles are committed with them (docs/config.md, "Pinned definitions"): what their servers list
+// now is what they pin, or `scripts/run` would start with held tools. Strict mode writes nothing: the check never
+// changes the source tree. (A change to the demo server's definitions: `switchboard pins approve demo` in each.)
+TEST_F(CliAgents, ExampleLockfilesMatchWhatTheirServersList) {
+    const fs::path root(SOURCE_DIR);
+    if (!fs::exists(root / "build/switchboard-demo-server")) GTEST_SKIP() << "the examples run build/'s demo server";
+    const std::vector<std::pair<fs::path, std::string>> checks{
+        {root, "-c examples/switchboard.json --pins strict pins --json"},
+        {root / "examples/lazy", "-c switchboard.json --pins strict pins --json"},
+        {root / "examples/lazy", "-c switchboard.json --pins strict pins notes --json"},
+        {root / "examples/lazy", "-c switchboard.json --pins strict pins weather --json"}};
+    for (const auto& [dir, args] : checks) {
+        std::string out, err;
+        ASSERT_EQ(cli(args, out, err, dir), 0) << args << "\n" << out << err;
+        const auto v = json::parse(out);
+        for (const auto& server : v.at("servers").as_array()) {
+            EXPECT_TRUE(server.at("known").as_bool()) << args << ": " << server;
+            EXPECT_TRUE(server.at("held").as_array().empty()) << args << ": " << server;
+        }
+    }
+}
+
 }  // namespace
 }  // namespace switchboard::test
