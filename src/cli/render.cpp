@@ -96,6 +96,9 @@ std::string render_status(const std::vector<ServerStatus>& servers) {
             out += fmt::format("  error: {}\n", s.last_error);
         else if (!s.last_error.empty() && s.phase == Phase::needs_auth)
             out += fmt::format("  {}\n", s.last_error);
+        if (s.held > 0)
+            out += fmt::format("  held: {} definition{} changed or new since approved (switchboard pins diff {})\n",
+                               s.held, s.held == 1 ? "" : "s", s.name);
     }
     return out;
 }

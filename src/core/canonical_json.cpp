@@ -3,10 +3,14 @@
 #include <boost/json/object.hpp>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <span>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -48,22 +52,66 @@ std::u16string utf16(std::string_view s) {
     return out;
 }
 
-std::vector<const json::key_value_pair*> sorted_members(const json::object& o) {
-    std::vector<std::pair<std::u16string, const json::key_value_pair*>> keyed;
+// UTF-8 byte order is code point order, which is UTF-16 order below U+E000 (lead byte 0xEE): names without such a
+// byte (nearly all) sort as bytes, without the conversion.
+bool sorts_as_bytes(std::string_view s) {
+    return std::none_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) >= 0xEE; });
+}
+
+using Member = const json::key_value_pair*;
+
+// The members of `o` in JCS order, in `small` when they fit (most objects: no allocation), else in `big`.
+std::span<Member> sorted_members(const json::object& o, std::span<Member> small, std::vector<Member>& big) {
+    std::span<Member> out = small;
+    if (o.size() > small.size()) {
+        big.resize(o.size());
+        out = big;
+    }
+    out = out.first(o.size());
+    bool bytes = true;
+    std::size_t i = 0;
+    for (const auto& kv : o) {
+        out[i++] = &kv;
+        bytes = bytes && sorts_as_bytes(kv.key());
+    }
+    if (bytes) {
+        std::sort(out.begin(), out.end(), [](Member a, Member b) { return a->key() < b->key(); });
+        return out;
+    }
+    std::vector<std::pair<std::u16string, Member>> keyed;
     keyed.reserve(o.size());
     for (const auto& kv : o) keyed.emplace_back(utf16(kv.key()), &kv);
     std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::vector<const json::key_value_pair*> out;
-    out.reserve(keyed.size());
-    for (const auto& [key, kv] : keyed) out.push_back(kv);
+    for (i = 0; i < keyed.size(); ++i) out[i] = keyed[i].second;
     return out;
+}
+
+// Whether any of the 8 bytes in `w` is a control character, '"' or '\\': the ones a string escapes. (Exact: the
+// zero-byte and less-than tests of "Bit Twiddling Hacks" say whether some byte matches, not which.)
+constexpr bool needs_escape(std::uint64_t w) {
+    constexpr std::uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    const auto zero_byte = [](std::uint64_t v) { return (v - ones) & ~v & highs; };
+    const auto below_space = (w - ones * 0x20) & ~w & highs;
+    return (below_space | zero_byte(w ^ (ones * '"')) | zero_byte(w ^ (ones * '\\'))) != 0;
 }
 
 void append_string(std::string& out, std::string_view s) {
     static constexpr char hex[] = "0123456789abcdef";
     out += '"';
-    for (const char ch : s) {
-        const auto c = static_cast<unsigned char>(ch);
+    std::size_t plain = 0;  // the start of the run of characters written as they are
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        // Eight bytes at a time while none needs escaping (nearly all text).
+        while (i + 8 <= s.size()) {
+            std::uint64_t w;
+            std::memcpy(&w, s.data() + i, 8);
+            if (needs_escape(w)) break;
+            i += 8;
+        }
+        if (i >= s.size()) break;
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c >= 0x20 && c != '"' && c != '\\') continue;
+        out.append(s, plain, i - plain);
+        plain = i + 1;
         switch (c) {
         case '"': out += "\\\""; break;
         case '\\': out += "\\\\"; break;
@@ -73,16 +121,28 @@ void append_string(std::string& out, std::string_view s) {
         case '\r': out += "\\r"; break;
         case '\t': out += "\\t"; break;
         default:
-            if (c < 0x20) {
-                out += "\\u00";
-                out += hex[c >> 4];
-                out += hex[c & 0xF];
-            } else {
-                out += ch;
-            }
+            out += "\\u00";
+            out += hex[c >> 4];
+            out += hex[c & 0xF];
         }
     }
+    out.append(s, plain);
     out += '"';
+}
+
+// An integer exactly representable as a double (|n| <= 2^53) is written as ECMAScript writes it: its digits.
+template <typename Int>
+bool append_exact_integer(std::string& out, Int n) {
+    constexpr std::int64_t exact = std::int64_t{1} << 53;
+    if constexpr (std::is_signed_v<Int>) {
+        if (n < -exact || n > exact) return false;
+    } else {
+        if (n > static_cast<std::uint64_t>(exact)) return false;
+    }
+    char buf[24];
+    const auto r = std::to_chars(buf, buf + sizeof buf, n);
+    out.append(buf, r.ptr);
+    return true;
 }
 
 // A double as ECMAScript's Number::toString writes it (ECMA-262, 6.1.6.1.20), from the shortest digits that read back
@@ -134,17 +194,41 @@ void append_number(std::string& out, double d) {
     }
 }
 
+void write(std::string& out, const json::value& v, int indent, int depth);
+
+void newline(std::string& out, int indent, int level) {
+    if (indent < 0) return;
+    out += '\n';
+    out.append(static_cast<std::size_t>(level * indent), ' ');
+}
+
+void write_object(std::string& out, const json::object& o, int indent, int depth) {
+    std::array<Member, 16> small;
+    std::vector<Member> big;
+    const auto members = sorted_members(o, small, big);
+    out += '{';
+    for (std::size_t i = 0; i < members.size(); ++i) {
+        if (i) out += ',';
+        newline(out, indent, depth + 1);
+        append_string(out, members[i]->key());
+        out += ':';
+        if (indent >= 0) out += ' ';
+        write(out, members[i]->value(), indent, depth + 1);
+    }
+    if (!members.empty()) newline(out, indent, depth);
+    out += '}';
+}
+
 void write(std::string& out, const json::value& v, int indent, int depth) {
-    const auto newline = [&](int level) {
-        if (indent < 0) return;
-        out += '\n';
-        out.append(static_cast<std::size_t>(level * indent), ' ');
-    };
     switch (v.kind()) {
     case json::kind::null: out += "null"; break;
     case json::kind::bool_: out += v.get_bool() ? "true" : "false"; break;
-    case json::kind::int64: append_number(out, static_cast<double>(v.get_int64())); break;
-    case json::kind::uint64: append_number(out, static_cast<double>(v.get_uint64())); break;
+    case json::kind::int64:
+        if (!append_exact_integer(out, v.get_int64())) append_number(out, static_cast<double>(v.get_int64()));
+        break;
+    case json::kind::uint64:
+        if (!append_exact_integer(out, v.get_uint64())) append_number(out, static_cast<double>(v.get_uint64()));
+        break;
     case json::kind::double_: append_number(out, v.get_double()); break;
     case json::kind::string: append_string(out, v.get_string()); break;
     case json::kind::array: {
@@ -152,27 +236,14 @@ void write(std::string& out, const json::value& v, int indent, int depth) {
         out += '[';
         for (std::size_t i = 0; i < a.size(); ++i) {
             if (i) out += ',';
-            newline(depth + 1);
+            newline(out, indent, depth + 1);
             write(out, a[i], indent, depth + 1);
         }
-        if (!a.empty()) newline(depth);
+        if (!a.empty()) newline(out, indent, depth);
         out += ']';
         break;
     }
-    case json::kind::object: {
-        const auto members = sorted_members(v.get_object());
-        out += '{';
-        for (std::size_t i = 0; i < members.size(); ++i) {
-            if (i) out += ',';
-            newline(depth + 1);
-            append_string(out, members[i]->key());
-            out += indent < 0 ? ":" : ": ";
-            write(out, members[i]->value(), indent, depth + 1);
-        }
-        if (!members.empty()) newline(depth);
-        out += '}';
-        break;
-    }
+    case json::kind::object: write_object(out, v.get_object(), indent, depth); break;
     }
 }
 
@@ -180,9 +251,16 @@ void write(std::string& out, const json::value& v, int indent, int depth) {
 
 std::string canonical_json(const json::value& v) {
     std::string out;
+    out.reserve(256);
     write(out, v, -1, 0);
     return out;
 }
+
+void append_canonical_json(std::string& out, const json::value& v) { write(out, v, -1, 0); }
+
+void append_canonical_json(std::string& out, const json::object& o) { write_object(out, o, -1, 0); }
+
+void append_canonical_string(std::string& out, std::string_view s) { append_string(out, s); }
 
 std::string pretty_json(const json::value& v) {
     std::string out;

@@ -14,12 +14,35 @@ namespace switchboard::host {
 
 namespace {
 
+std::string digest_of_item(const mcp::Tool& t) { return digest_of(t); }
 template <class T>
-std::vector<std::pair<std::string, Pin>> pins_of(const std::vector<T>& items) {
-    std::vector<std::pair<std::string, Pin>> out;
+std::string digest_of_item(const T& item) {
+    return pin_of(item).digest;  // prompts and templates: few and small
+}
+
+template <class T>
+std::vector<std::string> digests_of(const std::vector<T>& items) {
+    std::vector<std::string> out;
     out.reserve(items.size());
-    for (const auto& item : items) out.emplace_back(item.name, pin_of(item));
+    for (const auto& item : items) out.push_back(digest_of_item(item));
     return out;
+}
+
+// The pins, definitions built, of the items whose digest is not their pin's: the few PinStore::check may hold.
+template <class T>
+std::vector<std::pair<std::string, Pin>> unmatched(const PinStore& pins, const std::string& server, PinKind kind,
+                                                   const std::vector<T>& items, const std::vector<std::string>& digests) {
+    std::vector<std::pair<std::string, Pin>> out;
+    for (std::size_t i = 0; i < items.size() && i < digests.size(); ++i) {
+        const auto* p = pins.pinned(server, kind, items[i].name);
+        if (!p || p->digest != digests[i]) out.emplace_back(items[i].name, pin_of(items[i]));
+    }
+    return out;
+}
+
+template <class T>
+void pin_all(PinStore& pins, const std::string& server, PinKind kind, const std::vector<T>& items) {
+    for (const auto& item : items) pins.set(server, kind, item.name, pin_of(item));
 }
 
 // `items` without those of `kind` that `held` names.
@@ -47,15 +70,15 @@ void ServerPool::set_served(Server& s, std::optional<std::vector<mcp::Tool>> too
                             std::optional<std::vector<mcp::ResourceTemplate>> templates) {
     const bool pinning = options_.pins != nullptr;
     if (tools) {
-        if (pinning) s.tool_pins = pins_of(*tools);
+        if (pinning) s.tool_digests = digests_of(*tools);
         s.served_tools = std::make_shared<const std::vector<mcp::Tool>>(std::move(*tools));
     }
     if (prompts) {
-        if (pinning) s.prompt_pins = pins_of(*prompts);
+        if (pinning) s.prompt_digests = digests_of(*prompts);
         s.served_prompts = std::move(*prompts);
     }
     if (templates) {
-        if (pinning) s.template_pins = pins_of(*templates);
+        if (pinning) s.template_digests = digests_of(*templates);
         s.served_templates = std::move(*templates);
     }
     apply_pins(s);
@@ -74,16 +97,21 @@ void ServerPool::apply_pins(Server& s) {
     if (listed && !pins->knows(name) && !pins->strict()) {
         // Trust on first use: what a server offers the first time it is seen is what is approved.
         pins->add_server(name);
-        for (const auto& [item, p] : s.tool_pins) pins->set(name, PinKind::tool, item, p);
-        for (const auto& [item, p] : s.prompt_pins) pins->set(name, PinKind::prompt, item, p);
-        for (const auto& [item, p] : s.template_pins) pins->set(name, PinKind::resource_template, item, p);
+        pin_all(*pins, name, PinKind::tool, *s.served_tools);
+        pin_all(*pins, name, PinKind::prompt, s.served_prompts);
+        pin_all(*pins, name, PinKind::resource_template, s.served_templates);
         std::string error;
         if (!pins->save(&error))
             spdlog::warn("server \"{}\": its definitions are pinned for this run only: {}", name, error);
     }
-    auto held = pins->check(name, PinKind::tool, s.tool_pins);
-    for (auto& h : pins->check(name, PinKind::prompt, s.prompt_pins)) held.push_back(std::move(h));
-    for (auto& h : pins->check(name, PinKind::resource_template, s.template_pins)) held.push_back(std::move(h));
+    auto held = pins->check(name, PinKind::tool, unmatched(*pins, name, PinKind::tool, *s.served_tools, s.tool_digests));
+    for (auto& h : pins->check(name, PinKind::prompt,
+                               unmatched(*pins, name, PinKind::prompt, s.served_prompts, s.prompt_digests)))
+        held.push_back(std::move(h));
+    for (auto& h : pins->check(name, PinKind::resource_template,
+                               unmatched(*pins, name, PinKind::resource_template, s.served_templates,
+                                         s.template_digests)))
+        held.push_back(std::move(h));
     // Nothing held (the usual case): the served lists as they are, shared, not copied.
     s.tools = held.empty() ? s.served_tools
                            : std::make_shared<const std::vector<mcp::Tool>>(

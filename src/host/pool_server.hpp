@@ -33,11 +33,11 @@ struct ServerPool::Server {
     std::vector<mcp::Prompt> prompts;
     ResourceListing listing;
     // What the server lists, before pins (pool_pins.cpp): `tools`, `prompts` and the listing's templates are what
-    // matches its pins; the rest is held. Each served definition's Pin is worked out once per listing.
+    // matches its pins; the rest is held. Each served definition's digest is worked out once per listing.
     std::shared_ptr<const std::vector<mcp::Tool>> served_tools = no_tools();
     std::vector<mcp::Prompt> served_prompts;
     std::vector<mcp::ResourceTemplate> served_templates;
-    std::vector<std::pair<std::string, Pin>> tool_pins, prompt_pins, template_pins;
+    std::vector<std::string> tool_digests, prompt_digests, template_digests;  // of each served definition, in order
     std::vector<HeldDefinition> held;
     std::map<std::string, int> subscriptions;  // uri → holders (subscribe_resource)
     std::string log_level;                     // set_log_level; empty: PoolOptions::log_level

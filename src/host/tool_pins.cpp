@@ -78,10 +78,80 @@ std::string definition_digest(const json::object& definition) {
     return mcp::sha256_digest(core::canonical_json(definition));
 }
 
+namespace {
+
+// The canonical JSON of pin_of(tool).definition, written from the tool's fields and `raw` in the members' sorted
+// order: each member is the typed field when the tool has it, else what `raw` holds (as Tool::to_json() puts them
+// together). tool_pins_test checks digest_of against pin_of, which hashes the definition it builds.
+std::string canonical_definition(const mcp::Tool& t) {
+    std::string out;
+    out.reserve(1024);
+    out += '{';
+    const auto member = [&](std::string_view key) {
+        if (out.size() > 1) out += ',';
+        core::append_canonical_string(out, key);
+        out += ':';
+    };
+    const auto from_raw = [&](std::string_view key) {
+        if (const auto* v = t.raw.if_contains(key)) {
+            member(key);
+            core::append_canonical_json(out, *v);
+        }
+    };
+    const auto text = [&](std::string_view key, const std::string& typed) {
+        if (typed.empty()) return from_raw(key);
+        member(key);
+        core::append_canonical_string(out, typed);
+    };
+    // Sorted: "_meta" < "annotations" < "description" < "execution" < "inputSchema" < "name" < "outputSchema" < "title".
+    if (const auto* meta = t.raw.if_contains("_meta"); meta && meta->is_object()) {
+        const auto* ui = meta->get_object().if_contains("ui");
+        const auto* legacy = meta->get_object().if_contains("ui/resourceUri");
+        if (ui || legacy) {
+            member("_meta");
+            out += '{';
+            if (ui) {
+                out += "\"ui\":";
+                core::append_canonical_json(out, *ui);
+            }
+            if (legacy) {
+                out += ui ? ",\"ui/resourceUri\":" : "\"ui/resourceUri\":";
+                core::append_canonical_json(out, *legacy);
+            }
+            out += '}';
+        }
+    }
+    from_raw("annotations");
+    text("description", t.description);
+    from_raw("execution");
+    if (t.raw.contains("inputSchema")) {
+        from_raw("inputSchema");
+    } else {
+        member("inputSchema");
+        core::append_canonical_json(out, t.input_schema);
+    }
+    text("name", t.name);
+    if (t.output_schema) {
+        member("outputSchema");
+        core::append_canonical_json(out, *t.output_schema);
+    } else {
+        from_raw("outputSchema");
+    }
+    text("title", t.title);
+    out += '}';
+    return out;
+}
+
+}  // namespace
+
+std::string digest_of(const mcp::Tool& tool) { return mcp::sha256_digest(canonical_definition(tool)); }
+
 Pin pin_of(const mcp::Tool& tool) {
-    const auto whole = tool.to_json();
-    auto definition = pick(whole, {"name", "title", "description", "inputSchema", "outputSchema", "annotations",
-                                   "execution"});
+    auto whole = tool.to_json();  // a copy already: its members are moved, not copied again
+    json::object definition;
+    for (std::string_view key :
+         {"name", "title", "description", "inputSchema", "outputSchema", "annotations", "execution"})
+        if (auto* v = whole.if_contains(key)) definition[key] = std::move(*v);
     // What a host acts on in _meta: the MCP App (its view and who may call the tool), also under its legacy key.
     if (const auto* meta = whole.if_contains("_meta"); meta && meta->is_object())
         if (auto ui = pick(meta->get_object(), {"ui", "ui/resourceUri"}); !ui.empty()) definition["_meta"] = std::move(ui);

@@ -1,9 +1,11 @@
 #include <switchboard/mcp/skills.hpp>
 
 #include <fmt/format.h>
+#include <openssl/evp.h>
 #include <openssl/sha.h>
 
 #include <algorithm>
+#include <memory>
 
 namespace switchboard::mcp {
 
@@ -151,10 +153,22 @@ asio::awaitable<Outcome<Skill>> get_skill(std::shared_ptr<ClientSession> session
 }
 
 std::string sha256_digest(std::string_view bytes) {
+    // The algorithm fetched once and a context per thread: SHA256() fetches it (under a lock) at every call, which
+    // costs as much as hashing a tool definition (every listing hashes each one, host/tool_pins.hpp).
+    static EVP_MD* const sha256 = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+    thread_local const std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
     unsigned char md[SHA256_DIGEST_LENGTH];
-    ::SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), md);
+    unsigned int length = 0;
+    if (!sha256 || !ctx || !EVP_DigestInit_ex2(ctx.get(), sha256, nullptr) ||
+        !EVP_DigestUpdate(ctx.get(), bytes.data(), bytes.size()) || !EVP_DigestFinal_ex(ctx.get(), md, &length))
+        ::SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), md);
+    static constexpr char hex[] = "0123456789abcdef";
     std::string out = "sha256:";
-    for (unsigned char c : md) out += fmt::format("{:02x}", c);
+    out.reserve(out.size() + 2 * sizeof md);
+    for (unsigned char c : md) {
+        out += hex[c >> 4];
+        out += hex[c & 0xF];
+    }
     return out;
 }
 

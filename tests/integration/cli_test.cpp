@@ -286,6 +286,10 @@ TEST_F(Cli, AChangedToolIsHeldUntilAPersonApprovesIt) {
     EXPECT_EQ(out.find("\"name\":\"echo\""), std::string::npos) << out;
     EXPECT_EQ(cli("--config " + cfg + " status --json", out), 0) << out;
     EXPECT_NE(out.find("\"held\":1"), std::string::npos) << out;
+    EXPECT_EQ(cli("--config " + cfg + " status", out), 0) << out;
+    EXPECT_NE(out.find("  held: 1 definition changed or new since approved (switchboard pins diff demo)"),
+              std::string::npos)
+        << out;
     EXPECT_EQ(cli("--config " + cfg + " pins diff demo/echo", out), 0) << out;
     EXPECT_NE(out.find("+       \"secret\": {"), std::string::npos) << out;
     EXPECT_NE(out.find("-   \"description\": \"Returns its message unchanged.\","), std::string::npos) << out;

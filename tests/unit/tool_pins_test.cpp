@@ -46,6 +46,25 @@ TEST(ToolPins, AnyByteOfDescriptionSchemaAnnotationsOrUiChangesIt) {
     }
 }
 
+// digest_of writes the canonical text straight from a tool, for every listing; pin_of hashes the definition object it
+// builds, which is what the lockfile keeps. They must agree for any tool, or a listing would hold what is pinned.
+TEST(ToolPins, TheListingDigestIsThePinsDigest) {
+    for (const char* text : {
+             echo,
+             R"({"name": "bare"})",
+             R"({"name": "", "title": "", "description": 7, "inputSchema": {}})",  // kept raw, not typed
+             R"({"name": "o", "outputSchema": {"type": "object"}, "execution": {"taskSupport": "optional"},
+                 "_meta": {"ui/resourceUri": "ui://x", "ui": {"visibility": ["app"]}, "other": 1}})",
+             R"({"name": "u", "description": "tab\tquote\" back\\ nul\u0000 é ￿ 😀",
+                 "inputSchema": {"type": "object", "properties": {"😀": {"type": "number", "default": 1e21},
+                   "\uffff": {"default": -0.0}, "b": {"default": 9007199254740993}, "a": {"default": 0.1}}},
+                 "annotations": null, "title": "T", "_meta": {"ui": {}}})",
+             R"({"name": "m", "_meta": {"other": {"ui": 1}}, "outputSchema": "not an object"})"}) {
+        const auto t = tool(text);
+        EXPECT_EQ(host::digest_of(t), host::pin_of(t).digest) << text;
+    }
+}
+
 TEST(ToolPins, AListingHoldsWhatDiffersFromItsPinOrCameAfter) {
     host::PinStore store({}, false);
     store.add_server("demo");

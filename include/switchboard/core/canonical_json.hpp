@@ -6,14 +6,22 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
 #include <string>
+#include <string_view>
 
 namespace switchboard::core {
 
 /// RFC 8785 canonical JSON. A number that is not finite (which JSON cannot hold) is written as null.
 std::string canonical_json(const boost::json::value& v);
+/// canonical_json(v) appended to `out`: for a writer that puts a value together from parts (host/tool_pins.cpp).
+void append_canonical_json(std::string& out, const boost::json::value& v);
+/// The same for an object (without making a json::value of it, which would copy it).
+void append_canonical_json(std::string& out, const boost::json::object& o);
+/// A string as canonical_json writes it, quotes included, appended to `out`.
+void append_canonical_string(std::string& out, std::string_view s);
 /// canonical_json with a line per member and element, indented by two spaces (no trailing newline).
 std::string pretty_json(const boost::json::value& v);
 

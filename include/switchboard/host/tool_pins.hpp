@@ -45,6 +45,9 @@ struct Pin {
 Pin pin_of(const mcp::Tool& tool);
 Pin pin_of(const mcp::Prompt& prompt);
 Pin pin_of(const mcp::ResourceTemplate& resource_template);
+/// pin_of(tool).digest without building the definition: written straight from the tool (what every listing pays for
+/// each tool it lists; the definition is built only for what is held or pinned).
+std::string digest_of(const mcp::Tool& tool);
 /// "sha256:<hex>" of the canonical JSON of `definition`.
 std::string definition_digest(const boost::json::object& definition);
 
