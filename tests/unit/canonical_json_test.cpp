@@ -37,6 +37,22 @@ TEST(CanonicalJson, StringsHaveTheFewestEscapes) {
               "[\"A/\u00e9\",\"tab\\tquote\\\"back\\\\\",\"\\u0001\\u001f\x7f\"]");
 }
 
+// Strings are scanned 8 bytes at a time: a character to escape is found wherever it falls in a block, including
+// bytes past 0x7F next to it (UTF-8, written as they are) and the last bytes of a string.
+TEST(CanonicalJson, EveryEscapeIsFoundAtEveryPosition) {
+    const std::vector<std::pair<std::string, std::string>> specials{
+        {"\"", "\\\""}, {"\\", "\\\\"}, {"\n", "\\n"}, {std::string(1, '\0'), "\\u0000"},
+        {"\x1f", "\\u001f"}, {"\x7f", "\x7f"}, {"\xc3\xa9", "\xc3\xa9"}, {" ", " "}, {"!", "!"}};
+    for (std::size_t length = 0; length < 20; ++length)
+        for (std::size_t at = 0; at <= length; ++at)
+            for (const auto& [raw, written] : specials) {
+                const std::string before(at, 'a'), after(length - at, '\xc3');  // lone lead bytes: no UTF-8 check
+                EXPECT_EQ(core::canonical_json(json::value(json::string(before + raw + after))),
+                          "\"" + before + written + after + "\"")
+                    << length << " " << at << " " << written;
+            }
+}
+
 TEST(CanonicalJson, EqualValuesWrittenDifferentlyGiveTheSameBytes) {
     EXPECT_EQ(jcs(R"({"b": [1.0, {"y": 2, "x": 1}], "a": "\u00e9"})"), jcs(R"({ "a":"é", "b":[1,{"x":1e0,"y":2.00}] })"));
     EXPECT_NE(jcs(R"({"a": "x"})"), jcs(R"({"a": "x "})"));
