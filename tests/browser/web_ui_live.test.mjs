@@ -13,14 +13,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  BIN,
   DEMO,
   SCREENSHOTS,
   appFrame,
   appRequest,
   missing,
   openPage,
-  startAndWaitFor,
+  serveGateway,
   stopProcess,
   until,
 } from './web_ui_support.mjs';
@@ -47,22 +46,17 @@ describe('live and whole', { skip }, () => {
       everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] },
     } }));
     // The catalog of lazy servers lives under XDG_CACHE_HOME: the test's own, never the user's.
-    serve = startAndWaitFor(
-      BIN,
-      ['--config', configPath, 'serve', '--port', '0', '--quiet', '--db', join(dir, 'conversations.db')],
-      'stderr',
-      /listening on (http:\/\/127\.0\.0\.1:\d+)\/mcp/,
-      'serve',
+    ({ proc: serve, base } = await serveGateway(
+      ['--config', configPath, '--db', join(dir, 'conversations.db')],
       undefined,
       { XDG_CACHE_HOME: join(dir, 'cache') },
-    );
-    base = `${(await serve.match)[1]}/`;
+    ));
     ({ browser, page } = await openPage(pageErrors));
   });
 
   after(async () => {
     await browser?.close();
-    await stopProcess(serve?.proc);
+    await stopProcess(serve);
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 

@@ -73,8 +73,11 @@ export function startAndWaitFor(command, args, stream, pattern, name, cwd, env) 
   return { proc, output, match };
 }
 
-/** `switchboard serve` on a free port (in `cwd`, else ours); resolves with the process and the page's URL. */
-export async function serveGateway(args, cwd) {
+/**
+ * `switchboard serve` on a free port (in `cwd`, else ours; `env` added to ours); resolves with the process and the
+ * page's URL.
+ */
+export async function serveGateway(args, cwd, env) {
   const { proc, output, match } = startAndWaitFor(
     BIN,
     [...args, 'serve', '--port', '0', '--quiet'],
@@ -82,6 +85,7 @@ export async function serveGateway(args, cwd) {
     /listening on (http:\/\/127\.0\.0\.1:\d+)\/mcp/,
     'serve',
     cwd,
+    env,
   );
   const m = await match;
   return { proc, base: `${m[1]}/`, output };
