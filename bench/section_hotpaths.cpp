@@ -280,17 +280,21 @@ std::vector<host::ServerTools> rich_servers_tools() {
     auto servers = many_servers_tools();
     for (auto& st : servers)
         for (auto& t : st.tools) {
-            t.description = "Searches " + st.server + " for items matching a query and returns at most `limit` of "
+            t.description = "Searches " + st.server +
+                            " for items matching a query and returns at most `limit` of "
                             "them, newest first, each with its id, title, author and a short excerpt. Use it before "
                             "reading an item in full; the excerpt is usually enough to decide.";
             json::object props;
             for (const char* p : {"query", "path", "cursor", "format"})
-                props[p] = json::object{{"type", "string"}, {"description", fmt::format("The {} to use; see the server's "
-                                                                                        "documentation for its syntax.",
-                                                                                        p)}};
+                props[p] = json::object{{"type", "string"},
+                                        {"description", fmt::format("The {} to use; see the server's "
+                                                                    "documentation for its syntax.",
+                                                                    p)}};
             props["limit"] = json::object{{"type", "integer"}, {"minimum", 1}, {"maximum", 100}, {"default", 20}};
-            t.input_schema = json::object{{"type", "object"}, {"properties", std::move(props)},
-                                          {"required", json::array{"query"}}, {"additionalProperties", false}};
+            t.input_schema = json::object{{"type", "object"},
+                                          {"properties", std::move(props)},
+                                          {"required", json::array{"query"}},
+                                          {"additionalProperties", false}};
             t.raw["annotations"] = json::object{{"readOnlyHint", true}, {"openWorldHint", true}};
         }
     return servers;
@@ -368,7 +372,8 @@ std::vector<HotOp> hot_ops() {
                        auto servers = std::make_shared<std::vector<host::ServerTools>>(rich_servers_tools());
                        auto store = std::make_shared<host::PinStore>(std::filesystem::path{}, false);
                        for (const auto& st : *servers)
-                           for (const auto& t : st.tools) store->set(st.server, host::PinKind::tool, t.name, host::pin_of(t));
+                           for (const auto& t : st.tools)
+                               store->set(st.server, host::PinKind::tool, t.name, host::pin_of(t));
                        // What the pool does at each listing (pool_pins.cpp): a digest per tool, each compared with
                        // its pin; a definition is built only for one that differs (none here).
                        return std::function<void()>([servers, store] {
@@ -385,7 +390,8 @@ std::vector<HotOp> hot_ops() {
                    },
                    1, 20});
     // Its floor: the same tools serialized as they come (no canonical form, no pick of the pinned fields) and hashed.
-    ops.push_back({"tool_pins_floor", "floor: serialize and SHA-256 the same 1,000 tools", [] {
+    ops.push_back({"tool_pins_floor", "floor: serialize and SHA-256 the same 1,000 tools",
+                   [] {
                        auto servers = std::make_shared<std::vector<host::ServerTools>>(rich_servers_tools());
                        return std::function<void()>([servers] {
                            for (const auto& st : *servers)

@@ -104,7 +104,8 @@ awaitable<int> pins(const host::Config& config, const GlobalOptions& g, PinsComm
             fmt::print("{}: {} pinned{}\n", sc.name, store->count(sc.name),
                        held.empty() ? "" : fmt::format(", {} held", held.size()));
             for (const auto& item : held)
-                fmt::print("  {} {} ({}): held\n", host::to_string(item.kind), item.name, fmt::join(item.changed, ", "));
+                fmt::print("  {} {} ({}): held\n", host::to_string(item.kind), item.name,
+                           fmt::join(item.changed, ", "));
         }
         if (g.json)
             print_json(json::object{{"lockfile", store->file().string()}, {"servers", std::move(out)}});

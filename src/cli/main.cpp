@@ -243,8 +243,7 @@ int main(int argc, char** argv) {
     auto* pins_approve_cmd =
         pins_cmd->add_subcommand("approve", "Approve what a server serves now: all it holds, or SERVER/NAME");
     pins_approve_cmd->add_option("target", pins_command.target, "SERVER or SERVER/NAME")->required();
-    auto* pins_reset_cmd =
-        pins_cmd->add_subcommand("reset", "Forget a server's pins and pin what it serves now");
+    auto* pins_reset_cmd = pins_cmd->add_subcommand("reset", "Forget a server's pins and pin what it serves now");
     pins_reset_cmd->add_option("server", pins_command.target, "The server")->required();
 
     cli::ServeOptions serve_options;

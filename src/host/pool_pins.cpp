@@ -31,7 +31,8 @@ std::vector<std::string> digests_of(const std::vector<T>& items) {
 // The pins, definitions built, of the items whose digest is not their pin's: the few PinStore::check may hold.
 template <class T>
 std::vector<std::pair<std::string, Pin>> unmatched(const PinStore& pins, const std::string& server, PinKind kind,
-                                                   const std::vector<T>& items, const std::vector<std::string>& digests) {
+                                                   const std::vector<T>& items,
+                                                   const std::vector<std::string>& digests) {
     std::vector<std::pair<std::string, Pin>> out;
     for (std::size_t i = 0; i < items.size() && i < digests.size(); ++i) {
         const auto* p = pins.pinned(server, kind, items[i].name);
@@ -104,18 +105,19 @@ void ServerPool::apply_pins(Server& s) {
         if (!pins->save(&error))
             spdlog::warn("server \"{}\": its definitions are pinned for this run only: {}", name, error);
     }
-    auto held = pins->check(name, PinKind::tool, unmatched(*pins, name, PinKind::tool, *s.served_tools, s.tool_digests));
+    auto held =
+        pins->check(name, PinKind::tool, unmatched(*pins, name, PinKind::tool, *s.served_tools, s.tool_digests));
     for (auto& h : pins->check(name, PinKind::prompt,
                                unmatched(*pins, name, PinKind::prompt, s.served_prompts, s.prompt_digests)))
         held.push_back(std::move(h));
-    for (auto& h : pins->check(name, PinKind::resource_template,
-                               unmatched(*pins, name, PinKind::resource_template, s.served_templates,
-                                         s.template_digests)))
+    for (auto& h :
+         pins->check(name, PinKind::resource_template,
+                     unmatched(*pins, name, PinKind::resource_template, s.served_templates, s.template_digests)))
         held.push_back(std::move(h));
     // Nothing held (the usual case): the served lists as they are, shared, not copied.
-    s.tools = held.empty() ? s.served_tools
-                           : std::make_shared<const std::vector<mcp::Tool>>(
-                                 without_held(*s.served_tools, PinKind::tool, held));
+    s.tools = held.empty()
+                  ? s.served_tools
+                  : std::make_shared<const std::vector<mcp::Tool>>(without_held(*s.served_tools, PinKind::tool, held));
     s.prompts = without_held(s.served_prompts, PinKind::prompt, held);
     s.listing.templates = without_held(s.served_templates, PinKind::resource_template, held);
     const bool changed = !same_held(held, s.held);

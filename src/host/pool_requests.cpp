@@ -321,9 +321,10 @@ awaitable<Outcome<mcp::CompleteResult>> ServerPool::complete(std::string server,
     auto r = co_await session->complete(std::move(ref), std::move(argument), std::move(value), std::move(context));
     if (!r && r.error().code == code::method_not_found && !r.error().local) {
         // Declared but not answered: no suggestions, as for a server that has none.
-        spdlog::warn("server \"{}\": completion/complete answered \"method not found\" although it declares "
-                     "completions; no suggestions",
-                     server);
+        spdlog::warn(
+            "server \"{}\": completion/complete answered \"method not found\" although it declares "
+            "completions; no suggestions",
+            server);
         co_return mcp::CompleteResult{};
     }
     co_return r;

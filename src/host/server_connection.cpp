@@ -63,9 +63,10 @@ awaitable<ServerConnection> connect_server(asio::any_io_executor ex, const Serve
     // tools stay usable. Any other error fails the connection, as a broken server should.
     const auto optional_list = [&](std::string_view method, const jsonrpc::Error& e) {
         if (e.code == jsonrpc::code::method_not_found) {
-            spdlog::warn("server \"{}\": {} answered \"method not found\" although it declares the capability; "
-                         "taken as empty",
-                         config.name, method);
+            spdlog::warn(
+                "server \"{}\": {} answered \"method not found\" although it declares the capability; "
+                "taken as empty",
+                config.name, method);
             return;
         }
         error = fmt::format("{} failed: {}", method, e.describe());

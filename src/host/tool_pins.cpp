@@ -103,7 +103,8 @@ std::string canonical_definition(const mcp::Tool& t) {
         member(key);
         core::append_canonical_string(out, typed);
     };
-    // Sorted: "_meta" < "annotations" < "description" < "execution" < "inputSchema" < "name" < "outputSchema" < "title".
+    // Sorted: "_meta" < "annotations" < "description" < "execution" < "inputSchema" < "name" < "outputSchema" <
+    // "title".
     if (const auto* meta = t.raw.if_contains("_meta"); meta && meta->is_object()) {
         const auto* ui = meta->get_object().if_contains("ui");
         const auto* legacy = meta->get_object().if_contains("ui/resourceUri");
@@ -154,7 +155,8 @@ Pin pin_of(const mcp::Tool& tool) {
         if (auto* v = whole.if_contains(key)) definition[key] = std::move(*v);
     // What a host acts on in _meta: the MCP App (its view and who may call the tool), also under its legacy key.
     if (const auto* meta = whole.if_contains("_meta"); meta && meta->is_object())
-        if (auto ui = pick(meta->get_object(), {"ui", "ui/resourceUri"}); !ui.empty()) definition["_meta"] = std::move(ui);
+        if (auto ui = pick(meta->get_object(), {"ui", "ui/resourceUri"}); !ui.empty())
+            definition["_meta"] = std::move(ui);
     return pin(std::move(definition));
 }
 
@@ -216,20 +218,18 @@ std::string definition_diff(const HeldDefinition& h) {
 json::object to_json(const HeldDefinition& h) {
     json::array changed;
     for (const auto& c : h.changed) changed.emplace_back(c);
-    json::object o{{"kind", to_string(h.kind)},
-                   {"name", h.name},
-                   {"changed", std::move(changed)},
-                   {"digest", h.now.digest},
-                   {"description", h.describe()},
-                   {"diff", definition_diff(h)}};
+    json::object o{{"kind", to_string(h.kind)},     {"name", h.name},
+                   {"changed", std::move(changed)}, {"digest", h.now.digest},
+                   {"description", h.describe()},   {"diff", definition_diff(h)}};
     if (h.pinned) o["pinnedDigest"] = h.pinned->digest;
     return o;
 }
 
 std::string held_message(const HeldDefinition& h) {
-    return fmt::format("{}: held until a person approves it (`switchboard pins diff {}/{}`, then `switchboard pins "
-                       "approve {}/{}`)",
-                       h.describe(), h.server, h.name, h.server, h.name);
+    return fmt::format(
+        "{}: held until a person approves it (`switchboard pins diff {}/{}`, then `switchboard pins "
+        "approve {}/{}`)",
+        h.describe(), h.server, h.name, h.server, h.name);
 }
 
 fs::path PinStore::file_for(const std::string& config_source) {
@@ -270,7 +270,8 @@ bool PinStore::load(std::string* error) {
     const auto* servers = o ? o->if_contains("servers") : nullptr;
     if (ec || !servers || !servers->is_object()) {
         if (error)
-            *error = fmt::format("{}: not a lockfile ({})", file_.string(), ec ? ec.message() : "no \"servers\" object");
+            *error =
+                fmt::format("{}: not a lockfile ({})", file_.string(), ec ? ec.message() : "no \"servers\" object");
         return false;
     }
     std::map<std::string, ServerPins, std::less<>> loaded;
@@ -308,10 +309,11 @@ bool PinStore::save(std::string* error) const {
         servers[name] = std::move(entry);
     }
     json::object doc{{"lockfileVersion", lockfile_version},
-                     {"about", "The tool, prompt and resource-template definitions approved for the servers of "
-                               "the config beside this file (`switchboard pins`). A definition a server changes, or "
-                               "adds, is held until `switchboard pins approve SERVER/NAME`. Commit it with the "
-                               "config."},
+                     {"about",
+                      "The tool, prompt and resource-template definitions approved for the servers of "
+                      "the config beside this file (`switchboard pins`). A definition a server changes, or "
+                      "adds, is held until `switchboard pins approve SERVER/NAME`. Commit it with the "
+                      "config."},
                      {"servers", std::move(servers)}};
     core::AtomicWriteOptions options;
     if (auto why = core::write_file_atomically(file_, core::pretty_json(doc) + "\n", options); !why.empty()) {

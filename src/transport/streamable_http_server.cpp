@@ -135,8 +135,7 @@ void stamp_principal(jsonrpc::Message& msg, std::string_view principal) {
         params = &msg.params.emplace_object();
     }
     auto* meta = params->if_contains("_meta");
-    if (meta && meta->is_object())
-        meta->get_object().erase(jsonrpc::meta_principal);
+    if (meta && meta->is_object()) meta->get_object().erase(jsonrpc::meta_principal);
     if (principal.empty()) return;
     if (!meta || !meta->is_object()) {
         (*params)["_meta"].emplace_object()[jsonrpc::meta_principal] = principal;

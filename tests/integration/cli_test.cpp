@@ -279,8 +279,9 @@ TEST_F(Cli, AChangedToolIsHeldUntilAPersonApprovesIt) {
     EXPECT_EQ(held[0].at("name").as_string(), "echo");
     EXPECT_EQ(held[0].at("changed"), json::parse(R"(["description", "inputSchema"])"));
     EXPECT_EQ(cli("--config " + cfg + " call echo '{\"message\": \"hi\"}'", out), 1) << out;
-    EXPECT_NE(out.find("tool \"echo\" of server \"demo\" changed since it was approved (description, inputSchema): held"),
-              std::string::npos)
+    EXPECT_NE(
+        out.find("tool \"echo\" of server \"demo\" changed since it was approved (description, inputSchema): held"),
+        std::string::npos)
         << out;
     EXPECT_EQ(cli("--config " + cfg + " tools --json", out), 0) << out;
     EXPECT_EQ(out.find("\"name\":\"echo\""), std::string::npos) << out;

@@ -362,7 +362,8 @@ TEST_F(Gateway, ToolsListIsKeptAsTextUntilTheToolsChange) {
         co_await settle.async_wait(boost::asio::use_awaitable);
         auto held = co_await modern_tools_list(port, false);
         EXPECT_FALSE(has(listed_tools(held.body), "extra")) << held.body;
-        const Headers approve_headers{{"Host", "127.0.0.1:" + std::to_string(port)}, {"Content-Type", "application/json"}};
+        const Headers approve_headers{{"Host", "127.0.0.1:" + std::to_string(port)},
+                                      {"Content-Type", "application/json"}};
         // Of another kind: nothing of that kind is named so (a tool and a prompt may share a name).
         auto as_prompt = co_await http_exchange(port, "POST", "/api/pins/approve", approve_headers,
                                                 R"({"server": "d", "name": "extra", "kind": "prompt"})");

@@ -221,9 +221,9 @@ TEST_F(OAuth, GatewayTasksBelongToTheTokensSubject) {
     h.emplace_back("Mcp-Method", "tasks/get");
     const std::string forged =
         R"({"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":")" + task_id +
-        R"(","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.switchboard/principal":")" +
-        as_->url + R"( alice","io.modelcontextprotocol/clientInfo":{"name":"same-app","version":"1"},)"
-                   R"("io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}})";
+        R"(","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.switchboard/principal":")" + as_->url +
+        R"( alice","io.modelcontextprotocol/clientInfo":{"name":"same-app","version":"1"},)"
+        R"("io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}})";
     auto spoofed = post(gateway_->port, "/mcp", forged, h);
     EXPECT_NE(spoofed.body.find("Unknown taskId"), std::string::npos) << spoofed.body;
     EXPECT_EQ(modern_post(alice, "tasks/cancel", get).status, 200);

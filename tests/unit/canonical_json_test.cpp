@@ -24,12 +24,14 @@ TEST(CanonicalJson, NumbersAreWrittenAsEcmaScriptWritesADouble) {
 
 TEST(CanonicalJson, MembersAreSortedByTheirUtf16CodeUnits) {
     // RFC 8785, 3.2.3: the example's names sorted.
-    const auto sorted = jcs(R"({"\u20ac": "Euro Sign", "\r": "Carriage Return", "\ufb33": "Hebrew Letter Dalet With Dagesh",
+    const auto sorted =
+        jcs(R"({"\u20ac": "Euro Sign", "\r": "Carriage Return", "\ufb33": "Hebrew Letter Dalet With Dagesh",
                                "1": "One", "\ud83d\ude00": "Emoji: Grinning Face", "\u0080": "Control", "\u00f6": "Latin Small Letter O With Diaeresis"})");
-    EXPECT_EQ(sorted,
-              "{\"\\r\":\"Carriage Return\",\"1\":\"One\",\"\u0080\":\"Control\",\"\u00f6\":\"Latin Small Letter O With "
-              "Diaeresis\",\"\u20ac\":\"Euro Sign\",\"\U0001F600\":\"Emoji: Grinning Face\",\"\uFB33\":\"Hebrew Letter "
-              "Dalet With Dagesh\"}");
+    EXPECT_EQ(
+        sorted,
+        "{\"\\r\":\"Carriage Return\",\"1\":\"One\",\"\u0080\":\"Control\",\"\u00f6\":\"Latin Small Letter O With "
+        "Diaeresis\",\"\u20ac\":\"Euro Sign\",\"\U0001F600\":\"Emoji: Grinning Face\",\"\uFB33\":\"Hebrew Letter "
+        "Dalet With Dagesh\"}");
 }
 
 TEST(CanonicalJson, StringsHaveTheFewestEscapes) {
@@ -40,9 +42,15 @@ TEST(CanonicalJson, StringsHaveTheFewestEscapes) {
 // Strings are scanned 8 bytes at a time: a character to escape is found wherever it falls in a block, including
 // bytes past 0x7F next to it (UTF-8, written as they are) and the last bytes of a string.
 TEST(CanonicalJson, EveryEscapeIsFoundAtEveryPosition) {
-    const std::vector<std::pair<std::string, std::string>> specials{
-        {"\"", "\\\""}, {"\\", "\\\\"}, {"\n", "\\n"}, {std::string(1, '\0'), "\\u0000"},
-        {"\x1f", "\\u001f"}, {"\x7f", "\x7f"}, {"\xc3\xa9", "\xc3\xa9"}, {" ", " "}, {"!", "!"}};
+    const std::vector<std::pair<std::string, std::string>> specials{{"\"", "\\\""},
+                                                                    {"\\", "\\\\"},
+                                                                    {"\n", "\\n"},
+                                                                    {std::string(1, '\0'), "\\u0000"},
+                                                                    {"\x1f", "\\u001f"},
+                                                                    {"\x7f", "\x7f"},
+                                                                    {"\xc3\xa9", "\xc3\xa9"},
+                                                                    {" ", " "},
+                                                                    {"!", "!"}};
     for (std::size_t length = 0; length < 20; ++length)
         for (std::size_t at = 0; at <= length; ++at)
             for (const auto& [raw, written] : specials) {
@@ -54,7 +62,8 @@ TEST(CanonicalJson, EveryEscapeIsFoundAtEveryPosition) {
 }
 
 TEST(CanonicalJson, EqualValuesWrittenDifferentlyGiveTheSameBytes) {
-    EXPECT_EQ(jcs(R"({"b": [1.0, {"y": 2, "x": 1}], "a": "\u00e9"})"), jcs(R"({ "a":"é", "b":[1,{"x":1e0,"y":2.00}] })"));
+    EXPECT_EQ(jcs(R"({"b": [1.0, {"y": 2, "x": 1}], "a": "\u00e9"})"),
+              jcs(R"({ "a":"é", "b":[1,{"x":1e0,"y":2.00}] })"));
     EXPECT_NE(jcs(R"({"a": "x"})"), jcs(R"({"a": "x "})"));
 }
 

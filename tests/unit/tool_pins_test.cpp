@@ -34,12 +34,12 @@ TEST(ToolPins, KeyOrderNumberSpellingAndUnusedMetaDoNotChangeADigest) {
 
 TEST(ToolPins, AnyByteOfDescriptionSchemaAnnotationsOrUiChangesIt) {
     const auto base = host::pin_of(tool(echo)).digest;
-    for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
-             {"Returns its message.", "Returns its message!"},
-             {"\"maxLength\": 100", "\"maxLength\": 101"},
-             {"\"readOnlyHint\": true", "\"readOnlyHint\": false"},
-             {"ui://demo/echo.html", "ui://demo/other.html"},
-             {"\"type\": \"string\"", "\"type\": \"String\""}}) {
+    for (const auto& [from, to] :
+         std::vector<std::pair<std::string, std::string>>{{"Returns its message.", "Returns its message!"},
+                                                          {"\"maxLength\": 100", "\"maxLength\": 101"},
+                                                          {"\"readOnlyHint\": true", "\"readOnlyHint\": false"},
+                                                          {"ui://demo/echo.html", "ui://demo/other.html"},
+                                                          {"\"type\": \"string\"", "\"type\": \"String\""}}) {
         std::string changed = echo;
         changed.replace(changed.find(from), from.size(), to);
         EXPECT_NE(host::pin_of(tool(changed)).digest, base) << to;
@@ -49,17 +49,16 @@ TEST(ToolPins, AnyByteOfDescriptionSchemaAnnotationsOrUiChangesIt) {
 // digest_of writes the canonical text straight from a tool, for every listing; pin_of hashes the definition object it
 // builds, which is what the lockfile keeps. They must agree for any tool, or a listing would hold what is pinned.
 TEST(ToolPins, TheListingDigestIsThePinsDigest) {
-    for (const char* text : {
-             echo,
-             R"({"name": "bare"})",
-             R"({"name": "", "title": "", "description": 7, "inputSchema": {}})",  // kept raw, not typed
-             R"({"name": "o", "outputSchema": {"type": "object"}, "execution": {"taskSupport": "optional"},
+    for (const char* text :
+         {echo, R"({"name": "bare"})",
+          R"({"name": "", "title": "", "description": 7, "inputSchema": {}})",  // kept raw, not typed
+          R"({"name": "o", "outputSchema": {"type": "object"}, "execution": {"taskSupport": "optional"},
                  "_meta": {"ui/resourceUri": "ui://x", "ui": {"visibility": ["app"]}, "other": 1}})",
-             R"({"name": "u", "description": "tab\tquote\" back\\ nul\u0000 é ￿ 😀",
+          R"({"name": "u", "description": "tab\tquote\" back\\ nul\u0000 é ￿ 😀",
                  "inputSchema": {"type": "object", "properties": {"😀": {"type": "number", "default": 1e21},
                    "\uffff": {"default": -0.0}, "b": {"default": 9007199254740993}, "a": {"default": 0.1}}},
                  "annotations": null, "title": "T", "_meta": {"ui": {}}})",
-             R"({"name": "m", "_meta": {"other": {"ui": 1}}, "outputSchema": "not an object"})"}) {
+          R"({"name": "m", "_meta": {"other": {"ui": 1}}, "outputSchema": "not an object"})"}) {
         const auto t = tool(text);
         EXPECT_EQ(host::digest_of(t), host::pin_of(t).digest) << text;
     }

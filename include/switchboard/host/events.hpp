@@ -52,9 +52,9 @@ struct Event {
         progress,           ///< progress of a tool call: `call_id`, `data` {progress,total,message}
         leases_changed,     ///< a lazy server's lease count changed (`message` is the count)
         attachments_changed,
-        stderr_line,        ///< a stdio server wrote a line to stderr (`message`; its status's tail has it too)
+        stderr_line,           ///< a stdio server wrote a line to stderr (`message`; its status's tail has it too)
         elicitation_complete,  ///< notifications/elicitation/complete: `data` is its params ({elicitationId})
-        pins_held,          ///< what a server lists that is held changed (`message` is how many are held now)
+        pins_held,             ///< what a server lists that is held changed (`message` is how many are held now)
     };
     Kind kind;
     std::string server;

@@ -329,7 +329,8 @@ private:
     // Pins (pool_pins.cpp).
     /// A new listing of `s` (what changed: tools, prompts, templates; nullopt: keep): its pins worked out, then
     /// apply_pins.
-    void set_served(Server& s, std::optional<std::vector<mcp::Tool>> tools, std::optional<std::vector<mcp::Prompt>> prompts,
+    void set_served(Server& s, std::optional<std::vector<mcp::Tool>> tools,
+                    std::optional<std::vector<mcp::Prompt>> prompts,
                     std::optional<std::vector<mcp::ResourceTemplate>> templates);
     /// tools, prompts and templates from what `s` serves and its pins (first seen: pinned as it is, unless strict).
     void apply_pins(Server& s);
