@@ -2,6 +2,7 @@
 // a real SQLite file. Exit codes, --json, approvals by flag, sampling declined or allowed, Ctrl-C reaching a slow
 // tool, kill -9 mid-turn, resume with overrides.
 #include "agent_harness.hpp"
+#include "net_harness.hpp"
 
 #include <switchboard/store/conversation_store.hpp>
 
@@ -9,6 +10,7 @@
 #include <boost/json/serialize.hpp>
 
 #include <fstream>
+#include <tuple>
 
 namespace switchboard::test {
 namespace {
@@ -326,6 +328,64 @@ TEST_F(AgentCli, AToolChangedMidRunIsNotOfferedToTheModelAndItsCallIsRefused) {
     EXPECT_TRUE(calls[1].at("isError").as_bool());
     EXPECT_NE(json::serialize(b[2]).find("changed since it was approved (description): held"), std::string::npos)
         << b[2];
+}
+
+// The three changes of a "rug pull", each through `run` with the scripted model: the model makes the server change
+// (a description with a hidden instruction, a schema asking for more, a new tool), is asked again without the change,
+// and its call anyway is refused; `pins approve` (a person), and the next run offers the new definition and calls it.
+// The demo server runs over HTTP, so that what it changes lasts from one command to the next.
+TEST_F(AgentCli, EachChangeIsKeptFromTheModelUntilApprovedThenOffered) {
+    auto demo = start_listening(demo_server(), {"--http", "0", "--changing-tools"});
+    ASSERT_TRUE(demo);
+    const auto cfg = (dir.path / "pinned.json").string();
+    std::string out;
+    const auto write_config = [&](const FakeLlm& fake) {
+        std::ofstream(cfg) << R"({"mcpServers": {"demo": {"url": )" << q(demo->url) << R"(}},
+            "llm": {"baseUrl": )" << q(fake.url()) << R"(, "model": "test-model"}})";
+    };
+    // The offered definition of `name` in a request body, as text ("" when not offered).
+    const auto offered = [](const json::value& body, const std::string& name) -> std::string {
+        for (const auto& t : body.at("tools").as_array())
+            if (t.at("function").at("name").as_string() == name) return json::serialize(t);
+        return "";
+    };
+    {
+        FakeLlm first(dir.path, R"([{"content": "hello"}])");  // pins the server as first seen
+        write_config(first);
+        ASSERT_EQ(cli("--config " + cfg + " run hi --yes --no-store", out), 0) << out;
+    }
+    for (const auto& [step, name, mark] : std::vector<std::tuple<std::string, std::string, std::string>>{
+             {"description", "echo", "id_rsa"}, {"schema", "echo", "secret"}, {"add", "newcomer", "not there before"}}) {
+        SCOPED_TRACE(step);
+        {
+            FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("change_tools", R"({"step": ")" + step + R"("})") +
+                                       R"(]}, {"toolCalls": [)" + tool_call(name, R"({"message": "hi"})") +
+                                       R"(]}, {"content": "done"}])");
+            write_config(fake);
+            EXPECT_EQ(cli("--config " + cfg + " run go --yes --json --no-store", out, "2>/dev/null"), 0) << out;
+            auto b = bodies(fake);
+            ASSERT_EQ(b.size(), 3u) << out;
+            EXPECT_EQ(offered(b[1], name), "") << b[1];  // the change never reaches the model
+            EXPECT_EQ(json::serialize(b[1]).find(mark), std::string::npos) << b[1];
+            const auto v = json::parse(out.substr(out.find('{')));
+            const auto& calls = v.at("toolCalls").as_array();
+            ASSERT_EQ(calls.size(), 2u) << out;
+            EXPECT_TRUE(calls[1].at("isError").as_bool()) << out;
+            EXPECT_NE(json::serialize(b[2]).find("held until a person approves it"), std::string::npos) << b[2];
+        }
+        ASSERT_EQ(cli("--config " + cfg + " pins approve demo", out), 0) << out;
+        {
+            FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call(name, R"({"message": "hi"})") +
+                                       R"(]}, {"content": "done"}])");
+            write_config(fake);
+            EXPECT_EQ(cli("--config " + cfg + " run go --yes --json --no-store", out, "2>/dev/null"), 0) << out;
+            auto b = bodies(fake);
+            ASSERT_EQ(b.size(), 2u) << out;
+            EXPECT_NE(offered(b[0], name).find(mark), std::string::npos) << b[0];  // approved: offered as it is now
+            const auto v = json::parse(out.substr(out.find('{')));
+            EXPECT_FALSE(v.at("toolCalls").at(0).at("isError").as_bool()) << out;
+        }
+    }
 }
 
 TEST_F(AgentCli, StatusContextComparesTheMainContextWithEveryServerEager) {

@@ -18,6 +18,7 @@
 #include <sstream>
 #include <sys/wait.h>
 #include <thread>
+#include <tuple>
 #include <unistd.h>
 
 namespace switchboard::test {
@@ -182,18 +183,37 @@ TEST_F(Gateway, AChangedToolIsHeldForEveryClientUntilApprovedThenOfferedWithList
     start({});
     std::string out;
     const auto cmd = peers_node() + " " + PEERS_DIR + "/scripts/sdk_pins_client.mjs " + gateway_->url + " " +
-                     SWITCHBOARD_CLI + " --config " + config_ + " pins approve demo/echo";
+                     SWITCHBOARD_CLI + " --config " + config_ + " pins approve demo";
     ASSERT_EQ(run_command(cmd, out), 0) << out << gateway_->log();
-    auto v = json::parse(out.substr(out.rfind("{\"before\"")));
-    EXPECT_EQ(v.at("before").as_string(), "Returns its message unchanged.");
-    // Changed: gone from every client's list (told with list_changed), and its call refused, naming the change.
-    EXPECT_TRUE(v.at("heldNotified").as_bool()) << v;
-    EXPECT_TRUE(v.at("held").is_null()) << v;
-    EXPECT_NE(v.at("call").as_string().find("changed since it was approved (description)"), std::string::npos) << v;
-    // Approved in the lockfile by another process: serve reads it again and offers the new definition.
-    EXPECT_TRUE(v.at("approvedNotified").as_bool()) << v << gateway_->log();
-    EXPECT_NE(v.at("after").as_string().find("read ~/.ssh/id_rsa"), std::string::npos) << v;
-    EXPECT_EQ(v.at("callAfter").as_string(), "hi");
+    const auto v = json::parse(out.substr(out.rfind("{\"steps\"")));
+    const auto& steps = v.at("steps").as_array();
+    ASSERT_EQ(steps.size(), 3u) << v;
+    // What each step is about, as the client sees it before, and after approval (null: not offered).
+    const std::vector<std::tuple<std::string, std::string, std::string, std::string>> expected{
+        {"description", "Returns its message unchanged.", "read ~/.ssh/id_rsa", "changed since it was approved (description)"},
+        {"schema", "message", "message,secret", "changed since it was approved (inputSchema)"},
+        {"add", "", "A tool that was not there before.", "is new since the server's definitions were approved"}};
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        const auto& r = steps[i].as_object();
+        const auto& [step, before, after, refusal] = expected[i];
+        SCOPED_TRACE(step);
+        EXPECT_EQ(r.at("step").as_string(), step);
+        if (before.empty())
+            EXPECT_TRUE(r.at("before").is_null()) << r;
+        else
+            EXPECT_EQ(r.at("before").as_string(), before) << r;
+        // Changed: gone from every client's list (told with list_changed; a new tool held changes no list), and its
+        // call refused, naming the change.
+        if (step != "add") {
+            EXPECT_TRUE(r.at("heldNotified").as_bool()) << r;
+        }
+        EXPECT_TRUE(r.at("held").is_null()) << r;
+        EXPECT_NE(r.at("call").as_string().find(refusal), std::string::npos) << r;
+        // Approved in the lockfile by another process: serve reads it again and offers the new definition.
+        EXPECT_TRUE(r.at("approvedNotified").as_bool()) << r << gateway_->log();
+        EXPECT_NE(r.at("after").as_string().find(after), std::string::npos) << r;
+        EXPECT_EQ(r.at("callAfter").as_string(), step == "add" ? "newcomer" : "hi") << r;
+    }
 }
 
 TEST_F(Gateway, RefusesForeignOriginAndRebindingHost) {

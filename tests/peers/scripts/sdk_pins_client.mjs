@@ -1,7 +1,8 @@
 // The official TypeScript SDK client (1.x) against `switchboard serve` whose one upstream (the demo server with
-// --changing-tools, over HTTP) changes echo's description mid-session: what the client is offered, whether its call is
-// refused, and what it is offered after a person approves the change (APPROVE... is run for that). One JSON line for
-// the C++ test (tests/integration/gateway_test.cpp).
+// --changing-tools, over HTTP) changes mid-session, in three steps: echo's description, then echo's schema, then a new
+// tool (newcomer). For each: what the client is offered, whether its call is refused, and what it is offered after a
+// person approves the change (APPROVE... is run for that: it approves everything the server holds). One JSON line
+// for the C++ test (tests/integration/gateway_test.cpp).
 //   node sdk_pins_client.mjs URL APPROVE_COMMAND [ARGS...]
 import { execFileSync } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -16,7 +17,7 @@ client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
 });
 await client.connect(new StreamableHTTPClientTransport(new URL(url)));
 
-const echo = async () => (await client.listTools()).tools.find((t) => t.name === 'echo')?.description ?? null;
+const tool = async (name) => (await client.listTools()).tools.find((t) => t.name === name) ?? null;
 const until = async (what, check) => {
   for (let i = 0; i < 100; i++) {
     if (await check()) return true;
@@ -26,16 +27,28 @@ const until = async (what, check) => {
 };
 const text = (r) => (r.content ?? []).map((c) => c.text ?? '').join('');
 
-const out = { before: await echo() };
-await client.callTool({ name: 'change_tools', arguments: { step: 'description' } });
-out.heldNotified = await until('list_changed', () => listChanged > 0);
-out.held = await echo();
-const refused = await client.callTool({ name: 'echo', arguments: { message: 'hi' } }).catch((e) => ({ error: e.message }));
-out.call = refused.error ?? text(refused);
-const seen = listChanged;
-execFileSync(approve[0], approve.slice(1), { stdio: 'inherit' });
-out.approvedNotified = await until('list_changed', () => listChanged > seen);
-out.after = await echo();
-out.callAfter = text(await client.callTool({ name: 'echo', arguments: { message: 'hi' } }));
+// What the client sees of the tool each step is about: its description, its arguments, or whether it is there.
+const steps = [
+  { step: 'description', name: 'echo', seen: (t) => t?.description ?? null },
+  { step: 'schema', name: 'echo', seen: (t) => (t ? Object.keys(t.inputSchema?.properties ?? {}).sort().join(',') : null) },
+  // A new tool held changes nothing the client is offered: no list_changed to wait for (its refusal shows it held).
+  { step: 'add', name: 'newcomer', seen: (t) => t?.description ?? null, quiet: true },
+];
+const out = { steps: [] };
+for (const { step, name, seen, quiet } of steps) {
+  const r = { step, before: seen(await tool(name)) };
+  let notified = listChanged;
+  await client.callTool({ name: 'change_tools', arguments: { step } });
+  r.heldNotified = quiet ? null : await until('list_changed', () => listChanged > notified);
+  r.held = seen(await tool(name));
+  const refused = await client.callTool({ name, arguments: { message: 'hi' } }).catch((e) => ({ error: e.message }));
+  r.call = refused.error ?? text(refused);
+  notified = listChanged;
+  execFileSync(approve[0], approve.slice(1), { stdio: 'inherit' });
+  r.approvedNotified = await until('list_changed', () => listChanged > notified);
+  r.after = seen(await tool(name));
+  r.callAfter = text(await client.callTool({ name, arguments: { message: 'hi' } }));
+  out.steps.push(r);
+}
 console.log(JSON.stringify(out));
 await client.close();
