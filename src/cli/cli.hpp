@@ -52,6 +52,17 @@ void print_server_logs(std::string level);
 /// How every host this process runs pins what servers offer (`--pins`; nullopt: as the config says).
 void use_pinning(std::optional<host::Config::Pinning> mode);
 
+/// What main read of confinement: --sandbox / --no-sandbox (every stdio server, or none, for this run),
+/// --sandbox-layer, and the conversations database this run uses (hidden from confined servers).
+struct SandboxFlags {
+    std::optional<bool> confine_all;
+    std::optional<host::SandboxLayer> layer;
+    std::string db;
+};
+void use_sandbox(SandboxFlags flags);
+/// The sandbox for a host on `config`: the environment's, with the flags and Switchboard's own files.
+std::shared_ptr<host::Sandboxer> make_sandboxer(boost::asio::any_io_executor ex, const host::Config& config);
+
 /// The config reduced to the one named server, or nullopt (reported on stderr) when there is no such server.
 std::optional<host::Config> only_server(const host::Config& config, const std::string& name);
 

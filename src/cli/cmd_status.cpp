@@ -84,7 +84,9 @@ void print_status(const host::ServerPool& pool, const GlobalOptions& g) {
 // Redraws on every pool event and each second (time in phase), until Ctrl-C.
 awaitable<int> watch(const host::Config& config, const GlobalOptions& g) {
     auto ex = co_await asio::this_coro::executor;
-    auto pool = host::ServerPool::create(ex, config, host::PoolOptions{});
+    host::PoolOptions options;
+    options.sandboxer = make_sandboxer(ex, config);
+    auto pool = host::ServerPool::create(ex, config, std::move(options));
     asio::steady_timer wake(ex);
     auto sub = pool->events().subscribe([&wake](const host::Event& e) {
         if (e.kind != host::Event::Kind::log_message && e.kind != host::Event::Kind::progress) wake.cancel();

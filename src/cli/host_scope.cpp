@@ -72,9 +72,31 @@ void print_log_message(const host::Event& e, int least) {
     fmt::print(stderr, "[{}] {}{}: {}\n", e.server, level, logger.empty() ? "" : " (" + logger + ")", text);
 }
 
+SandboxFlags& sandbox_flags() {
+    static SandboxFlags flags;  // set once by main, before any host runs
+    return flags;
+}
+
 }  // namespace
 
 void print_server_logs(std::string level) { server_log_level() = std::move(level); }
+
+void use_sandbox(SandboxFlags flags) { sandbox_flags() = std::move(flags); }
+
+std::shared_ptr<host::Sandboxer> make_sandboxer(asio::any_io_executor ex, const host::Config& config) {
+    auto sh = host::SandboxHost::from_environment();
+    const auto& flags = sandbox_flags();
+    if (flags.confine_all) sh.confine_all = flags.confine_all;
+    if (flags.layer) sh.forced_layer = flags.layer;
+    std::error_code ec;
+    if (config.source.find('/') != std::string::npos || std::filesystem::exists(config.source, ec))
+        sh.own_secrets.push_back(std::filesystem::absolute(config.source, ec).string());
+    sh.own_secrets.push_back(
+        std::filesystem::absolute(flags.db.empty() ? store::ConversationStore::default_path().string() : flags.db, ec)
+            .string());
+    sh.own_secrets.push_back(auth::TokenStore::default_path().string());
+    return std::make_shared<host::Sandboxer>(std::move(ex), std::move(sh));
+}
 
 void use_pinning(std::optional<host::Config::Pinning> mode) { pinning_flag() = mode; }
 
@@ -85,6 +107,7 @@ awaitable<int> with_host(host::Config config, Settle settle, host::PoolOptions o
     const auto& log_level = server_log_level();
     if (!log_level.empty() && options.log_level.empty()) options.log_level = log_level;
     if (!options.pins) options.pins = load_pins(config);
+    if (!options.sandboxer) options.sandboxer = make_sandboxer(ex, config);
     h.pool = host::ServerPool::create(ex, std::move(config), std::move(options));
     auto warned = std::make_shared<std::set<std::string>>();
     const auto held = h.pool->events().subscribe([pool = std::weak_ptr(h.pool), warned](const host::Event& e) {

@@ -123,6 +123,18 @@ int main(int argc, char** argv) {
         ->check([](const std::string& mode) {
             return host::parse_pinning(mode) ? std::string() : "must be trust-on-first-use, strict or off";
         });
+    bool sandbox_on = false, sandbox_off = false;
+    std::string sandbox_layer;
+    auto* sandbox_flag = app.add_flag("--sandbox", sandbox_on,
+                                      "Confine every stdio server for this run, whatever the config says");
+    app.add_flag("--no-sandbox", sandbox_off, "Confine no server for this run (status shows each as unconfined)")
+        ->excludes(sandbox_flag);
+    app.add_option("--sandbox-layer", sandbox_layer,
+                   "Confine with this layer only: bwrap (namespaces) or landlock (where namespaces are refused); "
+                   "also SWITCHBOARD_SANDBOX_LAYER")
+        ->check([](const std::string& layer) {
+            return host::parse_layer(layer) ? std::string() : "must be bwrap or landlock";
+        });
     std::string server_log_level;
     app.add_option("--log-level", server_log_level,
                    "Print the servers' log messages from this level up on stderr (debug, info, notice, warning, "
@@ -349,6 +361,11 @@ int main(int argc, char** argv) {
     if (!config_file.empty()) g.config_file = config_file;
     cli::print_server_logs(server_log_level);
     cli::use_pinning(pinning.empty() ? std::nullopt : host::parse_pinning(pinning));
+    cli::SandboxFlags sandbox;
+    if (sandbox_on || sandbox_off) sandbox.confine_all = sandbox_on;
+    if (!sandbox_layer.empty()) sandbox.layer = host::parse_layer(sandbox_layer);
+    sandbox.db = db;
+    cli::use_sandbox(std::move(sandbox));
 
     if (tasks_cmd->parsed()) {
         conv.action = cli::ConversationsCommand::Action::tasks;

@@ -5,6 +5,7 @@
 #include <switchboard/host/status_json.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <boost/json/serialize.hpp>
 
 namespace switchboard::cli {
@@ -83,6 +84,24 @@ std::string render_contents(const std::vector<mcp::ResourceContents>& contents) 
     return fmt::format("{}", fmt::join(parts, "\n"));
 }
 
+// A stdio server's confinement, under its row: "unconfined", or the layer with what it may write and reach, and
+// what it was refused lately.
+std::string render_sandbox(const ServerStatus& s) {
+    if (!s.sandbox_error.empty()) return fmt::format("  sandbox: cannot be confined: {}\n", s.sandbox_error);
+    if (s.sandbox_layer.empty()) return "";
+    if (!s.sandbox) return fmt::format("  sandbox: {}\n", s.sandbox_layer);
+    const auto& p = *s.sandbox;
+    if (p.layer == host::SandboxLayer::container)
+        return "  sandbox: container (the container is its sandbox; not confined by Switchboard)\n";
+    std::string out = fmt::format("  sandbox: {}{} · state {} · writable {} · domains {}\n", s.sandbox_layer,
+                                  p.profile.empty() ? "" : " (" + p.profile + " profile)", p.state_dir,
+                                  p.writable.size() <= 1 ? "state and /tmp only" : fmt::format("{}", fmt::join(p.writable.begin() + 1, p.writable.end(), ", ")),
+                                  p.allowed_domains.empty() ? "none" : fmt::format("{}", fmt::join(p.allowed_domains, ", ")));
+    for (const auto& r : s.sandbox_refusals)
+        out += fmt::format("  refused {}: {} (switchboard sandbox check {})\n", r.kind, r.target, s.name);
+    return out;
+}
+
 std::string render_status(const std::vector<ServerStatus>& servers) {
     std::string out = fmt::format("{:<20} {:<9} {:<12} {:>8} {:<11} {:>5} {:>9} {:>7} {:>8}\n", "SERVER", "TRANSPORT",
                                   "PHASE", "FOR", "PROTOCOL", "TOOLS", "RESOURCES", "PROMPTS", "MS");
@@ -99,6 +118,7 @@ std::string render_status(const std::vector<ServerStatus>& servers) {
         if (s.held > 0)
             out += fmt::format("  held: {} definition{} changed or new since approved (switchboard pins diff {})\n",
                                s.held, s.held == 1 ? "" : "s", s.name);
+        out += render_sandbox(s);
     }
     return out;
 }

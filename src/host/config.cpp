@@ -24,7 +24,7 @@ using detail::suggestion;
 namespace {
 
 constexpr std::string_view top_level_keys[] = {"mcpServers", "servers", "inputs", "$schema", "llm",
-                                               "toolSearch", "gateway", "roots",  "pins"};
+                                               "toolSearch", "gateway", "roots",  "pins", "sandboxEnabled"};
 
 // 1-based line and column (in characters, not bytes) of `offset`, for "file:line:column" messages.
 std::pair<std::size_t, std::size_t> line_column(std::string_view text, std::size_t offset) {
@@ -166,6 +166,13 @@ Config parse_config(std::string_view text, std::string_view source_name, const E
             else
                 config.warnings.push_back(fmt::format(
                     "{}: \"pins\" must be \"trust-on-first-use\", \"strict\" or \"off\"; ignored", source_name));
+        } else if (key == "sandboxEnabled") {
+            // A confinement asked for in the wrong spelling is still asked for: closed, not open.
+            config.sandbox_all = !item.value().is_bool() || item.value().get_bool();
+            if (!item.value().is_bool())
+                config.warnings.push_back(fmt::format(
+                    "{}: \"sandboxEnabled\" must be true or false; taken as true (every stdio server confined)",
+                    source_name));
         } else if (key == "roots") {
             const auto* list = item.value().if_array();
             const bool strings = list && std::all_of(list->begin(), list->end(),
@@ -181,6 +188,10 @@ Config parse_config(std::string_view text, std::string_view source_name, const E
                 fmt::format("{}: unknown top-level key \"{}\"{}", source_name, key, suggestion(key, top_level_keys)));
         }
     }
+    // The file's switch lands in each stdio entry that does not say: a change to it is a change to those servers
+    // (hot reload restarts them, confined or not).
+    for (auto& s : config.servers)
+        if (s.type == TransportKind::stdio && !s.sandbox.enabled && config.sandbox_all) s.sandbox.enabled = true;
     return config;
 }
 

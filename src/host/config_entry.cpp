@@ -3,6 +3,7 @@
 #include "config_parse.hpp"
 
 #include <switchboard/core/json_number.hpp>
+#include <switchboard/http/address_policy.hpp>
 #include <switchboard/transport/http_client.hpp>
 
 #include <fmt/format.h>
@@ -44,7 +45,9 @@ constexpr std::string_view server_keys[] = {"type",
                                             "toolTimeoutMs",
                                             "maxReconnectAttempts",
                                             "allowedTools",
-                                            "excludedTools"};
+                                            "excludedTools",
+                                            "sandboxEnabled",
+                                            "sandbox"};
 
 // Keys other clients write into the same entries; accepted so that a shared file does not produce noise.
 constexpr std::string_view foreign_server_keys[] = {"envFile", "description", "autoApprove", "alwaysAllow", "timeout",
@@ -128,6 +131,7 @@ private:
     void parse_key(std::string_view key, const json::value& value);
     void parse_type(const json::value& value);
     void parse_oauth(const json::value& value);
+    void parse_sandbox(const json::value& value);
     void finish();
 
     // The first problem is the one reported: later ones are often consequences of it.
@@ -241,6 +245,48 @@ void EntryParser::parse_type(const json::value& value) {
     } else {
         fail(fmt::format("unknown \"type\" \"{}\" (expected stdio, http, sse or ws)", *name));
     }
+}
+
+// VS Code's block: {"filesystem": {"allowWrite", "denyRead", "allowRead"}, "network": {"allowedDomains",
+// "deniedDomains"}}. Unknown keys warn, as everywhere; a wrong type fails the entry (a policy half-read is not one).
+void EntryParser::parse_sandbox(const json::value& value) {
+    const auto* o = value.if_object();
+    if (!o) {
+        fail("\"sandbox\" must be an object");
+        return;
+    }
+    auto& sb = server_.sandbox;
+    const auto section = [&](std::string_view name, std::initializer_list<std::pair<std::string_view,
+                                                                                    std::vector<std::string>*>> keys) {
+        const auto* v = o->if_contains(name);
+        if (!v) return;
+        const auto* part = v->if_object();
+        if (!part) {
+            fail(fmt::format("\"sandbox.{}\" must be an object", name));
+            return;
+        }
+        for (const auto& [k, item] : *part) {
+            bool known = false;
+            for (const auto& [key, out] : keys)
+                if (k == key) {
+                    known = true;
+                    if (auto list = get_strings(fmt::format("sandbox.{}.{}", name, key), item, true))
+                        *out = std::move(*list);
+                }
+            if (!known) warn(fmt::format("unknown key \"sandbox.{}.{}\"", name, std::string_view(k)));
+        }
+    };
+    section("filesystem", {{"allowWrite", &sb.allow_write}, {"denyRead", &sb.deny_read}, {"allowRead", &sb.allow_read}});
+    section("network", {{"allowedDomains", &sb.allowed_domains},
+                        {"deniedDomains", &sb.denied_domains},
+                        {"allowedAddresses", &sb.allowed_addresses}});
+    for (const auto& cidr : sb.allowed_addresses) {
+        std::string error;
+        if (!http::parse_cidr(cidr, error))
+            fail(fmt::format("\"sandbox.network.allowedAddresses\": \"{}\": {}", cidr, error));
+    }
+    for (const auto& [k, item] : *o)
+        if (k != "filesystem" && k != "network") warn(fmt::format("unknown key \"sandbox.{}\"", std::string_view(k)));
 }
 
 void EntryParser::parse_oauth(const json::value& value) {
@@ -379,6 +425,13 @@ void EntryParser::parse_key(std::string_view key, const json::value& value) {
         }
     } else if (key == "allowedTools") {
         if (auto list = get_strings(key, value, false)) server_.allowed_tools = std::move(*list);
+    } else if (key == "sandboxEnabled") {
+        if (value.is_bool())
+            server_.sandbox.enabled = value.get_bool();
+        else
+            fail("\"sandboxEnabled\" must be true or false");
+    } else if (key == "sandbox") {
+        parse_sandbox(value);
     } else if (key == "excludedTools") {
         if (auto list = get_strings(key, value, false)) server_.excluded_tools = std::move(*list);
     } else if (!contains(foreign_server_keys, key)) {

@@ -50,6 +50,8 @@ bool expand_reference(std::string_view body, const EnvLookup& env, Expansion& ex
     const auto sep = body.find(":-");
     const auto name = body.substr(0, sep);
     if (!is_var_name(name)) return false;
+    // Each server's own state directory (sandbox.hpp): filled in when that server starts, not from the environment.
+    if (name == "SWITCHBOARD_STATE_DIR") return false;
     const auto value = env(name);
     if (value && !value->empty()) {
         out += *value;

@@ -53,6 +53,11 @@ ServerPool::ServerPool(asio::any_io_executor ex, Config config, PoolOptions opti
       shared_(std::make_shared<Shared>(ex_)) {
     if (!options_.token_store)
         options_.token_store = std::make_shared<auth::TokenStore>(auth::TokenStore::default_path());
+    if (!options_.sandboxer) {
+        auto host = SandboxHost::from_environment();
+        host.own_secrets.push_back(options_.token_store->path().string());
+        options_.sandboxer = std::make_shared<Sandboxer>(ex_, std::move(host));
+    }
 }
 
 ServerPool::~ServerPool() = default;
@@ -118,6 +123,20 @@ std::optional<ServerStatus> ServerPool::status(std::string_view name) const {
     if (logs) st.log_level = s->log_level.empty() ? options_.log_level : s->log_level;
     st.active_calls = s->active_calls;
     st.held = s->held.size();
+    if (s->config.type == TransportKind::stdio) {
+        const auto& sb = *options_.sandboxer;
+        if (!sb.wants(s->config)) {
+            st.sandbox_layer = "unconfined";
+        } else if (auto plan = sb.plan_in_force(name)) {
+            st.sandbox = std::move(plan);
+        } else if (auto planned = sb.plan(s->config)) {  // not started yet: what it would start with
+            st.sandbox = std::move(*planned);
+        } else {
+            st.sandbox_error = planned.error().message;
+        }
+        if (st.sandbox) st.sandbox_layer = std::string(layer_name(st.sandbox->layer));
+        st.sandbox_refusals = sb.refusals(name);
+    }
     st.leases = s->leases;
     st.keep_warm = s->config.keep_warm;
     return st;
@@ -194,9 +213,11 @@ awaitable<ServerPool::Attempt> ServerPool::connect_attempt(std::shared_ptr<Serve
         if (auto pool = weak.lock(); pool && *live) pool->handle_notification(s, gen, method, params);
     };
     o.channel_hooks.authorizer = s->oauth;
-    o.channel_hooks.on_stderr_line = [ws = std::weak_ptr<Server>(s), weak,
+    o.channel_hooks.sandboxer = options_.sandboxer;
+    o.channel_hooks.on_stderr_line = [ws = std::weak_ptr<Server>(s), weak, sandboxer = options_.sandboxer,
                                       max = options_.stderr_tail_lines](std::string_view line) {
         auto sp = ws.lock();
+        if (sp) sandboxer->note_stderr(sp->config.name, line);
         if (!sp || max == 0) return;
         sp->stderr_lines.emplace_back(line.substr(0, 1000));
         while (sp->stderr_lines.size() > max) sp->stderr_lines.pop_front();
@@ -548,7 +569,10 @@ awaitable<void> ServerPool::apply(Config new_config) {
         if (wanted && started_) to_launch.push_back(s);
     }
     for (const auto& [name, s] : servers_)
-        if (!new_config.find(name)) to_stop.push_back(s);
+        if (!new_config.find(name)) {
+            to_stop.push_back(s);
+            options_.sandboxer->release(name);
+        }
     servers_ = std::move(next);
     config_ = std::move(new_config);
     // The view changed now (a removed server's own events no longer reach the contexts): an index kept from before
@@ -593,6 +617,7 @@ awaitable<void> ServerPool::shutdown() {
     co_await core::run_all(std::move(stops));
     // 4. Background tasks (starts, reconnects, relists, keep-warm timers) end.
     co_await shared->tasks.shutdown();
+    options_.sandboxer->close();
     cache_.clear();
     events_.emit(Event::tools_changed({}));
     shared->shut_down.set();

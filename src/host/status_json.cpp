@@ -1,8 +1,43 @@
 #include <switchboard/host/status_json.hpp>
 
+#include <boost/json/array.hpp>
+
 namespace switchboard::host {
 
 namespace json = boost::json;
+
+namespace {
+
+json::array strings(const std::vector<std::string>& v) { return json::array(v.begin(), v.end()); }
+
+}  // namespace
+
+json::value sandbox_json(const ServerStatus& s) {
+    if (s.sandbox_layer.empty() && s.sandbox_error.empty()) return nullptr;  // a remote server
+    json::object o{{"layer", s.sandbox_layer.empty() ? json::value(nullptr) : json::value(s.sandbox_layer)}};
+    if (!s.sandbox_error.empty()) o["error"] = s.sandbox_error;
+    if (s.sandbox) {
+        const auto& p = *s.sandbox;
+        o["profile"] = p.profile.empty() ? json::value(nullptr) : json::value(p.profile);
+        o["stateDir"] = p.state_dir;
+        o["writable"] = strings(p.writable);
+        o["hidden"] = strings(p.hidden);
+        o["readable"] = strings(p.readable);
+        o["allowedDomains"] = strings(p.allowed_domains);
+        o["deniedDomains"] = strings(p.denied_domains);
+        if (!p.fallback.empty()) o["fallback"] = p.fallback;
+    }
+    json::array refusals;
+    for (const auto& r : s.sandbox_refusals)
+        refusals.push_back(json::object{
+            {"kind", r.kind},
+            {"target", r.target},
+            {"detail", r.detail},
+            {"atMs", std::chrono::duration_cast<std::chrono::milliseconds>(r.at.time_since_epoch()).count()}});
+    o["refusals"] = std::move(refusals);
+    return o;
+}
+
 
 json::object to_json(const ServerStatus& s) {
     json::object o;
@@ -45,6 +80,7 @@ json::object to_json(const ServerStatus& s) {
     o["held"] = s.held;  // definitions held until a person approves them (switchboard pins)
     o["error"] = s.last_error.empty() ? json::value(nullptr) : json::value(s.last_error);
     o["stderrTail"] = s.stderr_tail;
+    o["sandbox"] = sandbox_json(s);
     return o;
 }
 

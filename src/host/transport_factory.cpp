@@ -12,6 +12,7 @@ namespace switchboard::host {
 namespace asio = boost::asio;
 using asio::awaitable;
 using ChannelPtr = std::shared_ptr<jsonrpc::Channel>;
+using jsonrpc::Outcome;
 
 namespace {
 
@@ -41,6 +42,34 @@ std::shared_ptr<auth::OAuthAuthorizer> make_authorizer(asio::any_io_executor ex,
     return std::make_shared<auth::OAuthAuthorizer>(ex, config.name, config.url, config.oauth, std::move(store), o);
 }
 
+// ${SWITCHBOARD_STATE_DIR} in the entry's arguments and environment, then the sandbox the entry asks for.
+static std::optional<jsonrpc::Error> confine(const ServerConfig& config, Sandboxer* sandboxer,
+                                      transport::StdioProcessOptions& po) {
+    static constexpr std::string_view var = "${SWITCHBOARD_STATE_DIR}";
+    std::string dir;
+    const auto fill = [&](std::string& text) {
+        for (auto at = text.find(var); at != std::string::npos; at = text.find(var, at + dir.size())) {
+            if (dir.empty())
+                dir = sandboxer ? sandboxer->state_dir(config.name)
+                                : (SandboxHost::from_environment().state_root / config.name).string();
+            text.replace(at, var.size(), dir);
+        }
+    };
+    for (auto& a : po.args) fill(a);
+    for (auto& [k, v] : po.env) fill(v);
+    if (!config.sandbox.enabled.value_or(false) && !(sandboxer && sandboxer->host().confine_all.value_or(false)))
+        return std::nullopt;
+    if (!sandboxer)
+        return jsonrpc::Error::make_local(jsonrpc::code::transport_error,
+                                          fmt::format("server \"{}\" asks to be confined, and this host has no "
+                                                      "sandbox set up",
+                                                      config.name));
+    if (!sandboxer->wants(config)) return std::nullopt;
+    auto plan = sandboxer->wrap(config, po);
+    if (!plan) return plan.error();
+    return std::nullopt;
+}
+
 awaitable<Outcome<ChannelPtr>> open_channel(asio::any_io_executor ex, const ServerConfig& config,
                                             std::size_t max_message_size, const ChannelHooks& hooks) {
     if (!config.invalid.empty()) co_return jsonrpc::Error::make_local(jsonrpc::code::transport_error, config.invalid);
@@ -54,6 +83,7 @@ awaitable<Outcome<ChannelPtr>> open_channel(asio::any_io_executor ex, const Serv
         po.cwd = config.cwd;
         po.max_message_size = max_message_size;
         po.on_stderr_line = hooks.on_stderr_line;
+        if (auto failed = confine(config, hooks.sandboxer.get(), po)) co_return *failed;
         auto channel = transport::StdioProcessChannel::spawn(ex, std::move(po));
         if (!channel) co_return channel.error();
         co_return ChannelPtr(*channel);

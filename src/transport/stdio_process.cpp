@@ -258,7 +258,7 @@ jsonrpc::Outcome<std::shared_ptr<StdioProcessChannel>> StdioProcessChannel::spaw
 
     // Environment: inherited, with the configured overrides.
     std::vector<std::string> env;
-    for (char** e = environ; e && *e; ++e) {
+    for (char** e = options.inherit_env ? environ : nullptr; e && *e; ++e) {
         std::string_view kv(*e);
         auto eq = kv.find('=');
         if (eq != std::string_view::npos && options.env.count(std::string(kv.substr(0, eq)))) continue;

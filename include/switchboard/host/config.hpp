@@ -26,6 +26,18 @@ enum class TransportKind { stdio, http, sse, ws };
 std::string_view to_string(TransportKind kind);
 
 /// One server entry after validation and variable expansion.
+/// A stdio server's confinement (sandbox.hpp), VS Code's keys: `sandboxEnabled` and `sandbox.filesystem` /
+/// `sandbox.network`. Paths as written (`~` and relative paths are resolved when the server starts).
+struct SandboxSettings {
+    std::optional<bool> enabled;  ///< `sandboxEnabled`; nullopt: the top-level `sandboxEnabled` decides
+    std::vector<std::string> allow_write, deny_read, allow_read;
+    std::vector<std::string> allowed_domains, denied_domains;
+    /// `sandbox.network.allowedAddresses` (Switchboard's own key): CIDRs the proxy may connect to although private
+    /// or loopback (a database on this machine); checked when the file is read.
+    std::vector<std::string> allowed_addresses;
+    bool operator==(const SandboxSettings&) const = default;
+};
+
 struct ServerConfig {
     std::string name;
     TransportKind type = TransportKind::stdio;
@@ -54,6 +66,7 @@ struct ServerConfig {
     int max_reconnect_attempts = 10;         ///< 0 = forever
     std::vector<std::string> allowed_tools;  ///< empty: all
     std::vector<std::string> excluded_tools;
+    SandboxSettings sandbox;  ///< stdio only
 
     /// Non-empty when this entry cannot be started (e.g. a `${VAR}` without default is unset, no command/url).
     /// The other servers of the file are still usable; the host reports this as the server's error.
@@ -81,6 +94,8 @@ struct Config {
     /// The top-level `pins` (tool_pins.hpp): "trust-on-first-use" (the default: a server first seen is pinned as it
     /// is), "strict" (what a server never pinned offers is held until approved) or "off" (nothing is pinned).
     enum class Pinning { trust_on_first_use, strict, off } pinning = Pinning::trust_on_first_use;
+    /// The top-level `sandboxEnabled`: confine every stdio server whose entry does not say otherwise.
+    bool sandbox_all = false;
 
     const ServerConfig* find(std::string_view name) const;
 };

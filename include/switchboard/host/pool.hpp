@@ -25,6 +25,7 @@
 #include <switchboard/host/config.hpp>
 #include <switchboard/host/events.hpp>
 #include <switchboard/host/resource_cache.hpp>
+#include <switchboard/host/sandbox.hpp>
 #include <switchboard/host/server_requests.hpp>
 #include <switchboard/host/tool_pins.hpp>
 #include <switchboard/mcp/client_session.hpp>
@@ -68,6 +69,8 @@ struct PoolOptions {
     std::shared_ptr<PinStore> pins;
     /// Where remote servers' OAuth tokens are kept; null: auth::TokenStore::default_path().
     std::shared_ptr<auth::TokenStore> token_store;
+    /// Confines the stdio servers that ask for it (sandbox.hpp); null: one made from the environment.
+    std::shared_ptr<Sandboxer> sandboxer;
     /// How often a server in phase needs-auth looks for a login made elsewhere (the token file changed).
     std::chrono::milliseconds login_poll{1000};
 };
@@ -94,6 +97,13 @@ struct ServerStatus {
     std::string log_level;  ///< what the server is asked to send (set_log_level, else PoolOptions::log_level)
     std::size_t active_calls = 0;
     std::size_t held = 0;  ///< definitions it lists that are held (not approved)
+    /// stdio: "bwrap", "landlock", "container" or "unconfined"; empty for remote servers. For a confined one, the plan
+    /// in force (or the one it would start with) and what it was refused lately; `sandbox_error` when it cannot be
+    /// confined here.
+    std::string sandbox_layer;
+    std::optional<SandboxPlan> sandbox;
+    std::vector<SandboxRefusal> sandbox_refusals;
+    std::string sandbox_error;
     std::size_t leases = 0;
     std::chrono::milliseconds keep_warm{0};
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <switchboard/host/config.hpp>
+#include <switchboard/host/sandbox.hpp>
 #include <switchboard/http/authorizer.hpp>
 #include <switchboard/jsonrpc/channel.hpp>
 #include <switchboard/jsonrpc/error.hpp>
@@ -25,6 +26,9 @@ struct ChannelHooks {
     std::function<void(std::string_view line)> on_stderr_line;
     /// http, sse, ws: authorizes the requests (OAuth); null: none.
     std::shared_ptr<http::Authorizer> authorizer;
+    /// stdio: confines a server whose entry asks for it (sandbox.hpp), and fills in ${SWITCHBOARD_STATE_DIR}. Null:
+    /// a server that asks to be confined is refused (never run unconfined by mistake).
+    std::shared_ptr<Sandboxer> sandboxer;
 };
 
 /// The OAuth authorizer of a remote server (null for stdio, for `"oauth": false`, and when the config sets an

@@ -26,6 +26,7 @@ struct StdioProcessOptions {
     std::string command;
     std::vector<std::string> args;
     std::map<std::string, std::string> env;  ///< added to (or replacing in) the inherited environment
+    bool inherit_env = true;                 ///< false: `env` is all the process gets (a confined server)
     std::string cwd;                         ///< empty: inherit
     std::size_t max_message_size = jsonrpc::default_max_message_size;
     std::size_t stderr_tail_bytes = 64 * 1024;
