@@ -162,6 +162,7 @@ SandboxHost SandboxHost::from_environment() {
         h.confine_exe = !ec && fs::exists(next, ec) ? next.string() : "switchboard-confine";
     }
     if (const char* l = std::getenv("SWITCHBOARD_SANDBOX_LAYER"); l && *l) h.forced_layer = parse_layer(l);
+    if (const char* b = std::getenv("SWITCHBOARD_BWRAP"); b && *b) h.bwrap_exe = b;
     return h;
 }
 

@@ -55,7 +55,10 @@ def fetch(url):
         with urllib.request.urlopen(url, timeout=5) as r:
             return ok(f"HTTP {r.status}: {r.read(200).decode(errors='replace')}")
     except urllib.error.HTTPError as e:
-        return refused(f"HTTP {e.code}: {e.read(300).decode(errors='replace')}")
+        body = e.read(300).decode(errors="replace")
+        if body.startswith("switchboard:"):  # the egress proxy said no
+            return refused(f"HTTP {e.code}: {body}")
+        return ok(f"HTTP {e.code}: reached")
     except Exception as e:  # noqa: BLE001
         return refused(e)
 
@@ -76,13 +79,22 @@ def unix(path):
 
 
 def ptrace_parent():
-    libc = ctypes.CDLL(None, use_errno=True)
+    """PTRACE_SEIZE from a child of ours (the parent is never stopped; tracing ends when that child exits)."""
     ppid = os.getppid()
-    PTRACE_ATTACH, PTRACE_DETACH = 16, 17
-    if libc.ptrace(PTRACE_ATTACH, ppid, None, None) == 0:
-        libc.ptrace(PTRACE_DETACH, ppid, None, None)
-        return ok(f"attached to {ppid}")
-    err = ctypes.get_errno()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        libc = ctypes.CDLL(None, use_errno=True)
+        PTRACE_SEIZE = 0x4206
+        rc = libc.ptrace(PTRACE_SEIZE, ppid, None, None)
+        os.write(w, str(0 if rc == 0 else ctypes.get_errno()).encode())
+        os._exit(0)
+    os.close(w)
+    err = int(os.read(r, 16) or b"-1")
+    os.close(r)
+    os.waitpid(pid, 0)
+    if err == 0:
+        return ok(f"seized {ppid}")
     return refused(OSError(err, os.strerror(err)))
 
 

@@ -118,6 +118,9 @@ export const api = {
   save: (name: string, config: ServerConfig, previousName?: string) =>
     post<Servers & { warnings?: string[] }>('api/servers/save', { name, previousName, config }),
   remove: (name: string) => post<Servers>('api/servers/remove', { name }),
+  /** Adds a refused path (`allowWrite`) or domain (`allowedDomains`) to a stdio server's sandbox in the config file. */
+  sandboxAllow: (name: string, kind: 'path' | 'domain', value: string) =>
+    post<Servers & { warnings?: string[] }>('api/servers/sandbox/allow', { name, kind, value }),
   tools: () => get<{ tools: Tool[] }>('api/tools'),
   pins: () => get<Pins>('api/pins'),
   /** Approves the server's held definitions: all of them, or the one of `kind` `name`d. */

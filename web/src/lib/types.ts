@@ -36,6 +36,36 @@ export interface ServerConfig {
   [key: string]: unknown;
 }
 
+/** The confinement layer a stdio server runs under (`"sandboxEnabled": true` confines it). */
+export type SandboxLayer = 'bwrap' | 'landlock' | 'container' | 'unconfined';
+
+/** Something a confined server was refused lately: a domain (the egress proxy) or a path (seen on its stderr). */
+export interface SandboxRefusal {
+  kind: 'domain' | 'path';
+  target: string;
+  detail: string;
+  atMs: number;
+}
+
+/** A stdio server's confinement as enforced (the plan's fields only when it runs confined). */
+export interface SandboxStatus {
+  layer: SandboxLayer | null;
+  /** Why it cannot be confined here (it is then not started). */
+  error?: string;
+  /** The launcher profile applied ("npx", "uvx", "python", ...). */
+  profile?: string | null;
+  stateDir?: string;
+  writable?: string[];
+  hidden?: string[];
+  readable?: string[];
+  allowedDomains?: string[];
+  deniedDomains?: string[];
+  /** Why a preferred layer was not used. */
+  fallback?: string;
+  /** Newest last. */
+  refusals: SandboxRefusal[];
+}
+
 export interface ServerStatus {
   name: string;
   transport: Transport;
@@ -63,6 +93,8 @@ export interface ServerStatus {
   held: number;
   error: string | null;
   stderrTail: string;
+  /** null for remote servers; absent from an older gateway. */
+  sandbox?: SandboxStatus | null;
   config: ServerConfig;
 }
 
