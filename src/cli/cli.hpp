@@ -97,6 +97,11 @@ struct PinsCommand {
 };
 boost::asio::awaitable<int> pins(const host::Config& config, const GlobalOptions& g, PinsCommand command);
 
+/// `sandbox check NAME`: starts the stdio server NAME confined, lists it, calls nothing, and reports what was refused
+/// with the `sandbox` block that would allow it. 0: started and nothing refused.
+boost::asio::awaitable<int> sandbox_check(const host::Config& config, const GlobalOptions& g, std::string name,
+                                          std::chrono::milliseconds linger);
+
 /// `auth login SERVER`: the OAuth login of a remote server, in the browser (a loopback redirect listener; the URL is
 /// printed for a machine without a browser). `auth status`: what the token file holds per server (never a token).
 /// `auth logout SERVER`: forgets the server's tokens and client registration.

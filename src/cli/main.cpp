@@ -258,6 +258,18 @@ int main(int argc, char** argv) {
     auto* pins_reset_cmd = pins_cmd->add_subcommand("reset", "Forget a server's pins and pin what it serves now");
     pins_reset_cmd->add_option("server", pins_command.target, "The server")->required();
 
+    std::string sandbox_server;
+    double sandbox_linger = 1.0;
+    auto* sandbox_cmd = app.add_subcommand("sandbox", "Confined stdio servers");
+    sandbox_cmd->require_subcommand(1);
+    auto* sandbox_check_cmd = sandbox_cmd->add_subcommand(
+        "check", "Start a stdio server confined, list it, call nothing; report what was refused and how to allow it");
+    sandbox_check_cmd->add_option("server", sandbox_server, "The server")->required();
+    sandbox_check_cmd->add_option("--wait", sandbox_linger,
+                                  "Seconds to keep it running after it started, for what it tries then (default 1)")
+        ->check(CLI::Range(0.0, 600.0));
+    json_flag(sandbox_check_cmd);
+
     cli::ServeOptions serve_options;
     auto* auth_cmd = app.add_subcommand("auth", "OAuth logins for remote servers: login, status, logout");
     auth_cmd->require_subcommand(1);
@@ -345,6 +357,7 @@ int main(int argc, char** argv) {
     for (auto* cmd : {agents_cmd, conv_cmd, tasks_cmd, run_cmd, chat_cmd, models_cmd}) guide(cmd, "docs/chat.md");
     guide(catalog_cmd, "docs/config.md");
     guide(pins_cmd, "docs/config.md");
+    guide(sandbox_cmd, "docs/config.md");
     guide(auth_cmd, "docs/auth.md");
     guide(serve_cmd, "docs/gateway.md");
 
@@ -419,6 +432,11 @@ int main(int argc, char** argv) {
     if (serve_cmd->parsed()) return run([&] { return cli::serve(c, g, serve_options); });
     if (catalog_refresh_cmd->parsed()) return run([&] { return cli::catalog_refresh(c, g, catalog_servers); });
     if (catalog_cmd->parsed()) return run([&] { return cli::catalog(c, g); });
+    if (sandbox_check_cmd->parsed())
+        return run([&] {
+            return cli::sandbox_check(c, g, sandbox_server,
+                                      std::chrono::milliseconds(static_cast<long>(sandbox_linger * 1000)));
+        });
     if (pins_cmd->parsed()) {
         using Action = cli::PinsCommand::Action;
         if (pins_diff_cmd->parsed()) pins_command.action = Action::diff;

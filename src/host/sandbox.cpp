@@ -115,8 +115,12 @@ std::optional<std::string> run_probe(const std::vector<std::string>& args, std::
         if (text.size() < 4096) text.append(buf, static_cast<std::size_t>(n));
     }
     ::close(err[0]);
+    // Its stderr closed (or the time is up): it is exiting, or it hangs.
     int status = 0;
-    if (::waitpid(pid, &status, WNOHANG) == 0) {
+    pid_t reaped = 0;
+    while ((reaped = ::waitpid(pid, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < deadline)
+        ::usleep(200);
+    if (reaped == 0) {
         ::kill(pid, SIGKILL);
         ::waitpid(pid, &status, 0);
         return args[0] + " did not finish";
