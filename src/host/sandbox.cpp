@@ -487,7 +487,11 @@ void Sandboxer::note_stderr(std::string_view server, std::string_view line) {
     const auto it = entries_.find(server);
     if (it == entries_.end() || it->second->plan.layer == SandboxLayer::container) return;
     auto& e = *it->second;
-    for (auto& path : refused_paths_in(line)) {
+    for (auto path : refused_paths_in(line)) {
+        // A file it could not create: what can be allowed is the directory it was to be made in.
+        std::error_code ec;
+        for (fs::path p(path); !p.empty() && p != p.root_path() && !fs::exists(p, ec); p = p.parent_path())
+            path = p.parent_path().string();
         const bool again = std::any_of(e.path_refusals.begin(), e.path_refusals.end(),
                                        [&](const SandboxRefusal& r) { return r.target == path; });
         if (again) continue;

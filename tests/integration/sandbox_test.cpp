@@ -183,3 +183,95 @@ TEST(SandboxRefusal, NoLayerMeansNoStartWithTheCauseAndTheFix) {
 
 }  // namespace
 }  // namespace switchboard::test
+
+namespace switchboard::test {
+namespace {
+
+// Real servers under the default profile: server-filesystem writes where it is allowed to and nowhere else,
+// server-memory keeps its file in its state directory from one run to the next, server-everything and a server
+// started through npx (from the local install, offline: its cache and logs written where the npx profile allows)
+// start and list; the hostile Python server above is the Python one.
+class SandboxRealServers : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dir = fs::temp_directory_path() / ("switchboard-sandbox-real-" + std::to_string(::getpid()));
+        fs::remove_all(dir);
+        fs::create_directories(dir / "home");
+        fs::create_directories(dir / "work" / "out");
+        const std::string peers = PEERS_DIR;
+        const auto pkg = [&](const std::string& name) {
+            return jq(peers + "/node_modules/@modelcontextprotocol/" + name + "/dist/index.js");
+        };
+        const auto node = jq(peers_node());
+        std::ofstream(dir / "config.json") << R"({"sandboxEnabled": true, "mcpServers": {
+            "fs": {"command": )" << node << R"(, "args": [)" << pkg("server-filesystem") << ", "
+                                           << jq((dir / "work").string()) << R"(],
+                   "sandbox": {"filesystem": {"allowWrite": [)" << jq((dir / "work" / "out").string()) << R"(]}}},
+            "memory": {"command": )" << node << R"(, "args": [)" << pkg("server-memory") << R"(],
+                       "env": {"MEMORY_FILE_PATH": "${SWITCHBOARD_STATE_DIR}/memory.jsonl"}},
+            "everything": {"command": )" << node << R"(, "args": [)" << pkg("server-everything") << R"(, "stdio"]},
+            "viaNpx": {"command": "npx", "args": ["--offline", "--no-install", "mcp-server-memory"], "cwd": )"
+                                           << jq(peers) << R"(,
+                       "env": {"npm_config_update_notifier": "false"},
+                       "sandbox": {"network": {"deniedDomains": ["*"]}}}}})";
+    }
+    void TearDown() override { fs::remove_all(dir); }
+
+    int cli(const std::string& args, std::string& out) {
+        const auto node_dir = fs::path(peers_node()).parent_path().string();
+        return run_command("cd " + dir.string() + " && HOME=" + (dir / "home").string() + " PATH=" +
+                               (node_dir.empty() ? "" : node_dir + ":") + "$PATH " + SWITCHBOARD_CLI +
+                               " --config config.json " + args + " 2>&1",
+                           out);
+    }
+    fs::path dir;
+};
+
+TEST_F(SandboxRealServers, WorkConfinedUnderTheDefaultProfile) {
+    std::string out;
+    ASSERT_EQ(cli("status --json", out), 0) << out;
+    const auto v = json::parse(out.substr(out.find("{\"servers\"")));
+    for (const auto& s : v.at("servers").as_array()) {
+        SCOPED_TRACE(json::serialize(s));
+        EXPECT_EQ(s.at("phase").as_string(), "connected");
+        EXPECT_EQ(s.at("sandbox").at("layer").as_string(), "bwrap");
+        EXPECT_GT(s.at("tools").as_int64(), 0);
+    }
+    const auto& npx = v.at("servers").as_array()[3];
+    EXPECT_EQ(npx.at("sandbox").at("profile").as_string(), "npx");
+
+    // Writable where allowed; elsewhere refused by the sandbox although the server itself would allow it.
+    const auto inside = (dir / "work" / "out" / "a.txt").string();
+    EXPECT_EQ(cli("call fs__write_file '{\"path\": " + jq(inside) + ", \"content\": \"hi\"}'", out), 0) << out;
+    EXPECT_TRUE(fs::exists(inside)) << out;
+    const auto outside = (dir / "work" / "b.txt").string();
+    cli("call fs__write_file '{\"path\": " + jq(outside) + ", \"content\": \"hi\"}'", out);
+    EXPECT_FALSE(fs::exists(outside)) << out;
+    EXPECT_NE(out.find("read-only file system"), std::string::npos) << out;
+
+    // The memory server's file, in its state directory, from one process to the next.
+    ASSERT_EQ(cli(R"(call memory__create_entities '{"entities": [{"name": "Ada", "entityType": "person",
+                  "observations": ["wrote the first program"]}]}')",
+                  out),
+              0)
+        << out;
+    ASSERT_EQ(cli("call memory__read_graph '{}'", out), 0) << out;
+    EXPECT_NE(out.find("Ada"), std::string::npos) << out;
+    EXPECT_TRUE(fs::exists(dir / "home/.local/state/switchboard/servers/memory/memory.jsonl"));
+}
+
+TEST_F(SandboxRealServers, SandboxCheckReportsARefusedDomainAndTheBlockThatAllowsIt) {
+    // A server that fetches from a domain nobody allowed as it starts (the proxy refuses it by name: no lookup).
+    std::ofstream(dir / "config.json") << R"J({"mcpServers": {"fetcher": {"command": "python3", "args": ["-c",
+        "import urllib.request, sys, runpy\ntry: urllib.request.urlopen('http://api.example.test/v1', timeout=5)\nexcept Exception as e: print(e, file=sys.stderr)\nrunpy.run_path(sys.argv[1], run_name='__main__')", )J"
+                                       << jq(hostile()) << "]}}}";
+    std::string out;
+    EXPECT_EQ(cli("sandbox check fetcher --wait 2", out), 1) << out;
+    EXPECT_NE(out.find("server \"fetcher\": confined by bwrap"), std::string::npos) << out;
+    EXPECT_NE(out.find("started    9 tools"), std::string::npos) << out;
+    EXPECT_NE(out.find("domain  api.example.test"), std::string::npos) << out;
+    EXPECT_NE(out.find(R"("sandbox": {"network":{"allowedDomains":["api.example.test"]}})"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace switchboard::test
