@@ -71,7 +71,8 @@ std::pair<double, double> round_trips_us(asio::io_context& io, const std::shared
     for (int i = 0; i < 2 * (calls + 50); ++i) {
         const auto server = fmt::format("demo{}", i % 2);
         const auto t0 = clock::now();
-        auto r = run_sync(io, pool->call_tool(server, "echo", json::object{{"message", "hi"}}, host::ToolCallOptions{}));
+        auto r =
+            run_sync(io, pool->call_tool(server, "echo", json::object{{"message", "hi"}}, host::ToolCallOptions{}));
         if (!r) throw std::runtime_error("echo failed: " + r.error().message);
         if (i >= 100) us[i % 2].push_back(seconds_since(t0) * 1e6);
     }
@@ -95,8 +96,8 @@ std::vector<Row> run(const Context& ctx) {
                 confined.push_back(cold_ms(io, sandbox_config(ctx.demo(), n, true), sandboxer));
             }
             Row r;
-            r.metric = fmt::format("{} server{} connected + indexed, confined (median of {})", n, n == 1 ? "" : "s",
-                                   runs);
+            r.metric =
+                fmt::format("{} server{} connected + indexed, confined (median of {})", n, n == 1 ? "" : "s", runs);
             r.unit = "ms";
             r.ours = median_of(confined);
             r.peer = median_of(open);

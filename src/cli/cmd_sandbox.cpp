@@ -64,7 +64,7 @@ awaitable<int> report(Host& h, std::string name, host::SandboxSettings settings,
                        {"sandbox", host::sandbox_json(*st)},
                        {"allow", refused.empty() ? json::value(nullptr) : json::value(allowing(settings, refused))}};
         fmt::print("{}\n", json::serialize(o));
-        co_return started && refused.empty() ? 0 : 1;
+        co_return started&& refused.empty() ? 0 : 1;
     }
     if (!st->sandbox_error.empty()) {
         fmt::print("server \"{}\" cannot be confined here: {}\n", name, st->sandbox_error);

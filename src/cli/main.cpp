@@ -125,8 +125,8 @@ int main(int argc, char** argv) {
         });
     bool sandbox_on = false, sandbox_off = false;
     std::string sandbox_layer;
-    auto* sandbox_flag = app.add_flag("--sandbox", sandbox_on,
-                                      "Confine every stdio server for this run, whatever the config says");
+    auto* sandbox_flag =
+        app.add_flag("--sandbox", sandbox_on, "Confine every stdio server for this run, whatever the config says");
     app.add_flag("--no-sandbox", sandbox_off, "Confine no server for this run (status shows each as unconfined)")
         ->excludes(sandbox_flag);
     app.add_option("--sandbox-layer", sandbox_layer,
@@ -265,8 +265,9 @@ int main(int argc, char** argv) {
     auto* sandbox_check_cmd = sandbox_cmd->add_subcommand(
         "check", "Start a stdio server confined, list it, call nothing; report what was refused and how to allow it");
     sandbox_check_cmd->add_option("server", sandbox_server, "The server")->required();
-    sandbox_check_cmd->add_option("--wait", sandbox_linger,
-                                  "Seconds to keep it running after it started, for what it tries then (default 1)")
+    sandbox_check_cmd
+        ->add_option("--wait", sandbox_linger,
+                     "Seconds to keep it running after it started, for what it tries then (default 1)")
         ->check(CLI::Range(0.0, 600.0));
     json_flag(sandbox_check_cmd);
 

@@ -93,10 +93,12 @@ std::string render_sandbox(const ServerStatus& s) {
     const auto& p = *s.sandbox;
     if (p.layer == host::SandboxLayer::container)
         return "  sandbox: container (the container is its sandbox; not confined by Switchboard)\n";
-    std::string out = fmt::format("  sandbox: {}{} · state {} · writable {} · domains {}\n", s.sandbox_layer,
-                                  p.profile.empty() ? "" : " (" + p.profile + " profile)", p.state_dir,
-                                  p.writable.size() <= 1 ? "state and /tmp only" : fmt::format("{}", fmt::join(p.writable.begin() + 1, p.writable.end(), ", ")),
-                                  p.allowed_domains.empty() ? "none" : fmt::format("{}", fmt::join(p.allowed_domains, ", ")));
+    std::string out = fmt::format(
+        "  sandbox: {}{} · state {} · writable {} · domains {}\n", s.sandbox_layer,
+        p.profile.empty() ? "" : " (" + p.profile + " profile)", p.state_dir,
+        p.writable.size() <= 1 ? "state and /tmp only"
+                               : fmt::format("{}", fmt::join(p.writable.begin() + 1, p.writable.end(), ", ")),
+        p.allowed_domains.empty() ? "none" : fmt::format("{}", fmt::join(p.allowed_domains, ", ")));
     for (const auto& r : s.sandbox_refusals)
         out += fmt::format("  refused {}: {} (switchboard sandbox check {})\n", r.kind, r.target, s.name);
     return out;

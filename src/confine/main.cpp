@@ -154,29 +154,61 @@ void load_seccomp(bool landlock_path) {
     // Sockets: IPv4 and IPv6 only. AF_UNIX would reach the host's daemons (D-Bus, docker, the gateway's own socket
     // files), AF_NETLINK its routing and audit.
     for (int family = 0; family < AF_MAX; ++family)
-        if (family != AF_INET && family != AF_INET6) add(ctx, EPERM, SCMP_SYS(socket), {SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(family))});
+        if (family != AF_INET && family != AF_INET6)
+            add(ctx, EPERM, SCMP_SYS(socket), {SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(family))});
     if (landlock_path) {
         // Sharing the host's network: Landlock restricts TCP only, so datagrams and raw packets are refused here.
         for (int family : {AF_INET, AF_INET6})
             for (int type : {SOCK_DGRAM, SOCK_RAW, SOCK_SEQPACKET})
                 add(ctx, EPERM, SCMP_SYS(socket),
-                    {SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(family)), SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, static_cast<scmp_datum_t>(type))});
+                    {SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(family)),
+                     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, static_cast<scmp_datum_t>(type))});
     }
-    for (int sc : {SCMP_SYS(ptrace), SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev), SCMP_SYS(keyctl),
-                   SCMP_SYS(add_key), SCMP_SYS(request_key), SCMP_SYS(mount), SCMP_SYS(umount2), SCMP_SYS(pivot_root),
-                   SCMP_SYS(move_mount), SCMP_SYS(open_tree), SCMP_SYS(fsopen), SCMP_SYS(fsmount), SCMP_SYS(fsconfig),
-                   SCMP_SYS(fspick), SCMP_SYS(mount_setattr), SCMP_SYS(bpf), SCMP_SYS(perf_event_open),
-                   SCMP_SYS(unshare), SCMP_SYS(setns), SCMP_SYS(kexec_load), SCMP_SYS(kexec_file_load),
-                   SCMP_SYS(init_module), SCMP_SYS(finit_module), SCMP_SYS(delete_module), SCMP_SYS(swapon),
-                   SCMP_SYS(swapoff), SCMP_SYS(reboot), SCMP_SYS(acct), SCMP_SYS(open_by_handle_at),
-                   SCMP_SYS(name_to_handle_at), SCMP_SYS(userfaultfd), SCMP_SYS(iopl), SCMP_SYS(ioperm),
-                   SCMP_SYS(io_uring_setup), SCMP_SYS(io_uring_enter), SCMP_SYS(io_uring_register),
-                   SCMP_SYS(quotactl), SCMP_SYS(lookup_dcookie), SCMP_SYS(kcmp)})
+    for (int sc : {SCMP_SYS(ptrace),
+                   SCMP_SYS(process_vm_readv),
+                   SCMP_SYS(process_vm_writev),
+                   SCMP_SYS(keyctl),
+                   SCMP_SYS(add_key),
+                   SCMP_SYS(request_key),
+                   SCMP_SYS(mount),
+                   SCMP_SYS(umount2),
+                   SCMP_SYS(pivot_root),
+                   SCMP_SYS(move_mount),
+                   SCMP_SYS(open_tree),
+                   SCMP_SYS(fsopen),
+                   SCMP_SYS(fsmount),
+                   SCMP_SYS(fsconfig),
+                   SCMP_SYS(fspick),
+                   SCMP_SYS(mount_setattr),
+                   SCMP_SYS(bpf),
+                   SCMP_SYS(perf_event_open),
+                   SCMP_SYS(unshare),
+                   SCMP_SYS(setns),
+                   SCMP_SYS(kexec_load),
+                   SCMP_SYS(kexec_file_load),
+                   SCMP_SYS(init_module),
+                   SCMP_SYS(finit_module),
+                   SCMP_SYS(delete_module),
+                   SCMP_SYS(swapon),
+                   SCMP_SYS(swapoff),
+                   SCMP_SYS(reboot),
+                   SCMP_SYS(acct),
+                   SCMP_SYS(open_by_handle_at),
+                   SCMP_SYS(name_to_handle_at),
+                   SCMP_SYS(userfaultfd),
+                   SCMP_SYS(iopl),
+                   SCMP_SYS(ioperm),
+                   SCMP_SYS(io_uring_setup),
+                   SCMP_SYS(io_uring_enter),
+                   SCMP_SYS(io_uring_register),
+                   SCMP_SYS(quotactl),
+                   SCMP_SYS(lookup_dcookie),
+                   SCMP_SYS(kcmp)})
         add(ctx, EPERM, sc);
     // New namespaces through clone's flags; clone3 passes them in memory a filter cannot read, so it is "not
     // implemented" and the C library falls back to clone.
-    for (scmp_datum_t flag : {CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET, CLONE_NEWPID, CLONE_NEWIPC, CLONE_NEWUTS,
-                               CLONE_NEWCGROUP})
+    for (scmp_datum_t flag :
+         {CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET, CLONE_NEWPID, CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWCGROUP})
         add(ctx, EPERM, SCMP_SYS(clone), {SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag)});
     add(ctx, ENOSYS, SCMP_SYS(clone3));
     // Typing into the host's terminal.
@@ -196,8 +228,7 @@ int landlock_abi() {
 
 constexpr __u64 read_rights = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
 constexpr __u64 file_rights = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |
-                              LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_TRUNCATE |
-                              LANDLOCK_ACCESS_FS_IOCTL_DEV;
+                              LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV;
 
 __u64 fs_rights(int abi) {
     __u64 all = (LANDLOCK_ACCESS_FS_MAKE_SYM << 1) - 1;  // ABI 1

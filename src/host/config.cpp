@@ -24,7 +24,7 @@ using detail::suggestion;
 namespace {
 
 constexpr std::string_view top_level_keys[] = {"mcpServers", "servers", "inputs", "$schema", "llm",
-                                               "toolSearch", "gateway", "roots",  "pins", "sandboxEnabled"};
+                                               "toolSearch", "gateway", "roots",  "pins",    "sandboxEnabled"};
 
 // 1-based line and column (in characters, not bytes) of `offset`, for "file:line:column" messages.
 std::pair<std::size_t, std::size_t> line_column(std::string_view text, std::size_t offset) {

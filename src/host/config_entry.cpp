@@ -256,8 +256,8 @@ void EntryParser::parse_sandbox(const json::value& value) {
         return;
     }
     auto& sb = server_.sandbox;
-    const auto section = [&](std::string_view name, std::initializer_list<std::pair<std::string_view,
-                                                                                    std::vector<std::string>*>> keys) {
+    const auto section = [&](std::string_view name,
+                             std::initializer_list<std::pair<std::string_view, std::vector<std::string>*>> keys) {
         const auto* v = o->if_contains(name);
         if (!v) return;
         const auto* part = v->if_object();
@@ -276,7 +276,8 @@ void EntryParser::parse_sandbox(const json::value& value) {
             if (!known) warn(fmt::format("unknown key \"sandbox.{}.{}\"", name, std::string_view(k)));
         }
     };
-    section("filesystem", {{"allowWrite", &sb.allow_write}, {"denyRead", &sb.deny_read}, {"allowRead", &sb.allow_read}});
+    section("filesystem",
+            {{"allowWrite", &sb.allow_write}, {"denyRead", &sb.deny_read}, {"allowRead", &sb.allow_read}});
     section("network", {{"allowedDomains", &sb.allowed_domains},
                         {"deniedDomains", &sb.denied_domains},
                         {"allowedAddresses", &sb.allowed_addresses}});

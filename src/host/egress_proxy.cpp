@@ -107,7 +107,8 @@ bool egress_valid_port(std::string_view p) {
 awaitable<void> egress_answer(EgressClient& c, unsigned status, std::string_view phrase, std::string_view text) {
     const std::string body = fmt::format("switchboard: {}\n", text);
     const std::string msg = fmt::format(
-        "HTTP/1.1 {} {}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
+        "HTTP/1.1 {} {}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: "
+        "close\r\n\r\n{}",
         status, phrase, body.size(), body);
     co_await asio::async_write(c, asio::buffer(msg), as_tuple_awaitable);
 }
@@ -420,7 +421,8 @@ bool egress_domain_matches(std::string_view pattern, std::string_view host) {
 
 std::string egress_name_refusal(const EgressPolicy& policy, std::string_view server, std::string_view host) {
     for (const auto& d : policy.denied_domains)
-        if (egress_domain_matches(d, host)) return fmt::format("\"{}\" is in server \"{}\"'s deniedDomains", host, server);
+        if (egress_domain_matches(d, host))
+            return fmt::format("\"{}\" is in server \"{}\"'s deniedDomains", host, server);
     for (const auto& a : policy.allowed_domains)
         if (egress_domain_matches(a, host)) return {};
     return fmt::format("\"{}\" is not in server \"{}\"'s allowedDomains", host, server);
@@ -475,9 +477,7 @@ unsigned short EgressProxy::tcp_port() const { return state_->port; }
 const std::string& EgressProxy::unix_path() const { return state_->unix_path; }
 const std::string& EgressProxy::server_name() const { return state_->server; }
 
-std::vector<EgressRefusal> EgressProxy::refusals() const {
-    return {state_->refusals.begin(), state_->refusals.end()};
-}
+std::vector<EgressRefusal> EgressProxy::refusals() const { return {state_->refusals.begin(), state_->refusals.end()}; }
 
 void EgressProxy::set_on_refused(std::function<void(const EgressRefusal&)> f) { state_->on_refused = std::move(f); }
 

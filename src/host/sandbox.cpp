@@ -29,17 +29,40 @@ namespace {
 
 // What a confined server's environment keeps of the host's: enough to find programs and speak the user's language,
 // nothing that could be another server's secret (API keys live in the environment).
-constexpr std::string_view passed_env[] = {"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TERM", "TZ",
-                                           "SHELL", "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR"};
+constexpr std::string_view passed_env[] = {"PATH",          "HOME",        "USER", "LOGNAME", "LANG",
+                                           "LANGUAGE",      "TERM",        "TZ",   "SHELL",   "NODE_EXTRA_CA_CERTS",
+                                           "SSL_CERT_FILE", "SSL_CERT_DIR"};
 
 // Never readable once confined: keys, cloud and registry credentials, browsers' profiles, password stores, and
 // Switchboard's own files (config, tokens, conversations, every server's state).
-constexpr std::string_view home_secrets[] = {
-    ".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".kube", ".docker", ".netrc", ".git-credentials",
-    ".config/gh", ".npmrc", ".pypirc", ".password-store", ".vault-token", ".terraform.d", ".mozilla",
-    ".config/google-chrome", ".config/chromium", ".config/BraveSoftware", ".config/microsoft-edge",
-    ".local/share/keyrings", ".config/switchboard", ".local/share/switchboard", ".local/state/switchboard",
-    ".cache/switchboard", ".bash_history", ".zsh_history", ".python_history"};
+constexpr std::string_view home_secrets[] = {".ssh",
+                                             ".gnupg",
+                                             ".aws",
+                                             ".azure",
+                                             ".config/gcloud",
+                                             ".kube",
+                                             ".docker",
+                                             ".netrc",
+                                             ".git-credentials",
+                                             ".config/gh",
+                                             ".npmrc",
+                                             ".pypirc",
+                                             ".password-store",
+                                             ".vault-token",
+                                             ".terraform.d",
+                                             ".mozilla",
+                                             ".config/google-chrome",
+                                             ".config/chromium",
+                                             ".config/BraveSoftware",
+                                             ".config/microsoft-edge",
+                                             ".local/share/keyrings",
+                                             ".config/switchboard",
+                                             ".local/share/switchboard",
+                                             ".local/state/switchboard",
+                                             ".cache/switchboard",
+                                             ".bash_history",
+                                             ".zsh_history",
+                                             ".python_history"};
 
 constexpr int bridge_port = 3128;  // inside the sandbox's own network namespace: any port would do
 constexpr std::string_view sandbox_socket = "/run/switchboard/proxy.sock";
@@ -107,7 +130,8 @@ std::optional<std::string> run_probe(const std::vector<std::string>& args, std::
     const auto deadline = std::chrono::steady_clock::now() + limit;
     char buf[512];
     while (true) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
         pollfd p{err[0], POLLIN, 0};
         if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
         const ssize_t n = ::read(err[0], buf, sizeof buf);
@@ -172,8 +196,7 @@ SandboxHost SandboxHost::from_environment() {
 
 std::optional<LauncherProfile> launcher_profile(std::string_view command) {
     const auto name = basename_of(command);
-    if (name == "npx" || name == "npm")
-        return LauncherProfile{"npx", {"~/.npm"}, {"registry.npmjs.org"}};
+    if (name == "npx" || name == "npm") return LauncherProfile{"npx", {"~/.npm"}, {"registry.npmjs.org"}};
     if (name == "uvx" || name == "uv")
         return LauncherProfile{"uvx", {"~/.cache/uv", "~/.local/share/uv"}, {"pypi.org", "files.pythonhosted.org"}};
     if (name == "bunx" || name == "bun")
@@ -186,8 +209,8 @@ std::optional<LauncherProfile> launcher_profile(std::string_view command) {
 }
 
 std::vector<std::string> refused_paths_in(std::string_view line) {
-    static constexpr std::string_view markers[] = {"EACCES", "EPERM", "EROFS", "ermission denied",
-                                                   "ead-only file system", "peration not permitted"};
+    static constexpr std::string_view markers[] = {
+        "EACCES", "EPERM", "EROFS", "ermission denied", "ead-only file system", "peration not permitted"};
     std::vector<std::string> out;
     if (std::none_of(std::begin(markers), std::end(markers),
                      [&](std::string_view m) { return line.find(m) != std::string_view::npos; }))
@@ -294,8 +317,9 @@ jsonrpc::Outcome<SandboxPlan> Sandboxer::plan(const ServerConfig& config) const 
             "Landlock; or set \"sandboxEnabled\": false for it to run unconfined",
             config.name, p.fallback));
     if (::access(host_.confine_exe.c_str(), X_OK) != 0 && host_.confine_exe.find('/') != std::string::npos)
-        return fail(fmt::format("server \"{}\" asks to be confined, and the launcher {} is missing: reinstall Switchboard",
-                                config.name, host_.confine_exe));
+        return fail(
+            fmt::format("server \"{}\" asks to be confined, and the launcher {} is missing: reinstall Switchboard",
+                        config.name, host_.confine_exe));
     const auto& home = host_.home;
     const auto profile = launcher_profile(config.command);
     if (profile) p.profile = profile->name;
@@ -312,7 +336,8 @@ jsonrpc::Outcome<SandboxPlan> Sandboxer::plan(const ServerConfig& config) const 
         if (auto e = existing(expand_path(w, home)))
             add_unique(p.writable, *e);
         else
-            spdlog::warn("server \"{}\": sandbox.filesystem.allowWrite \"{}\" does not exist; not writable", config.name, w);
+            spdlog::warn("server \"{}\": sandbox.filesystem.allowWrite \"{}\" does not exist; not writable",
+                         config.name, w);
     }
     std::vector<std::string> hide;
     for (auto s : home_secrets) hide.push_back(home + "/" + std::string(s));
@@ -403,10 +428,31 @@ jsonrpc::Outcome<SandboxPlan> Sandboxer::wrap(const ServerConfig& config, transp
     };
     if (p.layer == SandboxLayer::bwrap) {
         env["TMPDIR"] = "/tmp";
-        args = {"--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net", "--unshare-ipc",
-                "--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev",
-                "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run", "--dir", "/run/switchboard", "--bind",
-                entry->proxy->unix_path(), std::string(sandbox_socket)};
+        args = {"--die-with-parent",
+                "--new-session",
+                "--unshare-pid",
+                "--unshare-net",
+                "--unshare-ipc",
+                "--unshare-uts",
+                "--unshare-cgroup-try",
+                "--cap-drop",
+                "ALL",
+                "--ro-bind",
+                "/",
+                "/",
+                "--dev",
+                "/dev",
+                "--proc",
+                "/proc",
+                "--tmpfs",
+                "/tmp",
+                "--tmpfs",
+                "/run",
+                "--dir",
+                "/run/switchboard",
+                "--bind",
+                entry->proxy->unix_path(),
+                std::string(sandbox_socket)};
         // Mounts by depth, shallow first, so that the deeper rule wins: a hidden ~/.ssh inside a writable ~, this
         // server's state directory inside the hidden state of all of them, a secret inside a directory under /tmp.
         struct Mount {
@@ -495,8 +541,8 @@ void Sandboxer::note_stderr(std::string_view server, std::string_view line) {
         const bool again = std::any_of(e.path_refusals.begin(), e.path_refusals.end(),
                                        [&](const SandboxRefusal& r) { return r.target == path; });
         if (again) continue;
-        e.path_refusals.push_back({"path", std::move(path), std::string(line.substr(0, 300)),
-                                   std::chrono::system_clock::now()});
+        e.path_refusals.push_back(
+            {"path", std::move(path), std::string(line.substr(0, 300)), std::chrono::system_clock::now()});
         if (e.path_refusals.size() > 20) e.path_refusals.pop_front();
     }
 }

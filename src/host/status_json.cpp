@@ -38,7 +38,6 @@ json::value sandbox_json(const ServerStatus& s) {
     return o;
 }
 
-
 json::object to_json(const ServerStatus& s) {
     json::object o;
     o["name"] = s.name;

@@ -44,7 +44,7 @@ std::shared_ptr<auth::OAuthAuthorizer> make_authorizer(asio::any_io_executor ex,
 
 // ${SWITCHBOARD_STATE_DIR} in the entry's arguments and environment, then the sandbox the entry asks for.
 static std::optional<jsonrpc::Error> confine(const ServerConfig& config, Sandboxer* sandboxer,
-                                      transport::StdioProcessOptions& po) {
+                                             transport::StdioProcessOptions& po) {
     static constexpr std::string_view var = "${SWITCHBOARD_STATE_DIR}";
     std::string dir;
     const auto fill = [&](std::string& text) {

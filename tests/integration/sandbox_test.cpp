@@ -27,10 +27,9 @@ std::string jq(const std::string& s) { return json::serialize(json::value(s)); }
 class Sandbox : public ::testing::TestWithParam<std::string> {
 protected:
     void SetUp() override {
-        dir = fs::temp_directory_path() /
-              ("switchboard-sandbox-" + std::to_string(::getpid()) + "-" +
-               std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "-" +
-               ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        dir = fs::temp_directory_path() / ("switchboard-sandbox-" + std::to_string(::getpid()) + "-" +
+                                           std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "-" +
+                                           ::testing::UnitTest::GetInstance()->current_test_info()->name());
         fs::remove_all(dir);
         home = dir / "home";
         fs::create_directories(home / ".ssh");
@@ -46,9 +45,9 @@ protected:
 
     void write_config(const std::string& extra) {
         // ${SWITCHBOARD_STATE_DIR} is given to a confined server anyway; the entry names it for the unconfined runs.
-        std::ofstream(dir / "config.json") << R"({"mcpServers": {"h": {"command": "python3", "args": [)" << jq(hostile())
-                                           << R"(], "env": {"SWITCHBOARD_STATE_DIR": "${SWITCHBOARD_STATE_DIR}"}, )"
-                                           << extra << "}}}";
+        std::ofstream(dir / "config.json")
+            << R"({"mcpServers": {"h": {"command": "python3", "args": [)" << jq(hostile())
+            << R"(], "env": {"SWITCHBOARD_STATE_DIR": "${SWITCHBOARD_STATE_DIR}"}, )" << extra << "}}}";
     }
     std::string layer_flag() const { return GetParam() == "landlock" ? " --sandbox-layer landlock" : ""; }
 
@@ -104,8 +103,9 @@ TEST_P(Sandbox, TheHostsLoopbackAndTheOutsideAreOutOfReach) {
     // Through the proxy, a domain nobody allowed: refused by name, and logged with it.
     std::string out;
     const auto refused = attack("fetch", R"({"url": "http://localhost:)" + port + R"(/mcp"})", true, &out);
-    EXPECT_TRUE(refused.starts_with("refused: HTTP 403: switchboard: \"localhost\" is not in server \"h\"'s "
-                                    "allowedDomains"))
+    EXPECT_TRUE(
+        refused.starts_with("refused: HTTP 403: switchboard: \"localhost\" is not in server \"h\"'s "
+                            "allowedDomains"))
         << out;
     EXPECT_NE(out.find("localhost"), std::string::npos) << out;
     EXPECT_TRUE(attack("fetch", R"({"url": "http://localhost:)" + port + R"(/mcp"})", false, &out).starts_with("ok: "))
@@ -121,9 +121,9 @@ TEST_P(Sandbox, AnAllowedDomainIsReachedThroughTheProxy) {
     const auto url = "http://localhost:" + std::to_string(outside->port) + "/mcp";
     EXPECT_TRUE(attack("fetch", R"({"url": ")" + url + R"("})", true, &out).starts_with("ok: HTTP")) << out;
     // Straight out, without the proxy, stays refused.
-    EXPECT_TRUE(attack("connect", R"({"host": "127.0.0.1", "port": ")" + std::to_string(outside->port) + R"("})", true,
-                       &out)
-                    .starts_with("refused: "))
+    EXPECT_TRUE(
+        attack("connect", R"({"host": "127.0.0.1", "port": ")" + std::to_string(outside->port) + R"("})", true, &out)
+            .starts_with("refused: "))
         << out;
 }
 
@@ -170,10 +170,10 @@ TEST(SandboxRefusal, NoLayerMeansNoStartWithTheCauseAndTheFix) {
     std::ofstream(dir / "config.json") << R"({"mcpServers": {"h": {"command": "python3", "args": [)" << jq(hostile())
                                        << R"(], "sandboxEnabled": true}}})";
     std::string out;
-    const int rc = run_command("cd " + dir.string() + " && HOME=" + dir.string() +
-                                   " SWITCHBOARD_BWRAP=/nonexistent/bwrap " + SWITCHBOARD_CLI +
-                                   " --config config.json --sandbox-layer bwrap status 2>&1",
-                               out);
+    const int rc =
+        run_command("cd " + dir.string() + " && HOME=" + dir.string() + " SWITCHBOARD_BWRAP=/nonexistent/bwrap " +
+                        SWITCHBOARD_CLI + " --config config.json --sandbox-layer bwrap status 2>&1",
+                    out);
     EXPECT_NE(rc, 0) << out;
     EXPECT_NE(out.find("asks to be confined, and no sandbox can be had here"), std::string::npos) << out;
     EXPECT_NE(out.find("/nonexistent/bwrap"), std::string::npos) << out;
@@ -204,12 +204,15 @@ protected:
         };
         const auto node = jq(peers_node());
         std::ofstream(dir / "config.json") << R"({"sandboxEnabled": true, "mcpServers": {
-            "fs": {"command": )" << node << R"(, "args": [)" << pkg("server-filesystem") << ", "
-                                           << jq((dir / "work").string()) << R"(],
-                   "sandbox": {"filesystem": {"allowWrite": [)" << jq((dir / "work" / "out").string()) << R"(]}}},
-            "memory": {"command": )" << node << R"(, "args": [)" << pkg("server-memory") << R"(],
+            "fs": {"command": )" << node << R"(, "args": [)"
+                                           << pkg("server-filesystem") << ", " << jq((dir / "work").string()) << R"(],
+                   "sandbox": {"filesystem": {"allowWrite": [)"
+                                           << jq((dir / "work" / "out").string()) << R"(]}}},
+            "memory": {"command": )" << node
+                                           << R"(, "args": [)" << pkg("server-memory") << R"(],
                        "env": {"MEMORY_FILE_PATH": "${SWITCHBOARD_STATE_DIR}/memory.jsonl"}},
-            "everything": {"command": )" << node << R"(, "args": [)" << pkg("server-everything") << R"(, "stdio"]},
+            "everything": {"command": )" << node
+                                           << R"(, "args": [)" << pkg("server-everything") << R"(, "stdio"]},
             "viaNpx": {"command": "npx", "args": ["--offline", "--no-install", "mcp-server-memory"], "cwd": )"
                                            << jq(peers) << R"(,
                        "env": {"npm_config_update_notifier": "false"},
@@ -219,8 +222,8 @@ protected:
 
     int cli(const std::string& args, std::string& out) {
         const auto node_dir = fs::path(peers_node()).parent_path().string();
-        return run_command("cd " + dir.string() + " && HOME=" + (dir / "home").string() + " PATH=" +
-                               (node_dir.empty() ? "" : node_dir + ":") + "$PATH " + SWITCHBOARD_CLI +
+        return run_command("cd " + dir.string() + " && HOME=" + (dir / "home").string() +
+                               " PATH=" + (node_dir.empty() ? "" : node_dir + ":") + "$PATH " + SWITCHBOARD_CLI +
                                " --config config.json " + args + " 2>&1",
                            out);
     }

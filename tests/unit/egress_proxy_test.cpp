@@ -231,8 +231,8 @@ TEST_F(EgressProxyTest, NameNotAllowedIsRefusedAndRecorded) {
         EXPECT_EQ(got.rfind("HTTP/1.1 403 Forbidden\r\n", 0), 0u) << got;
         // A refused request's unread body does not turn the answer into a reset.
         got = co_await egress_exchange_tcp(
-            proxy->tcp_port(), "POST http://evil.test/upload HTTP/1.1\r\nContent-Length: 204800\r\n\r\n" +
-                                   std::string(200 * 1024, 'b'));
+            proxy->tcp_port(),
+            "POST http://evil.test/upload HTTP/1.1\r\nContent-Length: 204800\r\n\r\n" + std::string(200 * 1024, 'b'));
         EXPECT_EQ(got.rfind("HTTP/1.1 403 Forbidden\r\n", 0), 0u) << got.substr(0, 200);
         // The refusal log keeps the last 20, newest last.
         for (int i = 0; i < 21; ++i)
@@ -391,9 +391,7 @@ TEST_F(EgressProxyTest, OpenFailsClearly) {
     EXPECT_NE(taken.error().message.find("is not a socket"), std::string::npos);
     EXPECT_TRUE(std::filesystem::exists(file));  // never removed
     // A stale socket of an earlier run is replaced.
-    {
-        asio::local::stream_protocol::acceptor stale(io_, asio::local::stream_protocol::endpoint(dir_ + "/proxy.sock"));
-    }
+    { asio::local::stream_protocol::acceptor stale(io_, asio::local::stream_protocol::endpoint(dir_ + "/proxy.sock")); }
     ASSERT_TRUE(std::filesystem::is_socket(dir_ + "/proxy.sock"));
     auto proxy = open({}, true, false);
     ASSERT_TRUE(proxy);

@@ -9,7 +9,9 @@
 namespace switchboard::host {
 namespace {
 
-Config parse(const std::string& text) { return parse_config(text, "<test>", [](std::string_view) { return std::nullopt; }); }
+Config parse(const std::string& text) {
+    return parse_config(text, "<test>", [](std::string_view) { return std::nullopt; });
+}
 
 TEST(SandboxConfig, VsCodesKeysAreReadAndTheTopLevelSwitchReachesEveryStdioEntry) {
     const auto c = parse(R"({"sandboxEnabled": true, "mcpServers": {
@@ -80,8 +82,7 @@ TEST(SandboxRefusals, PathsAreFoundInTheErrorsServersPrint) {
 }
 
 TEST(SandboxLayers, NamesRoundTrip) {
-    for (auto layer : {SandboxLayer::bwrap, SandboxLayer::landlock})
-        EXPECT_EQ(parse_layer(layer_name(layer)), layer);
+    for (auto layer : {SandboxLayer::bwrap, SandboxLayer::landlock}) EXPECT_EQ(parse_layer(layer_name(layer)), layer);
     EXPECT_EQ(layer_name(SandboxLayer::unconfined), "unconfined");
     EXPECT_EQ(layer_name(SandboxLayer::container), "container");
     EXPECT_FALSE(parse_layer("docker"));

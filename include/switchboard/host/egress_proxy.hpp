@@ -56,9 +56,9 @@ class EgressProxy {
 public:
     /// Listens on `unix_path` (empty: no Unix socket; a stale socket file there is replaced) and, when
     /// `tcp_loopback`, on 127.0.0.1 with a port of the kernel's choosing. Fails naming the path or the cause.
-    static jsonrpc::Outcome<std::shared_ptr<EgressProxy>> open(boost::asio::any_io_executor ex,
-                                                               std::string server_name, EgressPolicy policy,
-                                                               std::string unix_path, bool tcp_loopback);
+    static jsonrpc::Outcome<std::shared_ptr<EgressProxy>> open(boost::asio::any_io_executor ex, std::string server_name,
+                                                               EgressPolicy policy, std::string unix_path,
+                                                               bool tcp_loopback);
     ~EgressProxy();  ///< close()
     EgressProxy(const EgressProxy&) = delete;
     EgressProxy& operator=(const EgressProxy&) = delete;
