@@ -32,6 +32,7 @@ std::string_view to_string(Event::Kind kind) {
     case Event::Kind::stderr_line: return "stderr_line";
     case Event::Kind::elicitation_complete: return "elicitation_complete";
     case Event::Kind::pins_held: return "pins_held";
+    case Event::Kind::sandbox_refused: return "sandbox_refused";
     }
     return "?";
 }
@@ -87,6 +88,12 @@ Event Event::elicitation_complete(std::string server, boost::json::value params)
 Event Event::pins_held(std::string server, std::size_t held) {
     auto e = make(Kind::pins_held, std::move(server));
     e.message = std::to_string(held);
+    return e;
+}
+Event Event::sandbox_refused(std::string server, std::string kind, std::string target) {
+    auto e = make(Kind::sandbox_refused, std::move(server));
+    e.data = boost::json::object{{"kind", kind}, {"target", target}};
+    e.message = std::move(target);
     return e;
 }
 Event Event::stderr_line(std::string server, std::string line) {

@@ -58,9 +58,15 @@ ServerPool::ServerPool(asio::any_io_executor ex, Config config, PoolOptions opti
         host.own_secrets.push_back(options_.token_store->path().string());
         options_.sandboxer = std::make_shared<Sandboxer>(ex_, std::move(host));
     }
+    // Refusals change a server's status: whoever shows it hears of them (the web UI's card, `status --watch`).
+    options_.sandboxer->on_refused = [bus = &events_](const std::string& server, const SandboxRefusal& r) {
+        bus->emit(Event::sandbox_refused(server, r.kind, r.target));
+    };
 }
 
-ServerPool::~ServerPool() = default;
+ServerPool::~ServerPool() {
+    options_.sandboxer->on_refused = nullptr;  // the sandboxer may outlive this pool (and its event bus)
+}
 
 std::shared_ptr<ServerPool> ServerPool::create(asio::any_io_executor ex, Config config, PoolOptions options) {
     std::shared_ptr<ServerPool> p(new ServerPool(std::move(ex), std::move(config), std::move(options)));

@@ -395,6 +395,12 @@ jsonrpc::Outcome<SandboxPlan> Sandboxer::wrap(const ServerConfig& config, transp
         auto proxy = EgressProxy::open(ex_, config.name, policy, socket, p.layer == SandboxLayer::landlock);
         if (!proxy) return proxy.error();
         entry->proxy = *proxy;
+        entry->proxy->set_on_refused([this, name = config.name](const EgressRefusal& r) {
+            if (!on_refused) return;
+            auto domain = r.target;
+            if (const auto colon = domain.rfind(':'); colon != std::string::npos) domain.resize(colon);
+            on_refused(name, SandboxRefusal{"domain", domain, r.reason, r.at});
+        });
         entry->policy = policy;
     }
 
@@ -544,6 +550,7 @@ void Sandboxer::note_stderr(std::string_view server, std::string_view line) {
         e.path_refusals.push_back(
             {"path", std::move(path), std::string(line.substr(0, 300)), std::chrono::system_clock::now()});
         if (e.path_refusals.size() > 20) e.path_refusals.pop_front();
+        if (on_refused) on_refused(std::string(server), e.path_refusals.back());
     }
 }
 

@@ -57,6 +57,7 @@ void on_event(Pending& p, const host::Event& e) {
     case K::leases_changed:
     case K::stderr_line:  // its status's stderrTail changed
     case K::pins_held:    // its status's held count changed
+    case K::sandbox_refused:  // its status's sandbox refusals changed
         if (e.server.empty())
             p.all = true;
         else

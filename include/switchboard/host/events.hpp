@@ -55,6 +55,7 @@ struct Event {
         stderr_line,           ///< a stdio server wrote a line to stderr (`message`; its status's tail has it too)
         elicitation_complete,  ///< notifications/elicitation/complete: `data` is its params ({elicitationId})
         pins_held,             ///< what a server lists that is held changed (`message` is how many are held now)
+        sandbox_refused,       ///< a confined server was refused a path or domain (`message`: what; `data`: {kind, target})
     };
     Kind kind;
     std::string server;
@@ -76,6 +77,7 @@ struct Event {
     static Event stderr_line(std::string server, std::string line);
     static Event elicitation_complete(std::string server, boost::json::value params);
     static Event pins_held(std::string server, std::size_t held);
+    static Event sandbox_refused(std::string server, std::string kind, std::string target);
 };
 
 std::string_view to_string(Event::Kind kind);

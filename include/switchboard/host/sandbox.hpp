@@ -23,6 +23,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -116,6 +117,9 @@ public:
     std::vector<SandboxRefusal> refusals(std::string_view server) const;
     /// A line of the server's stderr: paths it shows refused are kept as refusals.
     void note_stderr(std::string_view server, std::string_view line);
+
+    /// Called with each refusal as it is recorded (the pool turns it into Event::sandbox_refused).
+    std::function<void(const std::string& server, const SandboxRefusal&)> on_refused;
 
     /// The server is gone from the config: its proxy closed.
     void release(std::string_view server);

@@ -1,6 +1,7 @@
 // Confined stdio servers on the servers page: what each one's sandbox allows, what it refused lately, and "Allow",
 // which adds a refused path or domain to the server's entry in the config file (the server restarts with it).
-// A refusal does not change the server's phase, so the event stream does not bring it: the page asks again.
+// A refusal comes with the event stream (the server's status sent again); the page also asks when it opens, and
+// the section's refresh button asks at once.
 import { api } from './api';
 import { applyChange, store } from './store.svelte';
 import type { SandboxRefusal, SandboxStatus, ServerStatus } from './types';
@@ -11,7 +12,7 @@ export const UNCONFINED_HINT =
   'Add "sandboxEnabled": true to its entry in the config file (or at the top level, for every stdio server) ' +
   'to confine it.';
 
-/** The sandbox status of every server, asked for again (refusals arrive without an event). */
+/** The sandbox status of every server, asked for again. */
 export async function refreshSandboxes(): Promise<void> {
   takeSandboxes((await api.servers()).servers);
 }
