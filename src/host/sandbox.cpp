@@ -2,6 +2,8 @@
 // the environment the server is given, and its egress proxy.
 #include <switchboard/host/sandbox.hpp>
 
+#include <switchboard/core/atomic_file.hpp>
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -17,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <fstream>
 #include <poll.h>
 
 extern char** environ;
@@ -154,6 +157,44 @@ std::optional<std::string> run_probe(const std::vector<std::string>& args, std::
     return text.empty() ? args[0] + " failed" : text;
 }
 
+// Whether bwrap can make its namespaces here: "yes" is remembered for this boot and this bwrap binary (a file in the
+// runtime directory), so that a process confining a server pays for the probe (one bwrap run, ~5 ms) once per boot;
+// a refusal is probed again by the next process.
+std::optional<std::string> cached_probe(const fs::path& runtime_dir, const std::string& bwrap) {
+    std::string exe = bwrap;
+    if (exe.find('/') == std::string::npos)
+        if (const char* path = std::getenv("PATH"))
+            for (std::string_view rest = path; !rest.empty();) {
+                const auto colon = rest.find(':');
+                const auto dir = rest.substr(0, colon);
+                if (!dir.empty() && ::access((std::string(dir) + "/" + bwrap).c_str(), X_OK) == 0) {
+                    exe = std::string(dir) + "/" + bwrap;
+                    break;
+                }
+                rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+            }
+    std::error_code ec;
+    const auto mtime = fs::last_write_time(exe, ec);
+    std::string boot;
+    std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
+    const auto key = fmt::format("{} {} {} {}", boot, exe, ec ? 0 : mtime.time_since_epoch().count(), ::getuid());
+    const auto file = runtime_dir / "bwrap-probe";
+    if (!ec && !boot.empty()) {
+        std::ifstream in(file);
+        std::string line, verdict;
+        if (std::getline(in, line) && line == key && std::getline(in, verdict) && verdict == "ok") return std::nullopt;
+    }
+    auto failed = run_probe({exe, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--ro-bind", "/", "/", "--dev",
+                             "/dev", "--proc", "/proc", "--", "true"},
+                            std::chrono::seconds(5));
+    if (!failed && !ec && !boot.empty()) {  // a refusal is asked again: namespaces may be allowed meanwhile
+        fs::create_directories(runtime_dir, ec);
+        fs::permissions(runtime_dir, fs::perms::owner_all, fs::perm_options::replace, ec);
+        core::write_file_atomically(file, key + "\nok\n");  // best effort: a cache
+    }
+    return failed;
+}
+
 }  // namespace
 
 std::string_view layer_name(SandboxLayer layer) {
@@ -274,9 +315,7 @@ SandboxLayer Sandboxer::available_layer(std::string& fallback) const {
         std::string why;
         auto layer = SandboxLayer::unconfined;
         if (host_.forced_layer != SandboxLayer::landlock) {
-            const auto failed = run_probe({host_.bwrap_exe, "--unshare-pid", "--unshare-net", "--unshare-ipc",
-                                           "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "true"},
-                                          std::chrono::seconds(5));
+            const auto failed = cached_probe(host_.runtime_dir, host_.bwrap_exe);
             if (!failed)
                 layer = SandboxLayer::bwrap;
             else
