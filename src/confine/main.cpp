@@ -152,17 +152,27 @@ void load_seccomp(bool landlock_path) {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
     if (!ctx) die("seccomp_init failed");
     // Sockets: IPv4 and IPv6 only. AF_UNIX would reach the host's daemons (D-Bus, docker, the gateway's own socket
-    // files), AF_NETLINK its routing and audit.
-    for (int family = 0; family < AF_MAX; ++family)
-        if (family != AF_INET && family != AF_INET6)
-            add(ctx, EPERM, SCMP_SYS(socket), {SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(family))});
+    // files), AF_NETLINK its routing and audit. The kernel reads an int: only the low 32 bits are compared (a family
+    // with high bits set is the same family to it).
+    const auto low32 = [](int v) { return SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, static_cast<scmp_datum_t>(v)); };
+    for (int family = 0; family < 256; ++family)
+        if (family != AF_INET && family != AF_INET6) add(ctx, EPERM, SCMP_SYS(socket), {low32(family)});
     if (landlock_path) {
-        // Sharing the host's network: Landlock restricts TCP only, so datagrams and raw packets are refused here.
-        for (int family : {AF_INET, AF_INET6})
+        // Sharing the host's network: Landlock restricts plain TCP connect only. Datagrams, raw packets, other
+        // protocols over a stream (MPTCP), TCP Fast Open's connect-by-sendto and listening are refused here.
+        for (int family : {AF_INET, AF_INET6}) {
             for (int type : {SOCK_DGRAM, SOCK_RAW, SOCK_SEQPACKET})
                 add(ctx, EPERM, SCMP_SYS(socket),
-                    {SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(family)),
-                     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, static_cast<scmp_datum_t>(type))});
+                    {low32(family), SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, static_cast<scmp_datum_t>(type))});
+            add(ctx, EPERM, SCMP_SYS(socket), {low32(family), SCMP_A2(SCMP_CMP_GT, IPPROTO_TCP)});
+            for (int protocol = 1; protocol < IPPROTO_TCP; ++protocol)
+                add(ctx, EPERM, SCMP_SYS(socket),
+                    {low32(family), SCMP_A2(SCMP_CMP_MASKED_EQ, 0xffffffffu, static_cast<scmp_datum_t>(protocol))});
+        }
+        add(ctx, EPERM, SCMP_SYS(sendto), {SCMP_A3(SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN)});
+        add(ctx, EPERM, SCMP_SYS(sendmsg), {SCMP_A2(SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN)});
+        add(ctx, EPERM, SCMP_SYS(sendmmsg), {SCMP_A3(SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN)});
+        add(ctx, EPERM, SCMP_SYS(listen));
     }
     for (int sc : {SCMP_SYS(ptrace),
                    SCMP_SYS(process_vm_readv),
@@ -281,7 +291,12 @@ void allow_around(Ruleset& rs, const std::string& path, __u64 rights, const std:
     while (const dirent* e = ::readdir(d)) {
         const std::string_view n = e->d_name;
         if (n == "." || n == "..") continue;
-        allow_around(rs, path == "/" ? "/" + std::string(n) : path + "/" + std::string(n), rights, hide);
+        const auto entry = path == "/" ? "/" + std::string(n) : path + "/" + std::string(n);
+        // A symlink is not followed: granting it would grant its target, which may be (or hold) a hidden path. What it
+        // points to is granted, or not, where it really is.
+        struct stat st {};
+        if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) continue;
+        allow_around(rs, entry, rights, hide);
     }
     ::closedir(d);
 }
@@ -307,7 +322,7 @@ void apply_landlock(const Options& o) {
     for (const auto& r : o.read) allow_around(rs, r, read_rights, o.hide);
     for (const auto& w : o.write) allow_around(rs, w, rs.handled, o.hide);
     // What every program opens for writing, even a read-only one.
-    for (const char* dev : {"/dev/null", "/dev/zero", "/dev/full", "/dev/tty"})
+    for (const char* dev : {"/dev/null", "/dev/zero", "/dev/full"})  // not /dev/tty: the user's terminal
         rs.allow(dev, read_rights | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE);
     if (abi >= 4 && o.tcp_port > 0) {
         NetPortAttr net{};
@@ -348,6 +363,8 @@ int bridge_listen(int port) {
 }
 
 // One connection, in a process of its own: bytes both ways until either side is done.
+// `path` is /proc/self/fd/N of the proxy socket opened before the server started: what the server does to the path
+// the socket was bound at (it may write the sandbox's /run) changes nothing here.
 [[noreturn]] void relay(int client, const std::string& path) {
     const int up = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_un a{};
@@ -432,8 +449,12 @@ int main(int argc, char** argv) {
 
     pid_t server = 0;
     int listener = -1;
+    std::string proxy_path;
     if (!o.bridge_path.empty()) {
         listener = bridge_listen(o.bridge_port);
+        const int proxy_fd = ::open(o.bridge_path.c_str(), O_PATH | O_CLOEXEC);
+        if (proxy_fd < 0) die("the egress proxy's socket " + o.bridge_path, errno);
+        proxy_path = "/proc/self/fd/" + std::to_string(proxy_fd);
         if (::pipe2(wake_pipe, O_CLOEXEC) != 0) die("pipe", errno);
         struct sigaction sa {};
         sa.sa_handler = on_signal;
@@ -441,7 +462,11 @@ int main(int argc, char** argv) {
         for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) ::sigaction(sig, &sa, nullptr);
         server = ::fork();
         if (server < 0) die("fork", errno);
-        if (server > 0) run_bridge(listener, o.bridge_path, server);
+        if (server > 0) {
+            // Not dumpable: the server (same user, no capabilities) cannot open this process's memory through /proc.
+            prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+            run_bridge(listener, proxy_path, server);
+        }
         for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) ::signal(sig, SIG_DFL);
         ::close(listener);
         ::close(wake_pipe[0]);

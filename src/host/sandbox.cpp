@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <linux/landlock.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -157,6 +158,8 @@ std::optional<std::string> run_probe(const std::vector<std::string>& args, std::
     return text.empty() ? args[0] + " failed" : text;
 }
 
+std::optional<std::string> private_dir(const fs::path& dir);
+
 // Whether bwrap can make its namespaces here: "yes" is remembered for this boot and this bwrap binary (a file in the
 // runtime directory), so that a process confining a server pays for the probe (one bwrap run, ~5 ms) once per boot;
 // a refusal is probed again by the next process.
@@ -187,12 +190,37 @@ std::optional<std::string> cached_probe(const fs::path& runtime_dir, const std::
     auto failed = run_probe({exe, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--ro-bind", "/", "/", "--dev",
                              "/dev", "--proc", "/proc", "--", "true"},
                             std::chrono::seconds(5));
-    if (!failed && !ec && !boot.empty()) {  // a refusal is asked again: namespaces may be allowed meanwhile
-        fs::create_directories(runtime_dir, ec);
-        fs::permissions(runtime_dir, fs::perms::owner_all, fs::perm_options::replace, ec);
+    if (!failed && !ec && !boot.empty() && !private_dir(runtime_dir)) {  // a refusal is asked again later
         core::write_file_atomically(file, key + "\nok\n");  // best effort: a cache
     }
     return failed;
+}
+
+// Made if missing, 0700; an error when it is a symlink or another user's (a directory under /tmp with a name anyone
+// could have taken first: whoever owns it could swap the proxies' sockets).
+std::optional<std::string> private_dir(const fs::path& dir) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    struct stat st {};
+    if (::lstat(dir.c_str(), &st) != 0) return fmt::format("{}: {}", dir.string(), std::strerror(errno));
+    if (!S_ISDIR(st.st_mode) || st.st_uid != ::getuid())
+        return fmt::format("{} is not a directory of this user's (remove it, or set XDG_RUNTIME_DIR)", dir.string());
+    if ((st.st_mode & 077) != 0 && ::chmod(dir.c_str(), 0700) != 0)
+        return fmt::format("{}: {}", dir.string(), std::strerror(errno));
+    return std::nullopt;
+}
+
+// The paths under /tmp or /run (private in the sandbox) that the server needs: its working directory, a script it
+// runs. Never /tmp or /run themselves: that would give it the host's.
+std::vector<std::string> private_dir_paths(const transport::StdioProcessOptions& options, const std::string& cwd) {
+    std::vector<std::string> candidates = options.args, out;
+    candidates.push_back(cwd);
+    candidates.push_back(options.command);
+    for (const auto& c : candidates)
+        if (auto e = existing(c))
+            for (const char* root : {"/tmp", "/run", "/var/tmp", "/dev/shm"})
+                if (is_under(*e, root) && *e != root) add_unique(out, *e);
+    return out;
 }
 
 }  // namespace
@@ -232,6 +260,9 @@ SandboxHost SandboxHost::from_environment() {
     }
     if (const char* l = std::getenv("SWITCHBOARD_SANDBOX_LAYER"); l && *l) h.forced_layer = parse_layer(l);
     if (const char* b = std::getenv("SWITCHBOARD_BWRAP"); b && *b) h.bwrap_exe = b;
+    // Switchboard's own directories wherever the XDG variables put them (the defaults are in home_secrets).
+    for (const char* var : {"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"})
+        if (const char* v = std::getenv(var); v && *v) h.own_secrets.push_back((fs::path(v) / "switchboard").string());
     return h;
 }
 
@@ -324,9 +355,10 @@ SandboxLayer Sandboxer::available_layer(std::string& fallback) const {
             why = "bwrap: not tried (SWITCHBOARD_SANDBOX_LAYER=landlock)";
         }
         if (layer == SandboxLayer::unconfined && host_.forced_layer != SandboxLayer::bwrap) {
-            if (const int abi = landlock_abi(); abi >= 1) {
+            if (const int abi = landlock_abi(); abi >= 4) {
                 layer = SandboxLayer::landlock;
-                if (abi < 4) why += fmt::format("; Landlock ABI {} cannot restrict TCP", abi);
+            } else if (abi >= 1) {
+                why += fmt::format("; Landlock ABI {} cannot restrict TCP (4 is needed: Linux 6.7)", abi);
             } else {
                 why += "; Landlock: not available in this kernel";
             }
@@ -424,9 +456,9 @@ jsonrpc::Outcome<SandboxPlan> Sandboxer::wrap(const ServerConfig& config, transp
                       ((p.layer == SandboxLayer::bwrap) == !entry->proxy->unix_path().empty());
     if (!same) {
         if (entry->proxy) entry->proxy->close();
-        std::error_code ec;
-        fs::create_directories(host_.runtime_dir, ec);
-        fs::permissions(host_.runtime_dir, fs::perms::owner_all, fs::perm_options::replace, ec);
+        if (auto why = private_dir(host_.runtime_dir))
+            return jsonrpc::Error::make_local(jsonrpc::code::transport_error,
+                                              fmt::format("server \"{}\" cannot be confined: {}", config.name, *why));
         static unsigned counter = 0;
         std::string socket;
         if (p.layer == SandboxLayer::bwrap)
@@ -492,12 +524,7 @@ jsonrpc::Outcome<SandboxPlan> Sandboxer::wrap(const ServerConfig& config, transp
                 "--tmpfs",
                 "/tmp",
                 "--tmpfs",
-                "/run",
-                "--dir",
-                "/run/switchboard",
-                "--bind",
-                entry->proxy->unix_path(),
-                std::string(sandbox_socket)};
+                "/run"};
         // Mounts by depth, shallow first, so that the deeper rule wins: a hidden ~/.ssh inside a writable ~, this
         // server's state directory inside the hidden state of all of them, a secret inside a directory under /tmp.
         struct Mount {
@@ -506,13 +533,7 @@ jsonrpc::Outcome<SandboxPlan> Sandboxer::wrap(const ServerConfig& config, transp
         };
         std::vector<Mount> mounts;
         for (const auto& h : p.hidden) mounts.push_back({Mount::hide, h});
-        // What the private /tmp would hide and the server needs: its working directory, a script it runs.
-        std::vector<std::string> candidates = options.args;
-        candidates.push_back(cwd);
-        candidates.push_back(options.command);
-        for (const auto& c : candidates)
-            if (is_under(c, "/tmp") || is_under(c, "/run"))
-                if (auto e = existing(c)) mounts.push_back({Mount::read, *e});
+        for (const auto& c : private_dir_paths(options, cwd)) mounts.push_back({Mount::read, c});
         for (const auto& r : p.readable) mounts.push_back({Mount::read, r});
         for (const auto& w : p.writable) mounts.push_back({Mount::write, w});
         const auto depth = [](const std::string& path) { return std::count(path.begin(), path.end(), '/'); };
@@ -528,6 +549,10 @@ jsonrpc::Outcome<SandboxPlan> Sandboxer::wrap(const ServerConfig& config, transp
             else
                 args.insert(args.end(), {"--ro-bind", "/dev/null", m.path});
         }
+        // The proxy's socket last, and /run read-only after it: nothing above covers it, and the server cannot put
+        // another socket where the bridge looks (the bridge also holds the socket itself, opened before the server).
+        args.insert(args.end(), {"--dir", "/run/switchboard", "--bind", entry->proxy->unix_path(),
+                                 std::string(sandbox_socket), "--remount-ro", "/run"});
         args.insert(args.end(), {"--chdir", cwd, "--", host_.confine_exe, "--seccomp", "bwrap", "--bridge",
                                  fmt::format("{}:{}", sandbox_socket, bridge_port)});
         original();
@@ -538,6 +563,14 @@ jsonrpc::Outcome<SandboxPlan> Sandboxer::wrap(const ServerConfig& config, transp
         env["TMPDIR"] = tmp;
         args = {"--seccomp", "landlock", "--landlock", "--read", "/"};
         for (const auto& h : p.hidden) args.insert(args.end(), {"--hide", h});
+        // No private /tmp here: the host's temporary and runtime directories are hidden instead (Kerberos tickets,
+        // registry credentials, X cookies, other programs' sockets), but what the server is started from.
+        const char* runtime = std::getenv("XDG_RUNTIME_DIR");
+        for (std::string dir : {std::string("/tmp"), std::string("/var/tmp"), std::string("/dev/shm"),
+                                std::string(runtime ? runtime : "")})
+            if (!dir.empty())
+                if (auto e = existing(dir)) args.insert(args.end(), {"--hide", *e});
+        for (const auto& c : private_dir_paths(options, cwd)) args.insert(args.end(), {"--read", c});
         for (const auto& r : p.readable) args.insert(args.end(), {"--read", r});
         for (const auto& w : p.writable) args.insert(args.end(), {"--write", w});
         args.insert(args.end(), {"--tcp", std::to_string(entry->proxy->tcp_port())});
@@ -583,6 +616,8 @@ void Sandboxer::note_stderr(std::string_view server, std::string_view line) {
         std::error_code ec;
         for (fs::path p(path); !p.empty() && p != p.root_path() && !fs::exists(p, ec); p = p.parent_path())
             path = p.parent_path().string();
+        // What a server prints is its own word: never offer home, or above it, for writing.
+        if (path == "/" || is_under(host_.home, path)) continue;
         const bool again = std::any_of(e.path_refusals.begin(), e.path_refusals.end(),
                                        [&](const SandboxRefusal& r) { return r.target == path; });
         if (again) continue;

@@ -78,6 +78,37 @@ def unix(path):
         s.close()
 
 
+def unix_high_bits(path):
+    """socket(AF_UNIX) with bits above the 32 the kernel reads: the same family to the kernel, another number to a
+    filter that compares all 64 (x86-64's socket is system call 41)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    fd = libc.syscall(ctypes.c_long(41), ctypes.c_long(0x100000001), ctypes.c_long(socket.SOCK_STREAM), ctypes.c_long(0))
+    if fd < 0:
+        err = ctypes.get_errno()
+        return refused(OSError(err, os.strerror(err)))
+    s = socket.socket(fileno=fd)
+    try:
+        s.settimeout(3)
+        s.connect(path)
+        return ok(f"connected to {path}")
+    except Exception as e:  # noqa: BLE001
+        return refused(e)
+    finally:
+        s.close()
+
+
+def swap_bridge(target):
+    """Puts a symlink to `target` where the sandbox's bridge finds the egress proxy's socket (bwrap layer)."""
+    try:
+        os.rename("/run/switchboard", "/run/switchboard.old")
+        os.mkdir("/run/switchboard")
+        os.symlink(target, "/run/switchboard/proxy.sock")
+        return ok("swapped")
+    except Exception as e:  # noqa: BLE001
+        return refused(e)
+
+
 def ptrace_parent():
     """PTRACE_SEIZE from a child of ours (the parent is never stopped; tracing ends when that child exits)."""
     ppid = os.getppid()
@@ -132,6 +163,8 @@ TOOLS = {
     "connect": (connect, ["host", "port"]),
     "fetch": (fetch, ["url"]),
     "unix": (unix, ["path"]),
+    "unix_high_bits": (unix_high_bits, ["path"]),
+    "swap_bridge": (swap_bridge, ["target"]),
     "ptrace_parent": (ptrace_parent, []),
     "symlink_escape": (symlink_escape, ["directory", "target"]),
     "processes": (processes, []),
