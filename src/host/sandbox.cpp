@@ -66,7 +66,20 @@ constexpr std::string_view home_secrets[] = {".ssh",
                                              ".cache/switchboard",
                                              ".bash_history",
                                              ".zsh_history",
-                                             ".python_history"};
+                                             ".python_history",
+                                             ".local/share/fish/fish_history",
+                                             ".pgpass",
+                                             ".cargo/credentials.toml",
+                                             ".cargo/credentials",
+                                             ".config/rclone",
+                                             ".claude.json",
+                                             ".claude",
+                                             ".cursor",
+                                             ".codex",
+                                             ".config/Code/User/globalStorage",
+                                             "snap/firefox/common/.mozilla",
+                                             "snap/chromium/common/chromium",
+                                             ".var/app"};
 
 constexpr int bridge_port = 3128;  // inside the sandbox's own network namespace: any port would do
 constexpr std::string_view sandbox_socket = "/run/switchboard/proxy.sock";

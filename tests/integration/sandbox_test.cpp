@@ -278,7 +278,8 @@ TEST_F(SandboxRealServers, SandboxCheckReportsARefusedDomainAndTheBlockThatAllow
     std::string out;
     EXPECT_EQ(cli("sandbox check fetcher --wait 2", out), 1) << out;
     EXPECT_NE(out.find("server \"fetcher\": confined by bwrap"), std::string::npos) << out;
-    EXPECT_NE(out.find("started    9 tools"), std::string::npos) << out;
+    EXPECT_NE(out.find("started    "), std::string::npos) << out;
+    EXPECT_NE(out.find(" tools, 0 resources, 0 prompts (nothing called)"), std::string::npos) << out;
     EXPECT_NE(out.find("domain  api.example.test"), std::string::npos) << out;
     EXPECT_NE(out.find(R"("sandbox": {"network":{"allowedDomains":["api.example.test"]}})"), std::string::npos) << out;
 }
