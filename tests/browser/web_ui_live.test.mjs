@@ -164,13 +164,15 @@ describe('live and whole', { skip }, () => {
     }
   });
 
-  /** Picks a resource on the Resources page and turns its Watch on; the preview, once subscribed. */
-  async function watch(button) {
+  /** Picks a resource on the Resources page and turns its Watch on; the preview, once subscribed. `refused`: the
+   * server offers no subscriptions, so the switch may be off again before a check() could see it on: clicked. */
+  async function watch(button, { refused = false } = {}) {
     await page.goto(`${base}#/resources`);
     await page.getByRole('button', { name: button }).first().click();
     const preview = page.getByTestId('resource-preview');
     await preview.getByTestId('read-stamp').waitFor();
-    await preview.getByRole('switch', { name: 'Watch' }).check();
+    const toggle = preview.getByRole('switch', { name: 'Watch' });
+    await (refused ? toggle.click() : toggle.check());
     return preview;
   }
 
@@ -214,7 +216,7 @@ describe('live and whole', { skip }, () => {
   });
 
   test('Watch on a server without subscriptions says so', async () => {
-    const preview = await watch(/Today's notes/);
+    const preview = await watch(/Today's notes/, { refused: true });
     await preview.getByRole('alert').getByText('does not offer resource subscriptions').waitFor();
     assert.equal(await preview.getByRole('switch', { name: 'Watch' }).isChecked(), false);
   });
