@@ -152,11 +152,15 @@ void load_seccomp(bool landlock_path) {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
     if (!ctx) die("seccomp_init failed");
     // Sockets: IPv4 and IPv6 only. AF_UNIX would reach the host's daemons (D-Bus, docker, the gateway's own socket
-    // files), AF_NETLINK its routing and audit. The kernel reads an int: only the low 32 bits are compared (a family
-    // with high bits set is the same family to it).
+    // files), AF_NETLINK its routing and audit. The kernel reads an int, so a family with bits above the low 32 is
+    // the same family to it: any such value is refused first, and the rest compared whole (a few ranges, not a rule
+    // per family: the filter is compiled at every confined start).
     const auto low32 = [](int v) { return SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, static_cast<scmp_datum_t>(v)); };
-    for (int family = 0; family < 256; ++family)
-        if (family != AF_INET && family != AF_INET6) add(ctx, EPERM, SCMP_SYS(socket), {low32(family)});
+    add(ctx, EPERM, SCMP_SYS(socket), {SCMP_A0(SCMP_CMP_GT, 0xffffffffu)});
+    add(ctx, EPERM, SCMP_SYS(socket), {SCMP_A0(SCMP_CMP_LT, AF_INET)});
+    for (int family = AF_INET + 1; family < AF_INET6; ++family)
+        add(ctx, EPERM, SCMP_SYS(socket), {SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(family))});
+    add(ctx, EPERM, SCMP_SYS(socket), {SCMP_A0(SCMP_CMP_GT, AF_INET6)});
     if (landlock_path) {
         // Sharing the host's network: Landlock restricts plain TCP connect only. Datagrams, raw packets, other
         // protocols over a stream (MPTCP), TCP Fast Open's connect-by-sendto and listening are refused here.
