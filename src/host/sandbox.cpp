@@ -547,6 +547,8 @@ jsonrpc::Outcome<SandboxPlan> Sandboxer::wrap(const ServerConfig& config, transp
         std::vector<Mount> mounts;
         for (const auto& h : p.hidden) mounts.push_back({Mount::hide, h});
         for (const auto& c : private_dir_paths(options, cwd)) mounts.push_back({Mount::read, c});
+        // The launcher itself, wherever it is installed (a build under /tmp, say, which the private /tmp covers).
+        if (auto e = existing(host_.confine_exe)) mounts.push_back({Mount::read, *e});
         for (const auto& r : p.readable) mounts.push_back({Mount::read, r});
         for (const auto& w : p.writable) mounts.push_back({Mount::write, w});
         const auto depth = [](const std::string& path) { return std::count(path.begin(), path.end(), '/'); };
