@@ -229,10 +229,16 @@ std::vector<std::string> private_dir_paths(const transport::StdioProcessOptions&
     std::vector<std::string> candidates = options.args, out;
     candidates.push_back(cwd);
     candidates.push_back(options.command);
-    for (const auto& c : candidates)
-        if (auto e = existing(c))
+    for (const auto& c : candidates) {
+        const auto e = existing(c);
+        if (!e) continue;
+        // Where it really is, and the path it is named by when that goes through a symlink (both may be covered).
+        std::error_code ec;
+        const auto named = fs::absolute(c, ec).lexically_normal().string();
+        for (const auto& path : {*e, named})
             for (const char* root : {"/tmp", "/run", "/var/tmp", "/dev/shm"})
-                if (is_under(*e, root) && *e != root) add_unique(out, *e);
+                if (is_under(path, root) && path != root) add_unique(out, path);
+    }
     return out;
 }
 
