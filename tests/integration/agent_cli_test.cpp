@@ -330,10 +330,12 @@ TEST_F(AgentCli, AToolChangedMidRunIsNotOfferedToTheModelAndItsCallIsRefused) {
         << b[2];
 }
 
-// The three changes of a "rug pull", each through `run` with the scripted model: the model makes the server change
-// (a description with a hidden instruction, a schema asking for more, a new tool), is asked again without the change,
-// and its call anyway is refused; `pins approve` (a person), and the next run offers the new definition and calls it.
-// The demo server runs over HTTP, so that what it changes lasts from one command to the next.
+// The three changes of a "rug pull", each kept from the scripted model by `run`: the server changes (a description
+// with a hidden instruction, a schema asking for more, a new tool), the next run is not offered the change, and its
+// call anyway is refused; `pins approve` (a person), and the next run offers the new definition and calls it. The
+// demo server runs over HTTP, so that what it changes lasts from one command to the next. (A change in the middle of
+// a run is AToolChangedMidRunIsNotOfferedToTheModelAndItsCallIsRefused, over stdio: over HTTP, list_changed comes on
+// the GET stream and may come after the tool's result, so the next request could still carry the old definition.)
 TEST_F(AgentCli, EachChangeIsKeptFromTheModelUntilApprovedThenOffered) {
     auto demo = start_listening(demo_server(), {"--http", "0", "--changing-tools"});
     ASSERT_TRUE(demo);
@@ -357,21 +359,21 @@ TEST_F(AgentCli, EachChangeIsKeptFromTheModelUntilApprovedThenOffered) {
     for (const auto& [step, name, mark] : std::vector<std::tuple<std::string, std::string, std::string>>{
              {"description", "echo", "id_rsa"}, {"schema", "echo", "secret"}, {"add", "newcomer", "not there before"}}) {
         SCOPED_TRACE(step);
+        ASSERT_EQ(cli("--config " + cfg + " call change_tools '{\"step\": \"" + step + "\"}'", out), 0) << out;
         {
-            FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call("change_tools", R"({"step": ")" + step + R"("})") +
-                                       R"(]}, {"toolCalls": [)" + tool_call(name, R"({"message": "hi"})") +
+            FakeLlm fake(dir.path, R"([{"toolCalls": [)" + tool_call(name, R"({"message": "hi"})") +
                                        R"(]}, {"content": "done"}])");
             write_config(fake);
             EXPECT_EQ(cli("--config " + cfg + " run go --yes --json --no-store", out, "2>/dev/null"), 0) << out;
             auto b = bodies(fake);
-            ASSERT_EQ(b.size(), 3u) << out;
-            EXPECT_EQ(offered(b[1], name), "") << b[1];  // the change never reaches the model
-            EXPECT_EQ(json::serialize(b[1]).find(mark), std::string::npos) << b[1];
+            ASSERT_EQ(b.size(), 2u) << out;
+            EXPECT_EQ(offered(b[0], name), "") << b[0];  // the change never reaches the model
+            EXPECT_EQ(json::serialize(b[0]).find(mark), std::string::npos) << b[0];
             const auto v = json::parse(out.substr(out.find('{')));
             const auto& calls = v.at("toolCalls").as_array();
-            ASSERT_EQ(calls.size(), 2u) << out;
-            EXPECT_TRUE(calls[1].at("isError").as_bool()) << out;
-            EXPECT_NE(json::serialize(b[2]).find("held until a person approves it"), std::string::npos) << b[2];
+            ASSERT_EQ(calls.size(), 1u) << out;
+            EXPECT_TRUE(calls[0].at("isError").as_bool()) << out;
+            EXPECT_NE(json::serialize(b[1]).find("held until a person approves it"), std::string::npos) << b[1];
         }
         ASSERT_EQ(cli("--config " + cfg + " pins approve demo", out), 0) << out;
         {
