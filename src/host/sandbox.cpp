@@ -209,6 +209,14 @@ std::optional<std::string> cached_probe(const fs::path& runtime_dir, const std::
     return failed;
 }
 
+// The proxy's refusal of "host:port" ("[v6]:port") as the domain a person would allow.
+SandboxRefusal domain_refusal(const EgressRefusal& r) {
+    auto domain = r.target;
+    if (const auto colon = domain.rfind(':'); colon != std::string::npos) domain.resize(colon);
+    if (domain.size() > 2 && domain.front() == '[') domain = domain.substr(1, domain.size() - 2);
+    return {"domain", std::move(domain), r.reason, r.at};
+}
+
 // Made if missing, 0700; an error when it is a symlink or another user's (a directory under /tmp with a name anyone
 // could have taken first: whoever owns it could swap the proxies' sockets).
 std::optional<std::string> private_dir(const fs::path& dir) {
@@ -486,10 +494,7 @@ jsonrpc::Outcome<SandboxPlan> Sandboxer::wrap(const ServerConfig& config, transp
         if (!proxy) return proxy.error();
         entry->proxy = *proxy;
         entry->proxy->set_on_refused([this, name = config.name](const EgressRefusal& r) {
-            if (!on_refused) return;
-            auto domain = r.target;
-            if (const auto colon = domain.rfind(':'); colon != std::string::npos) domain.resize(colon);
-            on_refused(name, SandboxRefusal{"domain", domain, r.reason, r.at});
+            if (on_refused) on_refused(name, domain_refusal(r));
         });
         entry->policy = policy;
     }
@@ -617,12 +622,7 @@ std::vector<SandboxRefusal> Sandboxer::refusals(std::string_view server) const {
     if (it == entries_.end()) return out;
     out.assign(it->second->path_refusals.begin(), it->second->path_refusals.end());
     if (it->second->proxy)
-        for (const auto& r : it->second->proxy->refusals()) {
-            auto domain = r.target;
-            if (const auto colon = domain.rfind(':'); colon != std::string::npos) domain.resize(colon);
-            if (domain.size() > 2 && domain.front() == '[') domain = domain.substr(1, domain.size() - 2);
-            out.push_back({"domain", domain, r.reason, r.at});
-        }
+        for (const auto& r : it->second->proxy->refusals()) out.push_back(domain_refusal(r));
     std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.at < b.at; });
     if (out.size() > 20) out.erase(out.begin(), out.end() - 20);
     return out;

@@ -49,6 +49,12 @@ void add_settings_routes(http::Router& r, PoolRef pool, std::shared_ptr<ChatServ
 /// The config file the pool was loaded from (409 when it was not loaded from a file: edits need one).
 std::filesystem::path config_file(const host::ServerPool& pool);
 
+/// Writes a server entry's edit to the config file (atomically, checked as the loader checks it), has the file watcher
+/// take note, applies the result and answers `{"servers": [...], "warnings": [...]}` (servers_routes.cpp).
+boost::asio::awaitable<void> apply_edit(std::shared_ptr<host::ServerPool> pool, Options o, std::string name,
+                                        std::string previous, std::optional<boost::json::object> entry,
+                                        http::Responder& res);
+
 /// The pool, or 503 when the gateway is stopping.
 std::shared_ptr<host::ServerPool> lock(const PoolRef& pool);
 /// 404 unless `server` is configured.

@@ -77,23 +77,12 @@ awaitable<void> sandbox_allow(PoolRef weak, Options o, http::ServerRequest& req,
                             : sandbox_add_to_list(sandbox_object_at(sandbox, "network", "sandbox.network"),
                                                   "allowedDomains", value, "sandbox.network.allowedDomains");
 
-    json::array warnings;
     if (added) {
-        host::ServerEntryEdit edit{name, std::string(), std::move(entry)};
-        std::optional<host::ConfigFileEdit> edited;
-        try {
-            edited = host::edit_config_file(file, edit);
-        } catch (const host::ConfigError& e) {
-            throw http::HttpError(bhttp::status::bad_request, e.what());
-        } catch (const std::exception& e) {
-            throw http::HttpError(bhttp::status::internal_server_error, e.what());
-        }
-        if (o->config_written) o->config_written();
-        for (auto& w : edited->warnings) warnings.emplace_back(w);
-        co_await pool->apply(std::move(edited->config));
+        co_await apply_edit(pool, o, name, std::string(), std::move(entry), res);
+        co_return;
     }
-    auto answer = servers_json(*pool);
-    answer["warnings"] = std::move(warnings);
+    auto answer = servers_json(*pool);  // already allowed: nothing written
+    answer["warnings"] = json::array();
     co_await send_json(res, std::move(answer));
 }
 

@@ -85,29 +85,6 @@ awaitable<void> restart(PoolRef weak, Options o, http::ServerRequest& req, http:
     co_await send_json(res, json::object(), bhttp::status::accepted);
 }
 
-// Writes the edit, has the file watcher take note, applies the result.
-// (The edit comes in parts: GCC 12 miscompiles aggregates passed by value to a coroutine.)
-awaitable<void> apply_edit(std::shared_ptr<host::ServerPool> pool, Options o, std::string name, std::string previous,
-                           std::optional<json::object> entry, http::Responder& res) {
-    const auto file = config_file(*pool);
-    host::ServerEntryEdit edit{std::move(name), std::move(previous), std::move(entry)};
-    host::ConfigFileEdit edited;
-    try {
-        edited = host::edit_config_file(file, edit);
-    } catch (const host::ConfigError& e) {
-        throw http::HttpError(bhttp::status::bad_request, e.what());
-    } catch (const std::exception& e) {
-        throw http::HttpError(bhttp::status::internal_server_error, e.what());
-    }
-    if (o->config_written) o->config_written();
-    co_await pool->apply(std::move(edited.config));
-    auto body = servers_json(*pool);
-    json::array warnings;
-    for (auto& w : edited.warnings) warnings.emplace_back(w);
-    body["warnings"] = std::move(warnings);
-    co_await send_json(res, std::move(body));
-}
-
 awaitable<void> enable(PoolRef weak, Options o, http::ServerRequest& req, http::Responder& res) {
     const auto body = post_body(req, o->allowed_origins);
     auto pool = lock(weak);
@@ -192,6 +169,29 @@ awaitable<void> log_level(PoolRef weak, Options o, http::ServerRequest& req, htt
 }
 
 }  // namespace
+
+// Writes the edit, has the file watcher take note, applies the result.
+// (The edit comes in parts: GCC 12 miscompiles aggregates passed by value to a coroutine.)
+awaitable<void> apply_edit(std::shared_ptr<host::ServerPool> pool, Options o, std::string name, std::string previous,
+                           std::optional<json::object> entry, http::Responder& res) {
+    const auto file = config_file(*pool);
+    host::ServerEntryEdit edit{std::move(name), std::move(previous), std::move(entry)};
+    host::ConfigFileEdit edited;
+    try {
+        edited = host::edit_config_file(file, edit);
+    } catch (const host::ConfigError& e) {
+        throw http::HttpError(bhttp::status::bad_request, e.what());
+    } catch (const std::exception& e) {
+        throw http::HttpError(bhttp::status::internal_server_error, e.what());
+    }
+    if (o->config_written) o->config_written();
+    co_await pool->apply(std::move(edited.config));
+    auto body = servers_json(*pool);
+    json::array warnings;
+    for (auto& w : edited.warnings) warnings.emplace_back(w);
+    body["warnings"] = std::move(warnings);
+    co_await send_json(res, std::move(body));
+}
 
 fs::path config_file(const host::ServerPool& pool) {
     const auto& source = pool.config().source;
