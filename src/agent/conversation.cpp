@@ -37,8 +37,10 @@ json::object ToolCallRecord::to_json() const {
     // Arguments are shown as the object they are when they parse (they are what the model wrote otherwise).
     std::string error;
     if (auto parsed = llm::parse_tool_arguments(arguments, error)) args = std::move(*parsed);
-    return json::object{{"name", name},        {"server", server}, {"tool", tool}, {"arguments", std::move(args)},
-                        {"isError", is_error}, {"denied", denied}, {"ms", ms}};
+    json::object o{{"name", name},        {"server", server}, {"tool", tool}, {"arguments", std::move(args)},
+                   {"isError", is_error}, {"denied", denied}, {"ms", ms}};
+    if (!trace_id.empty()) o["traceId"] = trace_id;
+    return o;
 }
 
 Conversation::Conversation(std::shared_ptr<host::Context> context, std::shared_ptr<llm::Client> llm,
@@ -135,6 +137,15 @@ asio::awaitable<RunResult> Conversation::loop(Observer& observer) {
     // Cancellation is an outcome here, not an exception: what completed is kept and reported.
     co_await asio::this_coro::throw_if_cancelled(false);
     RunResult result;
+    // The run's span: the one it was given (a fork's), or its own `invoke_agent`, the root of a new trace.
+    trace::Span span;
+    if (!options_.trace.valid()) {
+        span = trace::Span::start_local_root("invoke_agent", options_.agent_name, trace::SpanKind::internal);
+        span.set("gen_ai.operation.name", "invoke_agent");
+        span.set("gen_ai.agent.name", options_.agent_name);
+    }
+    const auto run_trace = options_.trace.valid() ? options_.trace : span.context();
+    if (run_trace.valid()) result.trace_id = run_trace.trace_id_hex();
     bool overflow_retried = false;
     for (;;) {
         if (cancelled(co_await asio::this_coro::cancellation_state)) {
@@ -150,6 +161,7 @@ asio::awaitable<RunResult> Conversation::loop(Observer& observer) {
         co_await context_->pool().wait_for_relists(std::chrono::seconds(5));
         llm::ChatRequest request;
         request.model = options_.model;
+        request.trace = run_trace;
         request.tools = request_tools();
         const auto sent_estimate = fit_request(request, observer);
         if (!options_.app_context.empty()) {
@@ -199,6 +211,7 @@ asio::awaitable<RunResult> Conversation::loop(Observer& observer) {
             break;
         }
         auto& message = response->message;
+        for (auto& call : message.tool_calls) call.trace = response->trace;
         if (message.usage) result.usage += *message.usage;
         messages_.push_back(message);
         if (message.tool_calls.empty()) {
@@ -222,6 +235,13 @@ asio::awaitable<RunResult> Conversation::loop(Observer& observer) {
             meta.push_back(std::move(record));
         }
         emit(observer, std::move(batch), std::move(meta));
+    }
+    if (span.recording()) {
+        span.set("gen_ai.usage.input_tokens", result.usage.prompt_tokens);
+        span.set("gen_ai.usage.output_tokens", result.usage.completion_tokens);
+        span.set("switchboard.turns", result.turns);
+        if (result.stop == StopReason::error) span.set_error("agent_error", result.error);
+        if (result.stop == StopReason::cancelled) span.set_error("cancelled", "cancelled");
     }
     co_return result;
 }
@@ -279,6 +299,7 @@ asio::awaitable<void> run_one(std::shared_ptr<host::Context> context, std::share
     const auto start = std::chrono::steady_clock::now();
     host::ToolCallOptions options;
     options.call_id = slot->call.id;
+    options.trace = slot->call.trace;
     if (observer->on_task)  // the observer outlives the call: run_calls waits for every call
         options.on_task = [observer, call = slot->call, server](const mcp::TaskProgress& t) {
             observer->on_task(call, server, t);
@@ -317,6 +338,7 @@ asio::awaitable<std::vector<llm::ToolExecutionResult>> Conversation::run_calls(c
         rec.id = call.id;
         rec.name = call.name;
         rec.arguments = call.arguments;
+        if (call.trace.valid()) rec.trace_id = call.trace.trace_id_hex();
         // What the approvals are checked against: the call itself, or for a local tool with approve_as the call it
         // stands for.
         ApprovalRequest request;

@@ -77,6 +77,24 @@ asio::awaitable<ForkResult> run_fork(const Definition& listed, std::string task,
     ForkResult out;
     const auto what = fmt::format("{} \"{}\"", listed.kind == Definition::Kind::agent ? "agent" : "skill",
                                   listed.name);
+    // The fork is one `invoke_agent` span (OTel's GenAI conventions): its loads, model requests and calls under it.
+    trace::Span span;
+    if (env.trace.valid())
+        span = trace::Span::start("invoke_agent", listed.name, trace::SpanKind::internal, env.trace);
+    else
+        span = trace::Span::start_local_root("invoke_agent", listed.name, trace::SpanKind::internal);
+    span.set("gen_ai.operation.name", "invoke_agent");
+    span.set("gen_ai.agent.name", listed.name);
+    span.set("switchboard.fork.kind", listed.kind == Definition::Kind::agent ? "agent" : "skill");
+    span.set("switchboard.fork.depth", depth);
+    core::ScopeExit end_span([&span, &out] {
+        if (!out.error.empty()) span.set_error("fork_error", out.error);
+        if (!span.recording()) return;
+        span.set("gen_ai.usage.input_tokens", out.run.usage.prompt_tokens);
+        span.set("gen_ai.usage.output_tokens", out.run.usage.completion_tokens);
+        if (out.run.stop == StopReason::error) span.set_error("agent_error", out.run.error);
+    });
+    if (span.context().valid()) out.run.trace_id = span.context().trace_id_hex();
     // A skill served over MCP is read and checked now, not before (agent/mcp_skills.hpp).
     Definition loaded;
     if (listed.served) {
@@ -144,7 +162,12 @@ asio::awaitable<ForkResult> run_fork(const Definition& listed, std::string task,
     }
     auto context = host::Context::create(env.pool, std::move(co));
     for (const auto& d : declared) {
+        // A lazy server's load (or an eager one's lease) is a span of the fork's trace.
+        auto load = trace::Span::start("load", d, trace::SpanKind::internal, span.context());
+        load.set("switchboard.server.phase", host::to_string(env.pool->phase(d)));
         auto leased = co_await context->add_server(d);
+        if (!leased) load.set_error("unavailable", leased.error().message);
+        load.end();
         if (leased) continue;
         if (contains(definition.required, d)) {
             out.error = fmt::format("{} needs server \"{}\", which could not start: {}", what, d,
@@ -176,6 +199,8 @@ asio::awaitable<ForkResult> run_fork(const Definition& listed, std::string task,
     }
     LoopOptions loop;
     loop.system_prompt = system;
+    loop.agent_name = definition.name;
+    loop.trace = span.context();
     if (max_turns) loop.max_turns = *max_turns;
     Conversation conversation(context, llm, loop);
     conversation.share_approvals(env.approvals);  // live: the parent's object, not a copy
@@ -229,7 +254,9 @@ std::vector<LocalTool> fork_tools(const ForkEnvironment& env, int depth, const s
                                                         parse_error.empty() ? "" : ": " + parse_error),
                                             Status::bad_arguments);
             const auto& definition = shared->definitions[i];
-            auto result = co_await run_fork(definition, std::string(task->get_string()), *shared, observer, depth);
+            auto env = *shared;
+            env.trace = call.trace;  // under the model turn that asked for it
+            auto result = co_await run_fork(definition, std::string(task->get_string()), std::move(env), observer, depth);
             const bool failed = !result.error.empty() || result.run.stop == StopReason::error;
             llm::ToolExecutionResult r;
             r.status = result.run.stop == StopReason::cancelled ? Status::cancelled

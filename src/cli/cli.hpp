@@ -45,6 +45,14 @@ boost::asio::awaitable<int> with_host(host::Config config, Settle settle,
 boost::asio::awaitable<int> with_host(host::Config config, Settle settle, host::PoolOptions options,
                                       std::function<boost::asio::awaitable<int>(Host&)> body);
 
+/// Runs `command` with this process's tracing (the config's `tracing`, `--otlp-endpoint`, the OTEL_* variables):
+/// spans exported while it runs and flushed after it (at most 5 s), the local trace file saved (every 5 s too when
+/// `long_running`). A bad setting is reported and returns 2 without running the command.
+boost::asio::awaitable<int> traced(const host::Config& config, std::string otlp_endpoint, bool long_running,
+                                   std::function<boost::asio::awaitable<int>()> command);
+/// `switchboard trace [ID] [--json]`: the recent traces of the local trace file, or one's span tree.
+int trace_command(const std::string& id, bool json_output);
+
 /// Every host this process runs asks its servers for log messages from `level` up ("debug" ... "emergency") and
 /// prints them on stderr (`--log-level`). Empty: none are asked for (the servers' defaults) nor printed.
 void print_server_logs(std::string level);

@@ -155,6 +155,7 @@ awaitable<int> run_task(const host::Config& config, const GlobalOptions& g, Agen
                              {"usage", json::object{{"promptTokens", result.usage.prompt_tokens},
                                                     {"completionTokens", result.usage.completion_tokens}}}};
             if (!result.error.empty()) out["error"] = result.error;
+            if (!result.trace_id.empty()) out["traceId"] = result.trace_id;
             print_json(std::move(out));
         } else if (!result.answer.empty()) {
             fmt::print("{}{}", result.answer, result.answer.back() == '\n' ? "" : "\n");

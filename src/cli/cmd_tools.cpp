@@ -93,6 +93,11 @@ awaitable<int> call(const host::Config& config, const GlobalOptions& g, std::str
             co_return 1;
         }
         host::ToolCallOptions opts;
+        // The call is a trace of its own: `switchboard trace ID` shows it (a lazy load, a task's polls, the server's
+        // work when it exports too).
+        auto span = trace::Span::start_local_root("call", name, trace::SpanKind::internal);
+        span.set("gen_ai.tool.name", name);
+        opts.trace = span.context();
         // A task's status changes come as progress too: shown once, as the task's status line.
         auto in_task = std::make_shared<bool>(false);
         opts.on_progress = [in_task](const jsonrpc::Progress& p) {
@@ -110,20 +115,27 @@ awaitable<int> call(const host::Config& config, const GlobalOptions& g, std::str
         auto outcome = co_await (h.main->call_tool(name, std::move(arguments), std::move(opts)) ||
                                  signals.async_wait(asio::use_awaitable));
         if (outcome.index() == 1) {
+            span.set_error("cancelled", "cancelled");
             fmt::print(stderr, "switchboard: call cancelled\n");
             co_return 130;
         }
         auto& r = std::get<0>(outcome);
         if (!r) {
-            fmt::print(stderr, "switchboard: {} failed: {}\n", name, r.error().describe());
+            span.set_error(std::to_string(r.error().code), r.error().message);
+            fmt::print(stderr, "switchboard: {} failed: {}{}\n", name, r.error().describe(),
+                       span.context().valid() ? fmt::format(" (trace {})", span.context().trace_id_hex()) : "");
             co_return 1;
         }
-        if (g.json)
-            print_json(std::move(*r).to_json());
-        else if (r->content.empty() && r->structured_content)
+        if (r->is_error) span.set_error("tool_error", "the tool answered with isError");
+        if (g.json) {
+            auto out = std::move(*r).to_json();
+            if (span.context().valid()) out["traceId"] = span.context().trace_id_hex();
+            print_json(std::move(out));
+        } else if (r->content.empty() && r->structured_content) {
             print_json(std::move(*r->structured_content));
-        else
+        } else {
             fmt::print("{}\n", render_content(r->content));
+        }
         if (!g.json) print_app_line(*h.pool, *resolved, name);
         co_return r->is_error ? 1 : 0;
     });

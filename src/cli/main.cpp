@@ -135,6 +135,10 @@ int main(int argc, char** argv) {
         ->check([](const std::string& layer) {
             return host::parse_layer(layer) ? std::string() : "must be bwrap or landlock";
         });
+    std::string otlp_endpoint;
+    app.add_option("--otlp-endpoint", otlp_endpoint,
+                   "Export traces over OTLP/HTTP to this collector (e.g. http://127.0.0.1:4318); over the config's "
+                   "tracing.endpoint and OTEL_EXPORTER_OTLP_ENDPOINT");
     std::string server_log_level;
     app.add_option("--log-level", server_log_level,
                    "Print the servers' log messages from this level up on stderr (debug, info, notice, warning, "
@@ -271,6 +275,12 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(0.0, 600.0));
     json_flag(sandbox_check_cmd);
 
+    std::string trace_id;
+    auto* trace_cmd = app.add_subcommand(
+        "trace", "Show a recent trace's span tree from the local trace file (no ID: list the recent traces)");
+    trace_cmd->add_option("id", trace_id, "Trace id (or its first 8+ hex digits), as `run --json` and `call --json` name it");
+    json_flag(trace_cmd);
+
     cli::ServeOptions serve_options;
     auto* auth_cmd = app.add_subcommand("auth", "OAuth logins for remote servers: login, status, logout");
     auth_cmd->require_subcommand(1);
@@ -393,6 +403,8 @@ int main(int argc, char** argv) {
         return cli::conversations(conv);  // no config, no servers
     }
 
+    if (trace_cmd->parsed()) return cli::trace_command(trace_id, g.json);  // no config, no servers
+
     if (agents_cmd->parsed()) {
         // No server is started; without a config every declared server is reported missing.
         auto config = load_config(g, false);
@@ -421,16 +433,21 @@ int main(int argc, char** argv) {
     if (status_cmd->parsed() && g.context) return run([&] { return cli::context_cost(c, g); });
     if (status_cmd->parsed()) return run([&] { return cli::status(c, g); });
     if (tools_cmd->parsed()) return run([&] { return cli::tools(c, g); });
-    if (call_cmd->parsed()) return run([&] { return cli::call(c, g, tool_name, std::move(*call_arguments)); });
+    // What does work for a person is traced: the run's trace id is in --json, `switchboard trace ID` shows it.
+    auto traced = [&](bool long_running, std::function<boost::asio::awaitable<int>()> command) {
+        return run([&] { return cli::traced(c, otlp_endpoint, long_running, command); });
+    };
+    if (call_cmd->parsed())
+        return traced(false, [&] { return cli::call(c, g, tool_name, std::move(*call_arguments)); });
     if (resources_cmd->parsed()) return run([&] { return cli::resources(c, g); });
-    if (read_cmd->parsed()) return run([&] { return cli::read(c, g, server, uri); });
+    if (read_cmd->parsed()) return traced(false, [&] { return cli::read(c, g, server, uri); });
     if (prompts_cmd->parsed()) return run([&] { return cli::prompts(c, g); });
     if (prompt_cmd->parsed())
-        return run([&] { return cli::prompt(c, g, server, prompt_name, std::move(*prompt_arguments)); });
-    if (run_cmd->parsed()) return run([&] { return cli::run_task(c, g, agent, task); });
-    if (chat_cmd->parsed()) return run([&] { return cli::chat(c, g, agent); });
+        return traced(false, [&] { return cli::prompt(c, g, server, prompt_name, std::move(*prompt_arguments)); });
+    if (run_cmd->parsed()) return traced(false, [&] { return cli::run_task(c, g, agent, task); });
+    if (chat_cmd->parsed()) return traced(true, [&] { return cli::chat(c, g, agent); });
     if (models_cmd->parsed()) return run([&] { return cli::models(c, g, agent); });
-    if (serve_cmd->parsed()) return run([&] { return cli::serve(c, g, serve_options); });
+    if (serve_cmd->parsed()) return traced(true, [&] { return cli::serve(c, g, serve_options); });
     if (catalog_refresh_cmd->parsed()) return run([&] { return cli::catalog_refresh(c, g, catalog_servers); });
     if (catalog_cmd->parsed()) return run([&] { return cli::catalog(c, g); });
     if (sandbox_check_cmd->parsed())

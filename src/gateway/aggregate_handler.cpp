@@ -284,6 +284,7 @@ Reply AggregateHandler::call_tool(std::string name, json::object arguments, mcp:
     options.on_progress = [ctx](const jsonrpc::Progress& p) { ctx.progress(p.progress, p.total, p.message); };
     options.call_id = call_id_;
     options.whole_result = true;  // forwarded as it came: not split into blocks and put back together
+    options.trace = ctx.trace();  // the upstream call continues the client's trace
     // A task goes to the client only if it declared the extension on this request; otherwise the upstream is not
     // told of it either, and answers at once or with -32021 (gateway/tasks.hpp).
     const bool task_wanted = tasks_ && GatewayTasks::wanted(ctx);
@@ -413,7 +414,7 @@ Reply AggregateHandler::read_resource(std::string uri, mcp::RequestContext ctx) 
     // As for tools/call: the server's requests to its client (2026-07-28 allows them here too) come to this client.
     ClientRelay::Registration registration;
     if (relay_) registration = relay_->enter(*server, ctx);
-    auto r = co_await context_->read_resource(*server, std::move(uri));
+    auto r = co_await context_->read_resource(*server, std::move(uri), host::ReadMode::cached, ctx.trace());
     if (!r) co_return upstream_error(*server, r.error());
     auto result = r->to_json();
     strip_upstream_meta(result);
@@ -514,7 +515,7 @@ Reply AggregateHandler::get_prompt(std::string name, Args arguments, mcp::Reques
     if (server.empty()) co_return invalid_params(fmt::format("Unknown prompt: {}", name));
     ClientRelay::Registration registration;
     if (relay_) registration = relay_->enter(server, ctx);
-    auto r = co_await context_->get_prompt(server, std::move(own_name), std::move(arguments));
+    auto r = co_await context_->get_prompt(server, std::move(own_name), std::move(arguments), ctx.trace());
     if (!r) co_return upstream_error(server, r.error());
     json::object result = r->raw;
     strip_upstream_meta(result);

@@ -109,7 +109,36 @@ std::string Metrics::render(const host::ServerPool& pool, std::size_t sessions) 
         "# TYPE switchboard_http_response_bytes_total counter\n"
         "switchboard_http_response_bytes_total {}\n",
         bytes_in_, bytes_out_);
+    render_operations(out);
     return out;
+}
+
+// OTel's MCP duration histograms, in Prometheus's names for them (dots become underscores, the unit a suffix).
+void Metrics::render_operations(std::string& out) {
+    auto* tracer = trace::tracer();
+    if (!tracer) return;
+    const auto ops = tracer->operations();
+    for (const bool server : {false, true}) {
+        const auto* name = server ? "mcp_server_operation_duration_seconds" : "mcp_client_operation_duration_seconds";
+        out += fmt::format("# HELP {} {}\n# TYPE {} histogram\n", name,
+                           server ? "Requests the gateway answered (mcp.server.operation.duration)."
+                                  : "Requests sent to servers (mcp.client.operation.duration).",
+                           name);
+        for (const auto& h : ops) {
+            if (h.server != server) continue;
+            auto l = fmt::format("mcp_method_name=\"{}\"", prometheus_label(h.method));
+            if (!h.error_type.empty()) l += fmt::format(",error_type=\"{}\"", prometheus_label(h.error_type));
+            std::uint64_t cumulative = 0;
+            for (std::size_t i = 0; i < trace::OperationHistogram::bounds.size(); ++i) {
+                cumulative += h.counts[i];
+                out += fmt::format("{}_bucket{{{},le=\"{}\"}} {}\n", name, l, trace::OperationHistogram::bounds[i],
+                                   cumulative);
+            }
+            out += fmt::format("{}_bucket{{{},le=\"+Inf\"}} {}\n", name, l, h.count);
+            out += fmt::format("{}_sum{{{}}} {}\n", name, l, h.sum);
+            out += fmt::format("{}_count{{{}}} {}\n", name, l, h.count);
+        }
+    }
 }
 
 }  // namespace switchboard::gateway

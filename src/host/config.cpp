@@ -24,7 +24,7 @@ using detail::suggestion;
 namespace {
 
 constexpr std::string_view top_level_keys[] = {"mcpServers", "servers", "inputs", "$schema", "llm",
-                                               "toolSearch", "gateway", "roots",  "pins",    "sandboxEnabled"};
+                                               "toolSearch", "gateway", "roots",  "pins",    "sandboxEnabled", "tracing"};
 
 // 1-based line and column (in characters, not bytes) of `offset`, for "file:line:column" messages.
 std::pair<std::size_t, std::size_t> line_column(std::string_view text, std::size_t offset) {
@@ -150,6 +150,12 @@ Config parse_config(std::string_view text, std::string_view source_name, const E
                 config.llm = expand_strings(*llm, env, source_name, config.warnings);
             } else {
                 config.warnings.push_back(fmt::format("{}: \"llm\" must be an object; ignored", source_name));
+            }
+        } else if (key == "tracing") {
+            if (const auto* t = item.value().if_object()) {
+                config.tracing = expand_strings(*t, env, source_name, config.warnings);
+            } else {
+                config.warnings.push_back(fmt::format("{}: \"tracing\" must be an object; ignored", source_name));
             }
         } else if (key == "toolSearch") {
             if (const auto* b = item.value().if_bool()) {

@@ -317,15 +317,16 @@ std::vector<PromptInfo> Context::prompts() const {
 }
 
 awaitable<Outcome<mcp::ReadResourceResult>> Context::read_resource(std::string server, std::string uri,
-                                                                   ReadMode mode) {
+                                                                   ReadMode mode, trace::SpanContext trace) {
     if (auto ok = check_server(server); !ok) co_return ok.error();
-    co_return co_await pool_->read_resource(std::move(server), std::move(uri), mode);
+    co_return co_await pool_->read_resource(std::move(server), std::move(uri), mode, std::move(trace));
 }
 
 awaitable<Outcome<mcp::GetPromptResult>> Context::get_prompt(std::string server, std::string name,
-                                                             std::map<std::string, std::string> arguments) {
+                                                             std::map<std::string, std::string> arguments,
+                                                             trace::SpanContext trace) {
     if (auto ok = check_server(server); !ok) co_return ok.error();
-    co_return co_await pool_->get_prompt(std::move(server), std::move(name), std::move(arguments));
+    co_return co_await pool_->get_prompt(std::move(server), std::move(name), std::move(arguments), std::move(trace));
 }
 
 awaitable<Outcome<mcp::CompleteResult>> Context::complete(std::string server, json::object ref, std::string argument,

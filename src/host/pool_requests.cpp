@@ -111,10 +111,21 @@ awaitable<Outcome<mcp::CallToolResult>> ServerPool::call_tool(std::string server
     auto shared = shared_;
     ActiveRequest active(active_requests_, shared);
     std::optional<Outcome<Held>> held_or;  // statements, not ?: around a co_await (GCC 12)
-    if (auto now = held_at_once(server))
+    if (auto now = held_at_once(server)) {
         held_or.emplace(std::move(*now));
-    else
+    } else {
+        // Waiting for the server (a lazy load, a start, a reconnect) is a span of the call's trace.
+        auto wait = trace::Span::start("connect", server, trace::SpanKind::internal, options.trace);
+        if (wait.recording()) {
+            const auto s = find(server);
+            const auto phase = s ? s->phase : Phase::idle;
+            wait.set("switchboard.server.phase", to_string(phase));
+            if (phase == Phase::reconnecting)
+                wait.add_event("reconnect", {trace::Attribute{"attempt", std::int64_t{s->attempt}}});
+        }
         held_or.emplace(co_await hold_for_request(server));
+        if (!*held_or) wait.set_error("unavailable", held_or->error().message);
+    }
     auto& held = *held_or;
     if (!held) co_return held.error();
     auto s = held->server;
@@ -141,6 +152,7 @@ awaitable<Outcome<mcp::CallToolResult>> ServerPool::call_tool(std::string server
     co.on_task = std::move(options.on_task);
     co.tasks = options.tasks;
     co.whole_result = options.whole_result;
+    co.trace = std::move(options.trace);
     // A shutdown cancels what still runs through the session (Connection::cancel_requests), not by racing every
     // call against an event here.
     auto r = co_await session->call_tool(tool, std::move(arguments), std::move(co));
@@ -194,7 +206,7 @@ awaitable<Outcome<ResourceListing>> ServerPool::list_resources(std::string serve
 }
 
 awaitable<Outcome<mcp::ReadResourceResult>> ServerPool::read_resource(std::string server, std::string uri,
-                                                                      ReadMode mode) {
+                                                                      ReadMode mode, trace::SpanContext trace) {
     if (mode == ReadMode::cached)
         if (auto hit = cache_.get(server, uri)) co_return std::move(*hit);
     if (stopping_) co_return Error::make_local(code::connection_closed, "the host is shutting down");
@@ -204,6 +216,7 @@ awaitable<Outcome<mcp::ReadResourceResult>> ServerPool::read_resource(std::strin
     auto s = held->server;
     mcp::CallOptions co;
     co.timeout = s->config.tool_timeout;
+    co.trace = std::move(trace);
     auto session = s->session;  // kept alive across the await
     auto r = co_await session->read_resource(uri, co);
     if (!r) co_return r.error();
@@ -300,11 +313,13 @@ std::vector<LogMessage> ServerPool::recent_logs(std::string_view server) const {
 // Prompts, completion, sessions
 
 awaitable<Outcome<mcp::GetPromptResult>> ServerPool::get_prompt(std::string server, std::string name,
-                                                                std::map<std::string, std::string> arguments) {
+                                                                std::map<std::string, std::string> arguments,
+                                                                trace::SpanContext trace) {
     auto held = co_await hold_for_request(server);
     if (!held) co_return held.error();
     mcp::CallOptions co;
     co.timeout = held->server->config.tool_timeout;
+    co.trace = std::move(trace);
     auto session = held->server->session;
     co_return co_await session->get_prompt(std::move(name), std::move(arguments), co);
 }

@@ -40,6 +40,7 @@ awaitable<ServerConnection> connect_server(asio::any_io_executor ex, const Serve
     co.connect_timeout = config.startup_timeout;
     co.request_timeout = config.startup_timeout;
     co.known_era = options.known_era;
+    co.network_transport = config.type == TransportKind::stdio ? "pipe" : "tcp";
     co.handlers = options.handlers.bind(config.name);
     if (options.on_notification)
         co.on_notification = [cb = options.on_notification, name = config.name](

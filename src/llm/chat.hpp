@@ -33,6 +33,7 @@ struct Chat {
     bool cancelled = false;
     std::optional<Result<ChatResponse>> result;
     Timings timings;
+    trace::Span span;  // `chat {model}`; its retries are events
     std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 
     /// Ends the exchange now (the caller was cancelled, or the client closed).

@@ -135,6 +135,8 @@ awaitable<void> run_chat(std::shared_ptr<Chat> chat) {
     http::Fields extra;
     extra.emplace_back("Content-Type", "application/json");
     extra.emplace_back("Accept", c.settings.stream ? "text/event-stream, application/json" : "application/json");
+    // The endpoint may trace too (vLLM, a proxy): the model request continues the same trace.
+    if (c.span.context().valid()) extra.emplace_back("traceparent", c.span.context().traceparent());
     for (int attempt = 0;; ++attempt) {
         c.timings.attempts = attempt + 1;
         bool retryable = false;
@@ -180,6 +182,10 @@ awaitable<void> run_chat(std::shared_ptr<Chat> chat) {
         }
         const auto delay = retry_delay(attempt, retry_after, c.settings.max_retry_delay);
         spdlog::info("{}; retrying in {}", failure.message, http::duration_text(delay));
+        if (c.span.recording())
+            c.span.add_event("retry", {{"attempt", std::int64_t{attempt + 1}},
+                                       {"http.response.status_code", std::int64_t{failure.status}},
+                                       {"retry.delay_ms", static_cast<std::int64_t>(delay.count())}});
         const bool stopped = co_await c.stop.wait_for(delay);
         if (stopped || c.cancelled) {
             c.result = c.cancelled_error();

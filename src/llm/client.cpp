@@ -129,6 +129,40 @@ std::string Client::request_body(const ChatRequest& request) const {
     return json::serialize(body);
 }
 
+namespace {
+
+std::string kind_name(Error::Kind k) {
+    switch (k) {
+    case Error::Kind::not_configured: return "not_configured";
+    case Error::Kind::connect: return "connect";
+    case Error::Kind::status: return "status";
+    case Error::Kind::timeout: return "timeout";
+    case Error::Kind::stream_cut: return "stream_cut";
+    case Error::Kind::bad_response: return "bad_response";
+    case Error::Kind::cancelled: return "cancelled";
+    }
+    return "error";
+}
+
+// The GenAI conventions' response attributes, or the error's kind.
+void end_chat_span(trace::Span& span, const Result<ChatResponse>& result) {
+    if (!span.recording()) return;
+    if (!result) {
+        const auto& e = result.error();
+        span.set_error(e.status ? std::to_string(e.status) : kind_name(e.kind), e.message);
+        return;
+    }
+    if (const auto& u = result->message.usage) {
+        span.set("gen_ai.usage.input_tokens", u->prompt_tokens);
+        span.set("gen_ai.usage.output_tokens", u->completion_tokens);
+    }
+    if (!result->finish_reason.empty()) span.set("gen_ai.response.finish_reasons", result->finish_reason);
+    if (!result->message.tool_calls.empty())
+        span.set("gen_ai.response.tool_calls", static_cast<std::int64_t>(result->message.tool_calls.size()));
+}
+
+}  // namespace
+
 awaitable<Result<ChatResponse>> Client::chat(ChatRequest request, StreamCallbacks callbacks) {
     if (!settings_.configured())
         co_return Error{Error::Kind::not_configured, 0, not_configured_help(settings_), std::nullopt, std::nullopt};
@@ -139,6 +173,15 @@ awaitable<Result<ChatResponse>> Client::chat(ChatRequest request, StreamCallback
                         std::nullopt};
     auto chat =
         std::make_shared<detail::Chat>(http_, settings_, std::move(*url), request_body(request), std::move(callbacks));
+    const auto& model = request.model.empty() ? settings_.model : request.model;
+    chat->span = trace::Span::start("chat", model, trace::SpanKind::client, request.trace);
+    if (chat->span.recording()) {
+        chat->span.set("gen_ai.operation.name", "chat");
+        chat->span.set("gen_ai.provider.name", "openai");
+        chat->span.set("gen_ai.request.model", model);
+        chat->span.set("server.address", chat->url.host);
+        if (!request.tools.empty()) chat->span.set("gen_ai.request.tool_count", static_cast<std::int64_t>(request.tools.size()));
+    }
     std::erase_if(active_, [](const auto& w) { return w.expired(); });
     active_.push_back(chat);
 
@@ -153,9 +196,15 @@ awaitable<Result<ChatResponse>> Client::chat(ChatRequest request, StreamCallback
     co_await chat->done.wait();
     if (!chat->done.is_set() || !chat->result) {
         chat->cancel();
+        chat->span.set_error("cancelled", "cancelled");
+        chat->span.end();
         co_return chat->cancelled_error();
     }
-    co_return std::move(*chat->result);
+    auto result = std::move(*chat->result);
+    end_chat_span(chat->span, result);
+    if (result) result->trace = chat->span.context();
+    chat->span.end();
+    co_return result;
 }
 
 }  // namespace switchboard::llm

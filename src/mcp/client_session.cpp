@@ -5,6 +5,8 @@
 #include <switchboard/mcp/apps.hpp>
 #include <switchboard/mcp/tasks.hpp>
 
+#include "client_trace.hpp"
+
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -109,6 +111,29 @@ bool ClientSession::has_extension(std::string_view id) const {
     return x && x->is_object();
 }
 
+trace::Span ClientSession::client_span(std::string_view method, const json::object& params,
+                                       const trace::SpanContext& parent) const {
+    std::string_view target;
+    if (method == "tools/call" || method == "prompts/get")
+        if (const auto* n = params.if_contains("name"); n && n->is_string()) target = n->get_string();
+    auto span = trace::Span::start(method, target, trace::SpanKind::client, parent);
+    if (!span.recording()) return span;
+    span.set("mcp.method.name", method);
+    span.set("mcp.protocol.version", protocol_version_);
+    span.set("network.transport", options_.network_transport);
+    span.set("server.name", options_.server_name);
+    if (method == "tools/call") {
+        span.set("gen_ai.operation.name", "execute_tool");
+        span.set("gen_ai.tool.name", target);
+    } else if (method == "prompts/get") {
+        span.set("gen_ai.prompt.name", target);
+    } else if (method == "resources/read" || method == "resources/subscribe") {
+        if (const auto* u = params.if_contains("uri"); u && u->is_string())
+            span.set("mcp.resource.uri", u->get_string());
+    }
+    return span;
+}
+
 jsonrpc::RequestOptions ClientSession::request_options(const CallOptions& o) const {
     jsonrpc::RequestOptions ro;
     ro.timeout = o.timeout;
@@ -155,6 +180,10 @@ template <class Result>
 awaitable<Outcome<Result>> ClientSession::request_as(std::string method, json::object params, CallOptions options,
                                                      Result (*convert)(json::value&&)) {
     bool version_retried = false;
+    // One CLIENT span for the request with its retries and input rounds; the server continues it (_meta.traceparent).
+    auto span = client_span(method, params, options.trace);
+    trace::OperationTimer timer(false, method);  // mcp.client.operation.duration
+    if (span.context().valid()) detail::inject_trace(params, span.context());
     for (int round = 0;; ++round) {
         // The params are read where they are (a retry needs them again: no copy per attempt). The _meta is not
         // copied in either: the cached, serialized one is spliced in as the request is written.
@@ -163,33 +192,58 @@ awaitable<Outcome<Result>> ClientSession::request_as(std::string method, json::o
             modern_meta();  // refreshes meta_members_ with meta_cache_ when the version or log level changed
             ro.meta = meta_for(options.tasks);
         }
+        if (span.recording())
+            ro.on_sent = [&span](std::int64_t id) { span.set("jsonrpc.request.id", std::to_string(id)); };
         json::value sent(std::move(params));  // moved in and back out: no copy
         auto r = co_await connection_->request_view(method, sent, std::move(ro));
         params = std::move(sent.get_object());
         if (!r) {
             if (!version_retried && adopt_supported_version(r.error())) {
                 version_retried = true;
+                span.add_event("retry", {{"reason", std::string("protocol version")},
+                                         {"mcp.protocol.version", protocol_version_}});
                 continue;
             }
+            detail::end_span(span, r, &timer);
             co_return r.error();
         }
-        if (auto bad = unusable_result(method, *r, round)) co_return std::move(*bad);
+        if (auto bad = unusable_result(method, *r, round)) {
+            span.set_error("protocol_violation", bad->message);
+            timer.set_error(std::to_string(bad->code));
+            co_return std::move(*bad);
+        }
         const auto result_type = result_type_of(r->get_object());
-        if (result_type == "task" && options.tasks == TaskMode::hand_back) co_return convert(std::move(*r));
+        if (result_type == "task" && options.tasks == TaskMode::hand_back) {
+            span.set("mcp.task.handed_back", true);
+            co_return convert(std::move(*r));
+        }
         if (result_type == "task" || (era_ == Era::legacy && is_legacy_task_handle(method, r->get_object()))) {
             // The Tasks extension (or 2025-11-25's tasks): polled to its end, then given as if synchronous.
+            options.trace = span.context();  // its polls are the call's children
             auto final_result = co_await follow_task(std::move(*r), std::move(options));
+            detail::end_span(span, final_result, &timer);
             if (!final_result) co_return final_result.error();
             co_return convert(std::move(*final_result));
         }
-        if (result_type != "input_required") co_return convert(std::move(*r));  // complete
+        if (result_type != "input_required") {  // complete
+            detail::end_span(span, r, &timer);
+            co_return convert(std::move(*r));
+        }
         // Multi round-trip (input_required): answer what it asks, echo requestState, retry with a new id.
         const auto& o = r->get_object();
         params.erase("inputResponses");
         params.erase("requestState");
         if (const auto* reqs = o.if_contains("inputRequests"); reqs && reqs->is_object()) {
+            auto input = trace::Span::start("input_required", "", trace::SpanKind::internal, span.context());
+            input.set("switchboard.input.round", round + 1);
+            input.set("switchboard.input.requests", static_cast<std::int64_t>(reqs->get_object().size()));
             auto answers = co_await answer_input_requests(reqs->get_object());
-            if (!answers) co_return answers.error();
+            if (!answers) {
+                input.set_error(std::to_string(answers.error().code), answers.error().message);
+                span.set_error(std::to_string(answers.error().code), answers.error().message);
+                timer.set_error(std::to_string(answers.error().code));
+                co_return answers.error();
+            }
             params["inputResponses"] = std::move(*answers);
         }
         if (const auto* state = o.if_contains("requestState"); state && state->is_string())

@@ -7,6 +7,8 @@
 #include <switchboard/core/spawn.hpp>
 #include <switchboard/mcp/client_session.hpp>
 
+#include "client_trace.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -168,8 +170,11 @@ bool ClientSession::on_task_notification(const std::string& method, const json::
 }
 
 awaitable<Outcome<json::value>> ClientSession::task_request(std::string method, std::string task_id,
-                                                            json::object extra) {
+                                                            json::object extra, trace::SpanContext parent) {
     json::value params(std::move(extra));
+    auto span = client_span(method, params.get_object(), parent);
+    if (span.recording()) span.set("mcp.task.id", task_id);
+    if (span.context().valid()) detail::inject_trace(params.get_object(), span.context());
     params.get_object()["taskId"] = std::move(task_id);
     jsonrpc::RequestOptions ro;
     ro.timeout = options_.request_timeout;
@@ -177,7 +182,9 @@ awaitable<Outcome<json::value>> ClientSession::task_request(std::string method, 
         modern_meta();  // the per-request capabilities declare the extension, which tasks/* requires
         ro.meta = meta_members_;
     }
-    co_return co_await connection_->request_view(method, params, std::move(ro));
+    auto r = co_await connection_->request_view(method, params, std::move(ro));
+    detail::end_span(span, r);
+    co_return r;
 }
 
 awaitable<Outcome<void>> ClientSession::cancel_task(std::string task_id) {
@@ -315,7 +322,7 @@ awaitable<Outcome<json::value>> ClientSession::follow_task(json::value handle, C
                 for (const auto& [key, unused] : requests) answered.insert(std::string(key));
                 json::object extra;
                 extra["inputResponses"] = std::move(*answers);
-                auto ack = co_await task_request("tasks/update", id, std::move(extra));
+                auto ack = co_await task_request("tasks/update", id, std::move(extra), options.trace);
                 if (!ack && ack.error().local && ack.error().code == code::cancelled) break;
                 if (!ack) co_return task_poll_error(server, id, ack.error());
             }
@@ -339,7 +346,7 @@ awaitable<Outcome<json::value>> ClientSession::follow_task(json::value handle, C
             watch->latest.reset();
             continue;
         }
-        auto next = co_await task_request("tasks/get", id, no_params);
+        auto next = co_await task_request("tasks/get", id, no_params, options.trace);
         if (!next && next.error().local && next.error().code == code::cancelled) break;
         if (!next) co_return task_poll_error(server, id, next.error());
         if (!next->is_object())
@@ -357,7 +364,7 @@ awaitable<Outcome<json::value>> ClientSession::follow_task(json::value handle, C
 
 awaitable<Outcome<CallToolResult>> ClientSession::resume_task(std::string task_id, CallOptions options) {
     const json::object no_params;
-    auto first = co_await task_request("tasks/get", task_id, no_params);
+    auto first = co_await task_request("tasks/get", task_id, no_params, options.trace);
     if (!first) co_return task_poll_error(options_.server_name, task_id, first.error());
     if (!first->is_object())
         co_return Error::make_local(code::protocol_violation, fmt::format("server \"{}\": tasks/get {} is not an object",

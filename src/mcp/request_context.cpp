@@ -34,6 +34,8 @@ const json::object& or_empty(const std::shared_ptr<const json::object>& o) {
 
 const std::string& RequestContext::principal() const { return state_->principal; }
 
+const trace::SpanContext& RequestContext::trace() const { return state_->trace; }
+
 const json::object& RequestContext::client_capabilities() const { return or_empty(state_->client_capabilities); }
 
 bool RequestContext::client_supports(std::string_view capability) const {

@@ -18,6 +18,8 @@ struct RequestContext::State {
     std::shared_ptr<const boost::json::object> client_info;
     /// Who sent the request, as the transport authenticated it (ServerOptions::transport_principals); empty: unknown.
     std::string principal;
+    /// The request's SERVER span, or the client's context as it came (see RequestContext::trace).
+    trace::SpanContext trace;
     /// The lowest level sent; empty: everything (legacy) or nothing (modern).
     std::string log_level;
     /// The JSON-RPC request of the current round; none for a task's work, which outlives the request that started it.

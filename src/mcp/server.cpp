@@ -110,6 +110,7 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
         const json::value* log_level = nullptr;
         json::value* client_info = nullptr;  // taken by context()
         const json::value* principal = nullptr;  // jsonrpc::meta_principal, from an authenticating transport
+        const json::value* traceparent = nullptr;  // W3C trace context (SEP-414)
     };
 
     // The session is passed in, not captured: it stays alive as long as the request, and no coroutine of the
@@ -149,6 +150,8 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
                     parts.client_info = &kv.value();
                 else if (k == jsonrpc::meta_principal)
                     parts.principal = &kv.value();
+                else if (k == "traceparent")
+                    parts.traceparent = &kv.value();
             }
         }
         const bool modern = parts.version != nullptr;
@@ -176,6 +179,13 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
         }
 
         auto ctx = context(method, parts, modern, req);  // takes the client's capabilities and info out of `p`
+        // The SERVER span continues the client's trace; without a traceparent or an exporter this costs two tests.
+        trace::Span span;
+        trace::OperationTimer timer(true, method);  // mcp.server.operation.duration
+        if (parts.traceparent || trace::exporting()) {
+            span = server_span(method, p, meta, parts.traceparent);
+            ctx->trace = span.context();
+        }
         Outcome<json::value> r = json::value();
         if (!session_method(name) && !in_rounds(*ctx, method)) {
             // A content request (tools/call, …) awaits the handler's own coroutine here: no coroutine of call()'s in
@@ -202,7 +212,41 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
             }
             req.set_result_meta(result_meta);  // _meta.serverInfo, added as the result is written
         }
+        if (span.recording()) end_server_span(span, r);
+        if (!r) timer.set_error(std::to_string(r.error().code));
         co_return r;
+    }
+
+    trace::Span server_span(std::string_view method, const json::object& p, const json::object* meta,
+                            const json::value* traceparent) const {
+        std::optional<trace::SpanContext> parent;
+        if (traceparent && meta) parent = trace::SpanContext::from_meta(*meta);
+        std::string_view target;
+        if (method == "tools/call" || method == "prompts/get")
+            if (const auto* n = p.if_contains("name"); n && n->is_string()) target = n->get_string();
+        auto span = trace::Span::start_remote(method, target, trace::SpanKind::server, parent);
+        if (!span.recording()) return span;
+        span.set("mcp.method.name", method);
+        if (method == "tools/call") {
+            span.set("gen_ai.operation.name", "execute_tool");
+            span.set("gen_ai.tool.name", target);
+        }
+        if (const auto* u = p.if_contains("uri"); u && u->is_string()) span.set("mcp.resource.uri", u->get_string());
+        return span;
+    }
+
+    void end_server_span(trace::Span& span, const Outcome<json::value>& r) const {
+        span.set("mcp.protocol.version", legacy_version.empty() ? std::string(modern_version) : legacy_version);
+        if (!r) {
+            span.set_error(std::to_string(r.error().code), r.error().message);
+            return;
+        }
+        if (const auto* o = r->if_object())
+            if (const auto* e = o->if_contains("isError"); e && e->is_bool() && e->get_bool()) {
+                span.set_error("tool_error", "the tool answered with isError");
+                return;
+            }
+        span.set_ok();
     }
 
     // The context of one request: what the client declared, and how to ask it for input in its era. A modern

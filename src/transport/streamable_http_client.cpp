@@ -550,6 +550,13 @@ struct StreamableHttpState : std::enable_shared_from_this<StreamableHttpState> {
                     const auto* args = p->if_contains("arguments");
                     param_fields = param_header_fields(it->second, args ? *args : json::value());
                 }
+            // The trace context in _meta (SEP-414) also as W3C headers, for proxies and servers that read those.
+            if (meta && meta->is_object()) {
+                const auto& m = meta->get_object();
+                for (const char* key : {"traceparent", "tracestate"})
+                    if (const auto* v = m.if_contains(key); v && v->is_string())
+                        param_fields.emplace_back(key, std::string(v->get_string()));
+            }
             spawn(run_request(std::move(message), json::serialize(*id), method, std::move(mcp_name),
                               std::move(param_fields)));
             co_return boost::system::error_code{};

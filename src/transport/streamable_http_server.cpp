@@ -144,6 +144,23 @@ void stamp_principal(jsonrpc::Message& msg, std::string_view principal) {
     meta->get_object()[jsonrpc::meta_principal] = principal;
 }
 
+// A client that sends its trace context as an HTTP header (SEP-2028) and not in _meta (SEP-414): the header's is put
+// in _meta, where the server reads it. One in _meta wins.
+void adopt_trace_header(jsonrpc::Message& msg, std::string_view traceparent, std::string_view tracestate) {
+    if (traceparent.empty()) return;
+    auto* params = msg.params.if_object();
+    if (!params) {
+        if (!msg.params.is_null()) return;
+        params = &msg.params.emplace_object();
+    }
+    auto& meta = (*params)["_meta"];
+    if (meta.is_null()) meta.emplace_object();
+    auto* m = meta.if_object();
+    if (!m || m->contains("traceparent")) return;
+    (*m)["traceparent"] = traceparent;
+    if (!tracestate.empty()) (*m)["tracestate"] = tracestate;
+}
+
 // Keeps the server state alive while one of its handlers runs.
 awaitable<void> call(std::shared_ptr<HttpServer::Impl> self, Member member, ServerRequest& req, Responder& res) {
     co_await ((*self).*member)(req, res);
@@ -212,7 +229,10 @@ awaitable<void> HttpServer::Impl::handle_post(ServerRequest& req, Responder& res
         co_return;
     }
     jsonrpc::Message& msg = *parsed;
-    if (msg.kind == jsonrpc::Message::Kind::request) stamp_principal(msg, header_view(req, http::principal_header));
+    if (msg.kind == jsonrpc::Message::Kind::request) {
+        stamp_principal(msg, header_view(req, http::principal_header));
+        adopt_trace_header(msg, header_view(req, "traceparent"), header_view(req, "tracestate"));
+    }
     if (msg.kind == jsonrpc::Message::Kind::response) {
         // A legacy session's answer to a request its server sent (sampling, elicitation, roots) goes to the session.
         if (opt.legacy && !header_view(req, "Mcp-Session-Id").empty()) {

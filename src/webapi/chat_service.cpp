@@ -146,11 +146,13 @@ agent::Observer observer_for(std::shared_ptr<ChatService> self, std::shared_ptr<
                 server, PageAsker{chat->questions, chat->conversation->llm_ptr(), std::move(which), chat->sampling_servers});
         }
         // When it started: a page that attaches later shows the time so far, not from its own start.
-        chat->show("tool_start", tagged(json::object{{"id", call.id},
-                                                     {"name", call.name},
-                                                     {"server", server},
-                                                     {"arguments", call.arguments},
-                                                     {"startedMs", now_ms()}}));
+        json::object data{{"id", call.id},
+                          {"name", call.name},
+                          {"server", server},
+                          {"arguments", call.arguments},
+                          {"startedMs", now_ms()}};
+        if (call.trace.valid()) data["traceId"] = call.trace.trace_id_hex();  // `switchboard trace ID`
+        chat->show("tool_start", tagged(std::move(data)));
     };
     o.on_tool_end = [chat, q, tagged, parent](const agent::ToolCallRecord& record,
                                               const llm::ToolExecutionResult& result) {

@@ -54,7 +54,9 @@ struct ToolCallRecord {
     bool is_error = false;
     bool denied = false;
     std::int64_t ms = 0;
-    boost::json::object to_json() const;  ///< {"name","server","tool","arguments","isError","denied","ms"}
+    std::string trace_id;  ///< the trace the call belongs to (`switchboard trace ID`); empty when tracing is off
+    /// {"name","server","tool","arguments","isError","denied","ms"}, and "traceId" when there is one.
+    boost::json::object to_json() const;
 };
 
 struct ApprovalRequest {
@@ -108,6 +110,10 @@ struct LoopOptions {
     /// What an MCP App shown to the user asked the model to know (ui/update-model-context): goes with the next model
     /// request only, as a system message after the conversation, and is not stored.
     std::string app_context;
+    /// Each send() is an `invoke_agent {agent_name}` span: under `trace` when it is valid (a fork under the turn
+    /// that asked for it), else the root of a new trace.
+    std::string agent_name = "switchboard";
+    trace::SpanContext trace;
 };
 
 struct RunResult {
@@ -117,6 +123,7 @@ struct RunResult {
     std::vector<ToolCallRecord> tool_calls;
     llm::Usage usage;
     std::string error;  ///< StopReason::error: what failed
+    std::string trace_id;  ///< the run's trace (`switchboard trace ID`); empty when tracing is off
 };
 
 class Conversation {

@@ -52,6 +52,9 @@ struct ForkEnvironment {
     /// catalog, so an agent reaches lazy servers it did not declare through search_tools / call_tool.
     std::shared_ptr<std::optional<host::ToolCatalog>> tool_search =
         std::make_shared<std::optional<host::ToolCatalog>>();
+    /// What the fork's `invoke_agent` span is a child of: the model turn that called it. Invalid: a new trace (`run
+    /// --agent`). Its lazy servers' loads, model requests and tool calls are under that span.
+    trace::SpanContext trace{};
 };
 
 struct ForkResult {

@@ -11,9 +11,13 @@
 //   switchboard_http_requests_total{code}                      requests answered on the listener, by status
 //   switchboard_http_request_bytes_total                       request bodies received
 //   switchboard_http_response_bytes_total                      bytes sent (headers, bodies, chunk framing)
+//   mcp_client_operation_duration_seconds{mcp_method_name,error_type}  requests to servers (OTel's MCP histogram)
+//   mcp_server_operation_duration_seconds{mcp_method_name,error_type}  requests the gateway answered
 //
 // `tool` is the upstream's own tool name. Thread-safety: single owner, on the pool's executor.
 #pragma once
+
+#include <switchboard/core/trace.hpp>
 
 #include <array>
 #include <chrono>
@@ -43,6 +47,7 @@ public:
     std::string render(const host::ServerPool& pool, std::size_t sessions) const;
 
 private:
+    static void render_operations(std::string& out);
     struct Tool {
         std::uint64_t calls = 0, errors = 0;
         std::array<std::uint64_t, buckets.size()> bucket{};  // not cumulative; summed when rendered

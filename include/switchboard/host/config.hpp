@@ -83,6 +83,9 @@ struct Config {
     /// The top-level `llm` object with `${VAR}` expanded in every string (read by llm::parse_settings; the host does
     /// not know that layer). Empty when the file has none.
     boost::json::object llm;
+    /// The top-level `tracing` object (OTLP export: endpoint, protocol, headers, serviceName, sampler, samplerArg,
+    /// enabled) with `${VAR}` expanded; read by telemetry/otlp_settings. Empty when the file has none.
+    boost::json::object tracing;
     /// The top-level `toolSearch`: offer the model search_tools/call_tool over the lazy servers' catalog
     /// (agent/tool_search.hpp). nullopt when the file does not say (then the automatic rule decides).
     std::optional<bool> tool_search;

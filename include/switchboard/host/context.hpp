@@ -106,13 +106,23 @@ public:
     void visit_resources(const std::function<void(const std::string& server, const mcp::Resource&)>& fn) const;
     std::vector<ResourceTemplateInfo> resource_templates() const;
     std::vector<PromptInfo> prompts() const;
+    /// `trace`: the span the read belongs to (a gateway client's request), see mcp::CallOptions::trace.
     boost::asio::awaitable<Outcome<mcp::ReadResourceResult>> read_resource(std::string server, std::string uri,
-                                                                           ReadMode mode);
+                                                                           ReadMode mode, trace::SpanContext trace);
+    boost::asio::awaitable<Outcome<mcp::ReadResourceResult>> read_resource(std::string server, std::string uri,
+                                                                           ReadMode mode) {
+        return read_resource(std::move(server), std::move(uri), mode, trace::SpanContext{});
+    }
     boost::asio::awaitable<Outcome<mcp::ReadResourceResult>> read_resource(std::string server, std::string uri) {
         return read_resource(std::move(server), std::move(uri), ReadMode::cached);
     }
     boost::asio::awaitable<Outcome<mcp::GetPromptResult>> get_prompt(std::string server, std::string name,
-                                                                     std::map<std::string, std::string> arguments);
+                                                                     std::map<std::string, std::string> arguments,
+                                                                     trace::SpanContext trace);
+    boost::asio::awaitable<Outcome<mcp::GetPromptResult>> get_prompt(std::string server, std::string name,
+                                                                     std::map<std::string, std::string> arguments) {
+        return get_prompt(std::move(server), std::move(name), std::move(arguments), trace::SpanContext{});
+    }
     boost::asio::awaitable<Outcome<mcp::CompleteResult>> complete(std::string server, boost::json::object ref,
                                                                   std::string argument, std::string value,
                                                                   std::map<std::string, std::string> context);

@@ -125,6 +125,8 @@ struct ToolCallOptions {
     mcp::TaskMode tasks = mcp::TaskMode::follow;
     /// The result object kept whole (mcp::CallOptions::whole_result): for a caller that forwards it.
     bool whole_result = false;
+    /// The span the call belongs to (the model turn that asked, a gateway client's request); see mcp::CallOptions.
+    trace::SpanContext trace;
 };
 
 /// How a resource read may be answered.
@@ -253,8 +255,13 @@ public:
     boost::asio::awaitable<Outcome<ResourceListing>> list_resources(std::string server);
     /// Reads a resource (ReadMode::cached: through the content cache). Contents are cached only when the server gave
     /// a ttlMs or the resource is subscribed (its updates drop them); anything else may change at any time.
+    /// `trace`: the span the read belongs to (a gateway client's request), see mcp::CallOptions::trace.
     boost::asio::awaitable<Outcome<mcp::ReadResourceResult>> read_resource(std::string server, std::string uri,
-                                                                           ReadMode mode);
+                                                                           ReadMode mode, trace::SpanContext trace);
+    boost::asio::awaitable<Outcome<mcp::ReadResourceResult>> read_resource(std::string server, std::string uri,
+                                                                           ReadMode mode) {
+        return read_resource(std::move(server), std::move(uri), mode, trace::SpanContext{});
+    }
     boost::asio::awaitable<Outcome<mcp::ReadResourceResult>> read_resource(std::string server, std::string uri) {
         return read_resource(std::move(server), std::move(uri), ReadMode::cached);
     }
@@ -290,7 +297,12 @@ public:
     /// the list changed; it asks again. (A 2026-07-28 server asks within each request.)
     void notify_roots_changed();
     boost::asio::awaitable<Outcome<mcp::GetPromptResult>> get_prompt(std::string server, std::string name,
-                                                                     std::map<std::string, std::string> arguments);
+                                                                     std::map<std::string, std::string> arguments,
+                                                                     trace::SpanContext trace);
+    boost::asio::awaitable<Outcome<mcp::GetPromptResult>> get_prompt(std::string server, std::string name,
+                                                                     std::map<std::string, std::string> arguments) {
+        return get_prompt(std::move(server), std::move(name), std::move(arguments), trace::SpanContext{});
+    }
     boost::asio::awaitable<Outcome<mcp::CompleteResult>> complete(std::string server, boost::json::object ref,
                                                                   std::string argument, std::string value,
                                                                   std::map<std::string, std::string> context);

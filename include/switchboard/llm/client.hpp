@@ -18,6 +18,8 @@
 #include <switchboard/llm/stream_assembler.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
+#include <switchboard/core/trace.hpp>
+
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/array.hpp>
 #include <boost/system/result.hpp>
@@ -73,11 +75,15 @@ struct ChatRequest {
     std::string model;         ///< empty: Settings::model
     /// Extra top-level fields merged into the request body (e.g. stop sequences from a sampling request).
     boost::json::object extra;
+    /// The span the request belongs to (an agent's run, a fork): its `chat {model}` span is a child.
+    trace::SpanContext trace;
 };
 
 struct ChatResponse {
     Message message;            ///< role assistant, with usage and timings filled in
     std::string finish_reason;  ///< as sent; a turn with tool calls is a tool turn whatever this says
+    /// The turn's `chat {model}` span: the parent of the tool calls it asks for (which model turn asked).
+    trace::SpanContext trace;
 };
 
 struct ModelInfo {

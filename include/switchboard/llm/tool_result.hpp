@@ -8,6 +8,7 @@
 // Thread-safety: plain values and pure functions.
 #pragma once
 
+#include <switchboard/core/trace.hpp>
 #include <switchboard/mcp/types.hpp>
 
 #include <boost/json/object.hpp>
@@ -24,6 +25,8 @@ struct ToolCall {
     std::string type = "function";
     std::string name;
     std::string arguments;
+    /// The model turn that asked for it (its `chat` span): the call's spans are its children. Not sent.
+    trace::SpanContext trace;
     /// Parses the OpenAI object; nullopt when it has no function name.
     static std::optional<ToolCall> from_json(const boost::json::value& v);
     boost::json::object to_json() const;

@@ -10,6 +10,7 @@
 // Thread-safety: single owner; all calls on the executor given to connect().
 #pragma once
 
+#include <switchboard/core/trace.hpp>
 #include <switchboard/jsonrpc/channel.hpp>
 #include <switchboard/jsonrpc/connection.hpp>
 #include <switchboard/jsonrpc/error.hpp>
@@ -60,6 +61,8 @@ struct ClientOptions {
     std::chrono::milliseconds probe_timeout{3'000};     ///< a legacy server that stays silent on the probe
     std::optional<Era> known_era;                       ///< from an earlier connect: no probing
     ServerRequestHandlers handlers;
+    /// OTel's `network.transport` of the spans: "pipe" (stdio) or "tcp".
+    std::string network_transport = "pipe";
     /// Every notification from the server (list changes, resource updates, log messages, ...).
     std::function<void(const std::string& method, const boost::json::value& params)> on_notification;
 };
@@ -95,6 +98,9 @@ struct CallOptions {
     TaskMode tasks = TaskMode::follow;
     /// call_tool: the result object kept whole (CallToolResult::whole), for a caller that forwards it.
     bool whole_result = false;
+    /// The span this request belongs to: its CLIENT span `{method} {target}` is a child, and the request's
+    /// `_meta.traceparent` names that span (SEP-414). Invalid: a root when tracing exports, else nothing is added.
+    trace::SpanContext trace;
 };
 
 class ClientSession : public std::enable_shared_from_this<ClientSession> {
@@ -211,9 +217,13 @@ private:
     void note_legacy_task_tools(const std::vector<boost::json::value>& tools);
     bool wants_legacy_task(const std::string& tool) const;
     static bool is_legacy_task_handle(const std::string& method, const boost::json::object& result);
-    /// tasks/get, tasks/update (`extra`: its inputResponses) with the era's _meta.
+    /// The CLIENT span of one request (OTel's MCP conventions), under `parent`.
+    trace::Span client_span(std::string_view method, const boost::json::object& params,
+                            const trace::SpanContext& parent) const;
+    /// tasks/get, tasks/update (`extra`: its inputResponses) with the era's _meta, a span under `parent`.
     boost::asio::awaitable<Outcome<boost::json::value>> task_request(std::string method, std::string task_id,
-                                                                     boost::json::object extra);
+                                                                     boost::json::object extra,
+                                                                     trace::SpanContext parent);
     boost::asio::awaitable<Outcome<boost::json::value>> handle_server_request(std::string key, std::string method,
                                                                               boost::json::value params);
     void handle_notification(const std::string& method, const boost::json::value& params);

@@ -6,6 +6,7 @@
 // Thread-safety: a handle (copy freely); use it on the session's executor while the handler call runs.
 #pragma once
 
+#include <switchboard/core/trace.hpp>
 #include <switchboard/jsonrpc/connection.hpp>
 #include <switchboard/mcp/version.hpp>
 
@@ -76,6 +77,9 @@ public:
     /// The JSON-RPC request being answered (in a modern multi-round request: the current round's), for code written
     /// against the JSON-RPC layer.
     const jsonrpc::IncomingRequest& request() const;
+    /// The request's SERVER span (or the client's context as it came, when this process records nothing): what the
+    /// work done for it, such as a gateway's forwarded call, continues.
+    const trace::SpanContext& trace() const;
     operator const jsonrpc::IncomingRequest&() const { return request(); }
 
 private:

@@ -302,7 +302,7 @@ function onEvent(run: Run, e: ChatEvent): void {
       break;
     case 'tool_start': {
       const { id, name, server } = e.data;
-      toolsOf(run, e.data.parent)?.push({ id, name: toolName(name, server), server, arguments: e.data.arguments, status: 'running', content: null, startedAt: e.data.startedMs ?? Date.now() });
+      toolsOf(run, e.data.parent)?.push({ id, name: toolName(name, server), server, arguments: e.data.arguments, status: 'running', content: null, startedAt: e.data.startedMs ?? Date.now(), traceId: e.data.traceId });
       break;
     }
     case 'tool_task': {
@@ -331,7 +331,7 @@ function onEvent(run: Run, e: ChatEvent): void {
       // The same view a reload makes of a fork's stored steps; a call seen starting keeps its name and arguments.
       const ended = endedTool(d);
       const tool = list.find((t) => t.id === d.id);
-      if (tool) Object.assign(tool, { status: ended.status, ms: ended.ms, content: ended.content, structured: ended.structured, progress: undefined });
+      if (tool) Object.assign(tool, { status: ended.status, ms: ended.ms, content: ended.content, structured: ended.structured, progress: undefined, traceId: ended.traceId ?? tool.traceId });
       else list.push(ended);
       break;
     }

@@ -22,6 +22,8 @@ export interface ToolView {
   /** A call answered with a task: its id and last status, and when the call started (Date.now()). */
   task?: { id: string; status: string; message?: string };
   startedAt?: number;
+  /** The trace the call belongs to: `switchboard trace ID` prints its spans. */
+  traceId?: string;
   /** What the call's server logged while it ran (not stored: shown while the page keeps it). */
   logs?: LogLine[];
   /**
@@ -101,7 +103,7 @@ function statusOf(meta: StoredMessage['meta']): ToolStatus {
 /** A finished call as its `tool_end` event reports it (live, or kept in an agent call's `meta.fork`). */
 export function endedTool(d: ChatEvents['tool_end']): ToolView {
   const status = d.denied ? 'denied' : (d.isError ?? d.result?.isError) ? 'error' : 'ok';
-  return { id: d.id, name: d.tool ?? toolName(d.name, d.server), server: d.server, arguments: d.arguments, status, ms: d.ms, ...resultView(d.result) };
+  return { id: d.id, name: d.tool ?? toolName(d.name, d.server), server: d.server, arguments: d.arguments, status, ms: d.ms, traceId: d.traceId, ...resultView(d.result) };
 }
 
 /** A stored fork as the live view showed it: its calls nested, one line per lazy server. */
@@ -148,6 +150,7 @@ export function transcript(messages: StoredMessage[]): Item[] {
       view.name = m.meta.tool ?? toolName(msg.name ?? view.name, view.server);
       view.status = statusOf(m.meta);
       view.ms = m.meta.ms;
+      view.traceId = m.meta.traceId;
       Object.assign(view, resultView(m.meta.result, msg.content), forkView(m.meta.fork));
     }
   }

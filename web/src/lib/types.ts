@@ -356,6 +356,8 @@ export interface MessageMeta {
   isError?: boolean;
   denied?: boolean;
   ms?: number;
+  /** The trace the call belongs to (`switchboard trace ID`). */
+  traceId?: string;
   result?: ToolResult;
   attachments?: Attachment[];
   text?: string;
@@ -421,7 +423,8 @@ export interface ChatEvents {
   content: { text: string; parent?: string };
   reasoning: { text: string; parent?: string };
   /** `startedMs`: when the call started (a page attaching later shows the time so far). */
-  tool_start: { id: string; name: string; server: string; arguments: string; startedMs?: number; parent?: string };
+  /** `traceId`: the trace the call belongs to (`switchboard trace ID`), when tracing is on. */
+  tool_start: { id: string; name: string; server: string; arguments: string; startedMs?: number; parent?: string; traceId?: string };
   tool_progress: { id: string; progress?: number; total?: number; message?: string; parent?: string };
   /** A log message of the call's server while the call runs. */
   tool_log: LogMessage & { id: string; parent?: string };
@@ -438,6 +441,7 @@ export interface ChatEvents {
     isError?: boolean;
     denied?: boolean;
     ms?: number;
+    traceId?: string;
     result?: ToolResult;
   };
   approval: ApprovalRequest;
