@@ -39,7 +39,9 @@ awaitable<int> prompt(const host::Config& config, const GlobalOptions& g, std::s
     auto subset = only_server(config, server);
     if (!subset) co_return 1;
     co_return co_await with_host(std::move(*subset), [&](Host& h) -> awaitable<int> {
-        auto r = co_await h.main->get_prompt(server, name, arguments);
+        auto span = trace::Span::start_local_root("prompt", name, trace::SpanKind::internal);  // `switchboard trace`
+        auto r = co_await h.main->get_prompt(server, name, arguments, span.context());
+        span.end();
         if (!r) {
             fmt::print(stderr, "switchboard: prompt \"{}\" failed: {}\n", name, r.error().describe());
             co_return 1;

@@ -98,12 +98,16 @@ awaitable<int> read(const host::Config& config, const GlobalOptions& g, std::str
     auto subset = only_server(config, server);
     if (!subset) co_return 1;
     co_return co_await with_host(std::move(*subset), [&](Host& h) -> awaitable<int> {
-        // Asked for by a person: from the server, never from a cache.
-        auto r = co_await h.main->read_resource(server, uri, host::ReadMode::fresh);
+        // Asked for by a person: from the server, never from a cache. A trace of its own (`switchboard trace`).
+        auto span = trace::Span::start_local_root("read", server, trace::SpanKind::internal);
+        span.set("mcp.resource.uri", uri);
+        auto r = co_await h.main->read_resource(server, uri, host::ReadMode::fresh, span.context());
         if (!r) {
+            span.set_error(std::to_string(r.error().code), r.error().message);
             fmt::print(stderr, "switchboard: reading {} failed: {}\n", uri, r.error().describe());
             co_return 1;
         }
+        span.end();
         print_read(g, *r);
         if (!g.watch) co_return 0;
         co_return co_await watch(h, g, server, uri);

@@ -1,0 +1,147 @@
+// Section "tracing": what tracing costs, each number against the same thing without it, measured in the same run.
+//
+// - The gateway's CPU per forwarded call (schedstat of the gateway process, as in section "gateway") with tracing as
+//   it is by default (a tracer installed, no collector: only what a person starts is recorded) against tracing
+//   disabled (OTEL_SDK_DISABLED=true: no tracer at all, what the code did before it traced), and with export on (a
+//   collector at 127.0.0.1, every request a sampled trace: a SERVER and a CLIENT span per call, batched and sent as
+//   protobuf) against export off. Both eras. Rounds alternate the three gateways; the cheapest window of each is kept.
+// - The stdio round trip in this process, calls alternating in blocks between no tracer and an installed one (export
+//   off), the median of each.
+#include "gateway_cpu.hpp"
+#include "harness.hpp"
+#include "server_process.hpp"
+#include "sync.hpp"
+
+#include <switchboard/core/trace.hpp>
+
+#include <boost/asio/io_context.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
+namespace switchboard::bench {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using clock = std::chrono::steady_clock;
+
+namespace {
+
+double median_us(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+Row ratio_row(std::string metric, const BestCpu& ours, const BestCpu& base, std::string base_name, double limit,
+              std::string target) {
+    if (!ours.c || !base.c) return failed(metric, !ours.c ? ours.error : base.error);
+    Row r;
+    r.metric = std::move(metric);
+    r.unit = "µs CPU";
+    r.ours = ours.c->gateway_us;
+    r.peer = base.c->gateway_us;
+    r.peer_name = std::move(base_name);
+    r.target = std::move(target);
+    judge(r, ours.c->gateway_us / base.c->gateway_us, limit, true, "x");
+    r.note += fmt::format("; {} calls per window, the upstream {:.1f} / {:.1f} µs", ours.c->calls, ours.c->upstream_us,
+                          base.c->upstream_us);
+    return r;
+}
+
+// Medians of the stdio echo round trip without a tracer and with one installed (export off), alternating blocks.
+std::pair<double, double> stdio_round_trips(const std::string& demo, int calls) {
+    asio::io_context io;
+    auto s = run_sync(io, open_stdio(demo));
+    run_sync(io, echo_calls(s, 300, nullptr));
+    std::vector<double> off, on;
+    trace::Tracer tracer(trace::TracerOptions{});
+    constexpr int block = 100;
+    for (int done = 0; done < calls; done += block) {
+        run_sync(io, echo_calls(s, block, &off));
+        {
+            trace::InstallTracer installed(&tracer);
+            run_sync(io, echo_calls(s, block, &on));
+        }
+    }
+    run_sync(io, s->close());
+    return {median_us(std::move(off)), median_us(std::move(on))};
+}
+
+std::vector<Row> run(const Context& ctx) {
+    const int rounds = ctx.quick ? 1 : 3;
+    const int cpu_calls = ctx.quick ? 2000 : 5000;
+    const auto config =
+        std::filesystem::temp_directory_path() / fmt::format("switchboard-bench-tracing-{}.json", ::getpid());
+    std::ofstream(config) << R"({"mcpServers": {"demo": {"command": ")" << ctx.demo() << R"("}}})";
+    const auto trace_file =
+        std::filesystem::temp_directory_path() / fmt::format("switchboard-bench-traces-{}.jsonl", ::getpid());
+
+    BestCpu disabled[2], off[2], on[2];  // [legacy, stateless]
+    std::string collector_error;
+    for (int round = 0; round < rounds; ++round) {
+        auto gateway = [&](std::vector<std::pair<std::string, std::string>> env, std::vector<std::string> extra,
+                           BestCpu* best) {
+            env.emplace_back("SWITCHBOARD_TRACE_FILE", trace_file.string());
+            std::vector<std::string> argv{ctx.bin_dir + "/switchboard", "--config", config.string()};
+            argv.insert(argv.end(), extra.begin(), extra.end());
+            for (const char* a : {"serve", "--port", "0", "--quiet"}) argv.push_back(a);
+            try {
+                ServerProcess gw(argv, env);
+                cpu_both_eras(trimmed(gw.wait_listening()), gw.pid(), cpu_calls, best[0], best[1]);
+            } catch (const std::exception& e) {
+                best[0].error = best[1].error = e.what();
+            }
+        };
+        gateway({{"OTEL_SDK_DISABLED", "true"}}, {}, disabled);
+        gateway({}, {}, off);
+        try {
+            ServerProcess collector({"python3", std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/peers/scripts/otlp_receiver.py",
+                                     "--port", "0"},
+                                    {});
+            const auto url = trimmed(collector.wait_listening());
+            gateway({}, {"--otlp-endpoint", url}, on);
+        } catch (const std::exception& e) {
+            on[0].error = on[1].error = std::string("the test collector: ") + e.what();
+        }
+    }
+    std::error_code ec;
+    std::filesystem::remove(config, ec);
+    std::filesystem::remove(trace_file, ec);
+
+    std::vector<Row> rows;
+    const char* eras[2] = {"legacy session", "stateless 2026-07-28"};
+    for (int e = 0; e < 2; ++e) {
+        rows.push_back(ratio_row(fmt::format("gateway CPU per forwarded call, {}, export off (vs tracing disabled)",
+                                             eras[e]),
+                                 off[e], disabled[e], "OTEL_SDK_DISABLED=true", 1.03,
+                                 "no measurable change (<= 1.03x)"));
+        rows.push_back(ratio_row(fmt::format("gateway CPU per forwarded call, {}, export on (vs export off)", eras[e]),
+                                 on[e], off[e], "export off", 1.05, "<= 1.05x"));
+    }
+    try {
+        const auto [without, with] = stdio_round_trips(ctx.demo(), ctx.quick ? 2000 : 10000);
+        Row r;
+        r.metric = "stdio tools/call round trip p50, export off (vs no tracer)";
+        r.unit = "µs";
+        r.ours = with;
+        r.peer = without;
+        r.peer_name = "no tracer installed";
+        r.target = "no measurable change (<= 1.03x)";
+        judge(r, with / without, 1.03, true, "x");
+        r.note += "; blocks of 100 calls alternating in one process and one session";
+        rows.push_back(std::move(r));
+    } catch (const std::exception& e) {
+        rows.push_back(failed("stdio tools/call round trip, export off", e.what()));
+    }
+    return rows;
+}
+
+}  // namespace
+
+SWITCHBOARD_BENCH_SECTION(Section{"tracing", "7b. tracing against none (gateway CPU, stdio round trip)", 72, run});
+
+}  // namespace switchboard::bench
