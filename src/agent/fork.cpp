@@ -70,31 +70,14 @@ std::string files_note(const Definition& d) {
     return note;
 }
 
-}  // namespace
-
-asio::awaitable<ForkResult> run_fork(const Definition& listed, std::string task, ForkEnvironment env,
-                                     Observer& observer, int depth) {
+// run_fork's body; `env.trace` is the fork's own span.
+asio::awaitable<ForkResult> fork_body(const Definition& listed, std::string task, ForkEnvironment env,
+                                      Observer& observer, int depth) {
     ForkResult out;
     const auto what = fmt::format("{} \"{}\"", listed.kind == Definition::Kind::agent ? "agent" : "skill",
                                   listed.name);
-    // The fork is one `invoke_agent` span (OTel's GenAI conventions): its loads, model requests and calls under it.
-    trace::Span span;
-    if (env.trace.valid())
-        span = trace::Span::start("invoke_agent", listed.name, trace::SpanKind::internal, env.trace);
-    else
-        span = trace::Span::start_local_root("invoke_agent", listed.name, trace::SpanKind::internal);
-    span.set("gen_ai.operation.name", "invoke_agent");
-    span.set("gen_ai.agent.name", listed.name);
-    span.set("switchboard.fork.kind", listed.kind == Definition::Kind::agent ? "agent" : "skill");
-    span.set("switchboard.fork.depth", depth);
-    core::ScopeExit end_span([&span, &out] {
-        if (!out.error.empty()) span.set_error("fork_error", out.error);
-        if (!span.recording()) return;
-        span.set("gen_ai.usage.input_tokens", out.run.usage.prompt_tokens);
-        span.set("gen_ai.usage.output_tokens", out.run.usage.completion_tokens);
-        if (out.run.stop == StopReason::error) span.set_error("agent_error", out.run.error);
-    });
-    if (span.context().valid()) out.run.trace_id = span.context().trace_id_hex();
+    const auto& span_context = env.trace;
+    if (span_context.valid()) out.run.trace_id = span_context.trace_id_hex();
     // A skill served over MCP is read and checked now, not before (agent/mcp_skills.hpp).
     Definition loaded;
     if (listed.served) {
@@ -163,7 +146,7 @@ asio::awaitable<ForkResult> run_fork(const Definition& listed, std::string task,
     auto context = host::Context::create(env.pool, std::move(co));
     for (const auto& d : declared) {
         // A lazy server's load (or an eager one's lease) is a span of the fork's trace.
-        auto load = trace::Span::start("load", d, trace::SpanKind::internal, span.context());
+        auto load = trace::Span::start("load", d, trace::SpanKind::internal, span_context);
         load.set("switchboard.server.phase", host::to_string(env.pool->phase(d)));
         auto leased = co_await context->add_server(d);
         if (!leased) load.set_error("unavailable", leased.error().message);
@@ -200,7 +183,7 @@ asio::awaitable<ForkResult> run_fork(const Definition& listed, std::string task,
     LoopOptions loop;
     loop.system_prompt = system;
     loop.agent_name = definition.name;
-    loop.trace = span.context();
+    loop.trace = span_context;
     if (max_turns) loop.max_turns = *max_turns;
     Conversation conversation(context, llm, loop);
     conversation.share_approvals(env.approvals);  // live: the parent's object, not a copy
@@ -222,6 +205,31 @@ asio::awaitable<ForkResult> run_fork(const Definition& listed, std::string task,
     if (!out.unavailable.empty())
         task += fmt::format("\n\n(These servers are unavailable for this task: {}.)", fmt::join(out.unavailable, "; "));
     out.run = co_await conversation.send(std::move(task), inner);
+    co_return out;
+}
+
+}  // namespace
+
+asio::awaitable<ForkResult> run_fork(const Definition& listed, std::string task, ForkEnvironment env,
+                                     Observer& observer, int depth) {
+    // The fork is one `invoke_agent` span (OTel's GenAI conventions): its loads, model requests and calls under it.
+    trace::Span span;
+    if (env.trace.valid())
+        span = trace::Span::start("invoke_agent", listed.name, trace::SpanKind::internal, env.trace);
+    else
+        span = trace::Span::start_local_root("invoke_agent", listed.name, trace::SpanKind::internal);
+    span.set("gen_ai.operation.name", "invoke_agent");
+    span.set("gen_ai.agent.name", listed.name);
+    span.set("switchboard.fork.kind", listed.kind == Definition::Kind::agent ? "agent" : "skill");
+    span.set("switchboard.fork.depth", depth);
+    env.trace = span.context();
+    auto out = co_await fork_body(listed, std::move(task), std::move(env), observer, depth);
+    span.set("gen_ai.usage.input_tokens", out.run.usage.prompt_tokens);
+    span.set("gen_ai.usage.output_tokens", out.run.usage.completion_tokens);
+    if (!out.error.empty())
+        span.set_error("fork_error", out.error);
+    else if (out.run.stop == StopReason::error)
+        span.set_error("agent_error", out.run.error);
     co_return out;
 }
 

@@ -321,6 +321,7 @@ LocalTool call_tool(std::shared_ptr<const ToolSearchEnvironment> env) {
         inner_call.arguments = json::serialize(*inner);
         host::ToolCallOptions call_options;
         call_options.call_id = call.id;
+        call_options.trace = call.trace;  // under the model turn that asked
         auto r = co_await execute_tool(*context, std::move(inner_call), std::move(call_options));
         r.name = call.name;
         co_return r;

@@ -45,10 +45,13 @@ boost::asio::awaitable<int> with_host(host::Config config, Settle settle,
 boost::asio::awaitable<int> with_host(host::Config config, Settle settle, host::PoolOptions options,
                                       std::function<boost::asio::awaitable<int>(Host&)> body);
 
+/// What a traced command is: one that ends (`call`, `run`), one a person keeps open (`chat`), or `serve`.
+enum class Traced { once, interactive, serving };
 /// Runs `command` with this process's tracing (the config's `tracing`, `--otlp-endpoint`, the OTEL_* variables):
-/// spans exported while it runs and flushed after it (at most 5 s), the local trace file saved (every 5 s too when
-/// `long_running`). A bad setting is reported and returns 2 without running the command.
-boost::asio::awaitable<int> traced(const host::Config& config, std::string otlp_endpoint, bool long_running,
+/// spans exported while it runs and flushed after it (at most 5 s), the local trace file saved (every 5 s too unless
+/// `once`; `serving` also records the duration histograms of /metrics). A bad setting is reported and returns 2
+/// without running the command.
+boost::asio::awaitable<int> traced(const host::Config& config, std::string otlp_endpoint, Traced kind,
                                    std::function<boost::asio::awaitable<int>()> command);
 /// `switchboard trace [ID] [--json]`: the recent traces of the local trace file, or one's span tree.
 int trace_command(const std::string& id, bool json_output);

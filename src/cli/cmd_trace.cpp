@@ -86,7 +86,7 @@ std::string local_time(std::uint64_t ns) {
 
 }  // namespace
 
-awaitable<int> traced(const host::Config& config, std::string otlp_endpoint, bool long_running,
+awaitable<int> traced(const host::Config& config, std::string otlp_endpoint, Traced kind,
                       std::function<awaitable<int>()> command) {
     std::string error;
     auto source = tracing_source(config, otlp_endpoint, error);
@@ -94,14 +94,23 @@ awaitable<int> traced(const host::Config& config, std::string otlp_endpoint, boo
         fmt::print(stderr, "switchboard: {}\n", error);
         co_return 2;
     }
-    auto telemetry = telemetry::Telemetry::create(co_await asio::this_coro::executor, source, error);
+    auto telemetry = telemetry::Telemetry::create(co_await asio::this_coro::executor, source, kind == Traced::serving,
+                                                  error);
     if (!telemetry) {
         fmt::print(stderr, "switchboard: {}\n", error);
         co_return 2;
     }
-    if (long_running) telemetry->save_every(std::chrono::seconds(5));
-    const int status = co_await command();
+    if (kind != Traced::once) telemetry->save_every(std::chrono::seconds(5));
+    // What was recorded is flushed and saved however the command ends (an exception included).
+    int status = 70;
+    std::exception_ptr failure;
+    try {
+        status = co_await command();
+    } catch (...) {
+        failure = std::current_exception();
+    }
     co_await telemetry->finish(std::chrono::seconds(5));
+    if (failure) std::rethrow_exception(failure);
     co_return status;
 }
 

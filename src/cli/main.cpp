@@ -434,20 +434,21 @@ int main(int argc, char** argv) {
     if (status_cmd->parsed()) return run([&] { return cli::status(c, g); });
     if (tools_cmd->parsed()) return run([&] { return cli::tools(c, g); });
     // What does work for a person is traced: the run's trace id is in --json, `switchboard trace ID` shows it.
-    auto traced = [&](bool long_running, std::function<boost::asio::awaitable<int>()> command) {
-        return run([&] { return cli::traced(c, otlp_endpoint, long_running, command); });
+    using cli::Traced;
+    auto traced = [&](Traced kind, std::function<boost::asio::awaitable<int>()> command) {
+        return run([&] { return cli::traced(c, otlp_endpoint, kind, command); });
     };
     if (call_cmd->parsed())
-        return traced(false, [&] { return cli::call(c, g, tool_name, std::move(*call_arguments)); });
+        return traced(Traced::once, [&] { return cli::call(c, g, tool_name, std::move(*call_arguments)); });
     if (resources_cmd->parsed()) return run([&] { return cli::resources(c, g); });
-    if (read_cmd->parsed()) return traced(false, [&] { return cli::read(c, g, server, uri); });
+    if (read_cmd->parsed()) return traced(Traced::once, [&] { return cli::read(c, g, server, uri); });
     if (prompts_cmd->parsed()) return run([&] { return cli::prompts(c, g); });
     if (prompt_cmd->parsed())
-        return traced(false, [&] { return cli::prompt(c, g, server, prompt_name, std::move(*prompt_arguments)); });
-    if (run_cmd->parsed()) return traced(false, [&] { return cli::run_task(c, g, agent, task); });
-    if (chat_cmd->parsed()) return traced(true, [&] { return cli::chat(c, g, agent); });
+        return traced(Traced::once, [&] { return cli::prompt(c, g, server, prompt_name, std::move(*prompt_arguments)); });
+    if (run_cmd->parsed()) return traced(Traced::once, [&] { return cli::run_task(c, g, agent, task); });
+    if (chat_cmd->parsed()) return traced(Traced::interactive, [&] { return cli::chat(c, g, agent); });
     if (models_cmd->parsed()) return run([&] { return cli::models(c, g, agent); });
-    if (serve_cmd->parsed()) return traced(true, [&] { return cli::serve(c, g, serve_options); });
+    if (serve_cmd->parsed()) return traced(Traced::serving, [&] { return cli::serve(c, g, serve_options); });
     if (catalog_refresh_cmd->parsed()) return run([&] { return cli::catalog_refresh(c, g, catalog_servers); });
     if (catalog_cmd->parsed()) return run([&] { return cli::catalog(c, g); });
     if (sandbox_check_cmd->parsed())

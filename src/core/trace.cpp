@@ -50,6 +50,12 @@ bool ratio_keeps(const TraceId& id, double ratio) {
     return static_cast<double>(v) < ratio * 18446744073709551616.0;
 }
 
+// At most `max` bytes of visible ASCII and spaces (W3C tracestate and baggage): nothing that could end a header.
+bool printable(std::string_view s, std::size_t max) {
+    if (s.size() > max) return false;
+    return std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c <= 0x7e; });
+}
+
 std::string make_name(std::string_view name, std::string_view target) {
     std::string s;
     s.reserve(name.size() + 1 + target.size());
@@ -123,8 +129,10 @@ std::optional<SpanContext> SpanContext::parse(std::string_view tp, std::string_v
     if (!c.valid()) return std::nullopt;
     c.sampled = flags & 1;
     c.recorded = c.sampled;
-    c.tracestate = std::string(tracestate);
-    c.baggage = std::string(baggage);
+    // Passed on as they came, so only when they are what the specs allow: they end up in HTTP headers.
+    if (printable(tracestate, 512) && std::count(tracestate.begin(), tracestate.end(), ',') < 32)
+        c.tracestate = std::string(tracestate);
+    if (printable(baggage, 8192)) c.baggage = std::string(baggage);
     return c;
 }
 
@@ -195,6 +203,14 @@ void begin(std::unique_ptr<SpanData>& data, SpanContext& ctx, std::string_view n
 
 }  // namespace
 
+Span Span::unsampled(const TraceId& id) {
+    // The sampler's "no" goes on to the next hop (flags 00) instead of every server deciding afresh.
+    Span s;
+    s.ctx_.trace_id = id;
+    s.ctx_.span_id = random_span_id();
+    return s;
+}
+
 Span Span::start(std::string_view name, std::string_view target, SpanKind kind, const SpanContext& parent) {
     Span s;
     auto* t = tracer();
@@ -212,7 +228,7 @@ Span Span::start(std::string_view name, std::string_view target, SpanKind kind, 
     }
     if (!t->options().exporting) return s;
     auto id = random_trace_id();
-    if (!t->sample_root(id)) return s;
+    if (!t->sample_root(id)) return unsampled(id);
     begin(s.data_, s.ctx_, name, target, kind, nullptr, true);
     s.ctx_.trace_id = id;
     s.data_->trace_id = id;
@@ -226,13 +242,15 @@ Span Span::start_remote(std::string_view name, std::string_view target, SpanKind
     if (!parent) {
         if (!t || !t->options().exporting) return s;
         auto id = random_trace_id();
-        if (!t->sample_root(id)) return s;
+        if (!t->sample_root(id)) return unsampled(id);
         begin(s.data_, s.ctx_, name, target, kind, nullptr, true);
         s.ctx_.trace_id = id;
         s.data_->trace_id = id;
         return s;
     }
-    if (!t || !t->sample_remote(*parent)) {
+    // Without an exporter a client's trace is passed on, not recorded: nobody would see it but the trace file, and a
+    // gateway would pay for it on every request.
+    if (!t || !t->options().exporting || !t->sample_remote(*parent)) {
         s.ctx_ = *parent;
         s.ctx_.recorded = false;
         return s;
@@ -246,24 +264,40 @@ Span Span::start_local_root(std::string_view name, std::string_view target, Span
     auto* t = tracer();
     if (!t) return s;
     auto id = random_trace_id();
-    const bool sampled = !t->options().exporting || t->sample_root(id);
+    // Sampled (for the next hop too) only when exported: a server downstream that exports its part of a trace whose
+    // root no collector gets would make a trace with a hole.
+    const bool sampled = t->options().exporting && t->sample_root(id);
     begin(s.data_, s.ctx_, name, target, kind, nullptr, sampled);
     s.ctx_.trace_id = id;
     s.data_->trace_id = id;
     return s;
 }
 
+namespace {
+
+// OTLP wants each key once: a later value replaces an earlier one.
+void put(SpanData& d, std::string_view key, AttributeValue value) {
+    for (auto& a : d.attributes)
+        if (a.key == key) {
+            a.value = std::move(value);
+            return;
+        }
+    d.attributes.push_back({std::string(key), std::move(value)});
+}
+
+}  // namespace
+
 void Span::set(std::string_view key, std::string_view value) {
-    if (data_) data_->attributes.push_back({std::string(key), std::string(value)});
+    if (data_) put(*data_, key, std::string(value));
 }
 void Span::set(std::string_view key, std::int64_t value) {
-    if (data_) data_->attributes.push_back({std::string(key), value});
+    if (data_) put(*data_, key, value);
 }
 void Span::set(std::string_view key, double value) {
-    if (data_) data_->attributes.push_back({std::string(key), value});
+    if (data_) put(*data_, key, value);
 }
 void Span::set(std::string_view key, bool value) {
-    if (data_) data_->attributes.push_back({std::string(key), value});
+    if (data_) put(*data_, key, value);
 }
 
 void Span::add_event(std::string_view name, std::vector<Attribute> attributes) {
@@ -366,11 +400,32 @@ std::vector<std::shared_ptr<const SpanData>> Tracer::spans_of(const TraceId& id)
     return out;
 }
 
+namespace {
+
+// The methods MCP defines; anything else a client sends is one "_OTHER" (a client must not grow the table).
+constexpr std::string_view known_methods[] = {
+    "initialize", "ping", "server/discover", "tools/list", "tools/call", "resources/list", "resources/templates/list",
+    "resources/read", "resources/subscribe", "resources/unsubscribe", "prompts/list", "prompts/get",
+    "completion/complete", "logging/setLevel", "subscriptions/listen", "tasks/get", "tasks/result", "tasks/list",
+    "tasks/cancel", "tasks/update", "sampling/createMessage", "elicitation/create", "roots/list"};
+constexpr std::size_t max_operations = 256;
+
+}  // namespace
+
 void Tracer::record_operation(bool server, std::string_view method, std::string_view error_type, double seconds) {
+    if (std::find(std::begin(known_methods), std::end(known_methods), method) == std::end(known_methods))
+        method = "_OTHER";
     std::lock_guard lock(mutex_);
-    auto it = std::find_if(operations_.begin(), operations_.end(), [&](const OperationHistogram& h) {
-        return h.server == server && h.method == method && h.error_type == error_type;
-    });
+    auto find = [&] {
+        return std::find_if(operations_.begin(), operations_.end(), [&](const OperationHistogram& h) {
+            return h.server == server && h.method == method && h.error_type == error_type;
+        });
+    };
+    auto it = find();
+    if (it == operations_.end() && operations_.size() >= max_operations) {
+        error_type = "_OTHER";  // error codes come from peers: their variety is bounded here
+        it = find();
+    }
     if (it == operations_.end()) {
         OperationHistogram h;
         h.server = server;
@@ -391,16 +446,21 @@ std::vector<OperationHistogram> Tracer::operations() const {
     return operations_;
 }
 
-OperationTimer::OperationTimer(bool server, std::string_view method) : tracer_(tracer()), server_(server) {
-    if (!tracer_) return;
+OperationTimer::OperationTimer(bool server, std::string_view method) : server_(server) {
+    auto* t = tracer();
+    on_ = t && t->options().operation_metrics;
+    if (!on_) return;
     method_ = method;
     start_ = std::chrono::steady_clock::now();
 }
 
 OperationTimer::~OperationTimer() {
-    if (!tracer_) return;
+    if (!on_) return;
+    // Asked again: a request's frame may be destroyed after the front end's tracer is gone (at exit).
+    auto* t = tracer();
+    if (!t) return;
     const auto took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    tracer_->record_operation(server_, method_, error_type_, took);
+    t->record_operation(server_, method_, error_type_, took);
 }
 
 Tracer* tracer() { return installed.load(std::memory_order_relaxed); }

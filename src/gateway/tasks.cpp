@@ -104,6 +104,7 @@ awaitable<Outcome<json::object>> GatewayTasks::forward(std::string method, json:
     params["taskId"] = ref->upstream_id;
     mcp::CallOptions options;
     options.tasks = mcp::TaskMode::hand_back;
+    options.trace = ctx.trace();  // the client's poll continues its trace upstream
     auto r = co_await (*session)->request(method, std::move(params), std::move(options));
     if (!r) {
         Error e = r.error();

@@ -170,7 +170,7 @@ awaitable<Result<std::string>> Exchange::read_all(std::size_t limit) {
 
 Client::Client(asio::any_io_executor ex, ClientOptions options) : ex_(std::move(ex)), options_(std::move(options)) {
     for (const auto& [name, value] : options_.headers) {
-        if (!is_secret_header(name)) continue;
+        if (!options_.headers_secret && !is_secret_header(name)) continue;
         if (value.size() >= 4) secrets_.push_back(value);
         // "Bearer abc": the credential alone may be echoed back too.
         if (auto sp = value.find(' '); sp != std::string::npos && value.size() - sp - 1 >= 4)
@@ -217,9 +217,14 @@ awaitable<Result<std::unique_ptr<Exchange>>> Client::send_once(const Url& url, b
         req.set(bhttp::field::host, url.host_header());
         req.set(bhttp::field::user_agent, "switchboard/" SWITCHBOARD_VERSION);
         for (const auto& [k, v] : options_.headers)
-            if (with_secrets || !is_secret_header(k)) req.set(k, v);
-        for (const auto& [k, v] : extra)
+            if (with_secrets || !(options_.headers_secret || is_secret_header(k))) req.set(k, v);
+        for (const auto& [k, v] : extra) {
+            // A value from elsewhere (a client's tracestate, a tool argument mapped to a header) never splits the
+            // request: CR, LF and NUL would start a header of their own (Beast does not refuse them).
+            if (v.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos)
+                co_return fail(Failure::Kind::url, fmt::format("header \"{}\" has a line break in its value", k));
             if (with_secrets || !(core::iequals(k, "Authorization") || core::iequals(k, "DPoP"))) req.set(k, v);
+        }
         req.body() = body;
         req.keep_alive(true);
         req.prepare_payload();
@@ -229,7 +234,9 @@ awaitable<Result<std::unique_ptr<Exchange>>> Client::send_once(const Url& url, b
                 if (f.name() == bhttp::field::host || f.name() == bhttp::field::user_agent) continue;
                 std::string_view fn(f.name_string().data(), f.name_string().size());
                 std::string_view fv(f.value().data(), f.value().size());
-                fields += fmt::format("{}{}: {}", fields.empty() ? "" : ", ", fn, redact_header_value(fn, fv));
+                const bool configured = options_.headers_secret && options_.headers.count(std::string(fn));
+                fields += fmt::format("{}{}: {}", fields.empty() ? "" : ", ", fn,
+                                      configured ? std::string("[redacted]") : redact_header_value(fn, fv));
             }
             spdlog::debug("[{}] {} {} ({} bytes; {})", name, std::string_view(bhttp::to_string(method)),
                           redact_url(url), body.size(), fields);

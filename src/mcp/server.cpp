@@ -213,7 +213,11 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
             req.set_result_meta(result_meta);  // _meta.serverInfo, added as the result is written
         }
         if (span.recording()) end_server_span(span, r);
-        if (!r) timer.set_error(std::to_string(r.error().code));
+        if (!r) {
+            timer.set_error(std::to_string(r.error().code));
+        } else if (const auto* o = r->if_object()) {
+            if (const auto* e = o->if_contains("isError"); e && e->is_bool() && e->get_bool()) timer.set_error("tool_error");
+        }
         co_return r;
     }
 

@@ -36,6 +36,7 @@ OtlpExporter::OtlpExporter(asio::any_io_executor ex, OtlpSettings settings)
     resource_.attributes.push_back({"telemetry.sdk.version", std::string(SWITCHBOARD_VERSION)});
     http::ClientOptions o;
     o.server_name = "otlp";
+    o.headers_secret = true;  // an API key under any name (x-honeycomb-team, x-api-key, ...)
     for (const auto& [k, v] : settings_.headers) o.headers[k] = v;
     o.connect_timeout = std::min<std::chrono::milliseconds>(settings_.timeout, std::chrono::milliseconds(5000));
     o.read_timeout = settings_.timeout;
@@ -64,7 +65,7 @@ void OtlpExporter::enqueue(std::shared_ptr<const trace::SpanData> span) {
     bool wake_now = false;
     {
         std::lock_guard lock(mutex_);
-        if (stopping_ && queue_.empty()) {
+        if (stopped_) {  // after the last flush: nobody would send it
             ++stats_.dropped;
             return;
         }
@@ -105,23 +106,38 @@ ExportStats OtlpExporter::stats() const {
 }
 
 awaitable<void> OtlpExporter::run() {
+    std::uint64_t dropped_seen = 0;
     for (;;) {
-        bool full = false;
+        bool wait = false, stopping = false;
         {
             std::lock_guard lock(mutex_);
-            full = queue_.size() >= settings_.max_batch;
+            stopping = stopping_;
+            wait = !stopping && queue_.size() < settings_.max_batch;
         }
-        if (!full) {
+        if (wait) {
             timer_.expires_after(settings_.schedule_delay);
-            co_await timer_.async_wait(asio::as_tuple(asio::use_awaitable));  // woken early by a full batch
+            co_await timer_.async_wait(asio::as_tuple(asio::use_awaitable));  // woken early: a full batch, a stop
         }
-        auto state = co_await asio::this_coro::cancellation_state;
-        if (state.cancelled() != asio::cancellation_type::none) co_return;
+        if ((co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none) co_return;
         for (auto batch = take_batch(); !batch.empty(); batch = take_batch()) {
             co_await send_batch(std::move(batch), Clock::now() + settings_.timeout);
             if ((co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none)
                 co_return;
         }
+        // Spans dropped because the queue was full are said while it happens, not only at exit.
+        std::uint64_t dropped = 0;
+        {
+            std::lock_guard lock(mutex_);
+            dropped = stats_.dropped;
+            stopping = stopping_;
+        }
+        if (dropped > dropped_seen)
+            warn("dropped", fmt::format("tracing: {} span{} dropped so far (the OTLP queue of {} was full or {} did "
+                                        "not take them)",
+                                        dropped, dropped == 1 ? "" : "s", settings_.max_queue,
+                                        redact_url(settings_.endpoint)));
+        dropped_seen = dropped;
+        if (stopping) co_return;  // drained
     }
 }
 
@@ -187,7 +203,9 @@ awaitable<bool> OtlpExporter::send_batch(std::vector<std::shared_ptr<const trace
             drop("status", why);
             co_return false;
         }
-        auto delay = retry_after ? *retry_after : core::backoff_delay(backoff, attempt);
+        // A Retry-After of 0 must not make it hammer a collector that is struggling: never sooner than the backoff.
+        auto delay = core::backoff_delay(backoff, attempt);
+        if (retry_after) delay = std::max(delay, *retry_after);
         if (Clock::now() + delay >= give_up) {
             drop("retry", why + " (retries ran out of the export timeout)");
             co_return false;
@@ -211,24 +229,24 @@ awaitable<void> OtlpExporter::shutdown(std::chrono::milliseconds deadline) {
         std::lock_guard lock(mutex_);
         stopping_ = true;
     }
-    co_await tasks_.shutdown();  // the loop stops where it is: what it held is sent below or counted dropped
-    const auto give_up = Clock::now() + deadline;
-    // A slow collector is cut off at the deadline: exit waits for it no longer.
+    // The loop sends what is queued and ends; at the deadline a slow collector is cut off (the request in flight is
+    // aborted, a retry's wait cancelled): exit waits for it no longer.
     asio::steady_timer cut(ex_);
-    cut.expires_at(give_up);
-    cut.async_wait([abort = abort_](boost::system::error_code ec) {
-        if (!ec) abort->fire();
+    cut.expires_after(deadline);
+    cut.async_wait([this](boost::system::error_code ec) {
+        if (ec) return;
+        abort_->fire();
+        tasks_.cancel();
     });
-    for (auto batch = take_batch(); !batch.empty(); batch = take_batch()) {
-        if (Clock::now() >= give_up) {
-            std::lock_guard lock(mutex_);
-            stats_.dropped += batch.size() + queue_.size();
-            queue_.clear();
-            break;
-        }
-        co_await send_batch(std::move(batch), give_up);
-    }
+    timer_.cancel();  // the loop wakes at once
+    co_await tasks_.join();
     cut.cancel();
+    {
+        std::lock_guard lock(mutex_);
+        stopped_ = true;
+        stats_.dropped += queue_.size();  // what the loop did not get to
+        queue_.clear();
+    }
     http_->close();
 }
 

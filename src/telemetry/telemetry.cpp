@@ -12,23 +12,34 @@ namespace switchboard::telemetry {
 namespace asio = boost::asio;
 using asio::awaitable;
 
-std::unique_ptr<Telemetry> Telemetry::create(asio::any_io_executor ex, const OtlpSource& source, std::string& error,
-                                             const EnvLookup& env) {
+std::unique_ptr<Telemetry> Telemetry::create(asio::any_io_executor ex, const OtlpSource& source,
+                                             bool operation_metrics, std::string& error, const EnvLookup& env) {
     auto parsed = parse_otlp_settings(source, env);
     if (!parsed.error.empty()) {
-        error = "tracing: " + parsed.error;
-        return nullptr;
+        // A bad variable (a global OTEL_EXPORTER_OTLP_PROTOCOL=grpc meant for other programs) is warned about, as
+        // OpenTelemetry's SDKs do, and the config and flag alone apply; a bad config key or flag is an error.
+        auto own = parse_otlp_settings(source, [](std::string_view) { return std::optional<std::string>(); });
+        if (!own.error.empty()) {
+            error = "tracing: " + own.error;
+            return nullptr;
+        }
+        spdlog::warn("tracing: {}; the OTEL_* variables are ignored", parsed.error);
+        parsed = std::move(own);
     }
-    return std::unique_ptr<Telemetry>(new Telemetry(std::move(ex), std::move(parsed.settings)));
+    // OTEL_TRACES_EXPORTER=none turns the variables' export off (an endpoint from the config or flag still counts).
+    if (auto e = env("OTEL_TRACES_EXPORTER"); e && *e == "none" && source.endpoint.empty())
+        parsed.settings.endpoint.clear();
+    return std::unique_ptr<Telemetry>(new Telemetry(std::move(ex), std::move(parsed.settings), operation_metrics));
 }
 
-Telemetry::Telemetry(asio::any_io_executor ex, OtlpSettings settings)
+Telemetry::Telemetry(asio::any_io_executor ex, OtlpSettings settings, bool operation_metrics)
     : ex_(ex), settings_(std::move(settings)), ring_path_(default_ring_path()), tasks_(ex) {
     if (settings_.disabled) return;
     trace::TracerOptions o;
     o.sampler = settings_.sampler;
     o.ratio = settings_.ratio;
     o.exporting = settings_.exporting();
+    o.operation_metrics = operation_metrics;
     tracer_ = std::make_unique<trace::Tracer>(o);
     installed_.emplace(tracer_.get());
     if (settings_.exporting()) {

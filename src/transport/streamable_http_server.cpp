@@ -4,6 +4,7 @@
 
 #include <switchboard/core/as_tuple.hpp>
 #include <switchboard/core/scope_exit.hpp>
+#include <switchboard/core/trace.hpp>
 #include <switchboard/core/spawn.hpp>
 #include <switchboard/core/text.hpp>
 #include <switchboard/http/listener.hpp>
@@ -156,9 +157,13 @@ void adopt_trace_header(jsonrpc::Message& msg, std::string_view traceparent, std
     auto& meta = (*params)["_meta"];
     if (meta.is_null()) meta.emplace_object();
     auto* m = meta.if_object();
-    if (!m || m->contains("traceparent")) return;
+    if (!m || trace::SpanContext::from_meta(*m)) return;  // a valid one in _meta wins; an invalid one does not
+    if (!trace::SpanContext::parse(traceparent)) return;
     (*m)["traceparent"] = traceparent;
-    if (!tracestate.empty()) (*m)["tracestate"] = tracestate;
+    if (!tracestate.empty())
+        (*m)["tracestate"] = tracestate;
+    else
+        m->erase("tracestate");  // not the header's context's
 }
 
 // Keeps the server state alive while one of its handlers runs.

@@ -105,6 +105,7 @@ describe('chat', { skip: chatSkip }, () => {
 
   const message = () => page.getByLabel('Message', { exact: true });
   const okBlock = () => page.locator('[data-testid="tool-block"][data-status="ok"]');
+  let firstTrace = '';
   const modelRequests = async () => (await (await fetch(`${llmUrl}/_requests`)).json()).filter((r) => r.path.endsWith('/chat/completions'));
 
   test('a tool call: approval, the tool block, the streamed answer', async () => {
@@ -133,6 +134,10 @@ describe('chat', { skip: chatSkip }, () => {
     await block.waitFor();
     assert.match(await block.textContent(), /add/);
     await block.getByText('5', { exact: true }).waitFor();
+    // The call's trace, for `switchboard trace ID`.
+    firstTrace = await block.getByTestId('tool-trace').getAttribute('data-trace-id');
+    assert.match(firstTrace, /^[0-9a-f]{32}$/);
+    assert.equal(await block.getByTestId('tool-trace').textContent(), `trace ${firstTrace.slice(0, 8)}`);
     await page.getByText('2 + 3 = 5.', { exact: true }).waitFor();
     const answers = await page.evaluate(() => window.__answers);
     assert.ok(answers.some((t) => !t.includes('2 + 3 = 5.')), `the answer came in one piece: ${JSON.stringify(answers)}`);
@@ -151,6 +156,7 @@ describe('chat', { skip: chatSkip }, () => {
     assert.equal(await page.getByTestId('tool-block').count(), 1);
     await okBlock().getByText('Arguments').click();
     await okBlock().getByText('"b": 3').waitFor();
+    assert.equal(await okBlock().getByTestId('tool-trace').getAttribute('data-trace-id'), firstTrace);  // stored
     await page.screenshot({ path: join(SCREENSHOTS, 'chat.png') });
   });
 
@@ -432,6 +438,10 @@ describe('chat with an agent', { skip: chatSkip }, () => {
     await echo.getByText('the note', { exact: true }).waitFor();
     assert.equal(await echo.getAttribute('data-status'), 'ok');
     assert.match(await echo.locator('code').first().textContent(), /^echo$/);
+    // The fork's call is in the trace of the turn that called the agent.
+    const agentTrace = await agent.getByTestId('tool-trace').first().getAttribute('data-trace-id');
+    assert.match(agentTrace, /^[0-9a-f]{32}$/);
+    assert.equal(await echo.getByTestId('tool-trace').getAttribute('data-trace-id'), agentTrace);
     const lifecycle = await agent.getByTestId('fork-servers').textContent();
     assert.match(lifecycle, /notes/);
     assert.match(lifecycle, /active/);

@@ -149,8 +149,9 @@ export async function startChatGateway(env, script, mcpServers, { cwd, serveEnv 
   const configPath = join(env.dir, 'switchboard.json');
   writeFileSync(configPath, JSON.stringify({ llm: { baseUrl: `${env.llmUrl}/v1`, model: 'test' }, mcpServers }));
   const args = ['--config', configPath, '--db', join(env.dir, 'conversations.db'), 'serve', '--port', '0', '--quiet'];
+  // The chats' traces go to the test's directory, not the user's state directory.
   const { proc, match } = startAndWaitFor(BIN, args, 'stderr', /listening on (http:\/\/127\.0\.0\.1:\d+)\/mcp/, 'serve',
-    cwd, serveEnv);
+    cwd, { SWITCHBOARD_TRACE_FILE: join(env.dir, 'traces.jsonl'), ...serveEnv });
   env.serve = proc;
   env.base = `${(await match)[1]}/`;
   Object.assign(env, await openPage(env.pageErrors));

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace switchboard::trace {
 namespace {
 
@@ -65,11 +67,14 @@ TEST(TraceSpan, ALocalRootAndItsChildrenAreRecordedInTheRing) {
     {
         auto root = Span::start_local_root("invoke_agent", "switchboard", SpanKind::internal);
         ASSERT_TRUE(root.recording());
-        EXPECT_TRUE(root.context().sampled);  // no exporter: downstream servers may record it too
+        // No exporter: kept in the ring, and the next hop is told it is not sampled (a server that exports its part
+        // would make a trace whose root no collector has).
+        EXPECT_FALSE(root.context().sampled);
         auto child = Span::start("tools/call", "echo", SpanKind::client, root.context());
         ASSERT_TRUE(child.recording());
         EXPECT_EQ(child.context().trace_id, root.context().trace_id);
         child.set("gen_ai.tool.name", "echo");
+        child.set("gen_ai.tool.name", "echo2");  // a key once: the later value wins
         child.add_event("retry", {{"attempt", std::int64_t{1}}});
         child.set_error("tool_error", "the tool answered with isError");
         root_id = root.context().span_id_hex();
@@ -80,6 +85,8 @@ TEST(TraceSpan, ALocalRootAndItsChildrenAreRecordedInTheRing) {
     EXPECT_EQ(to_hex(spans[0]->parent_span_id), root_id);
     EXPECT_EQ(spans[0]->status, SpanStatus::error);
     EXPECT_EQ(std::get<std::string>(*spans[0]->attribute("error.type")), "tool_error");
+    EXPECT_EQ(std::get<std::string>(*spans[0]->attribute("gen_ai.tool.name")), "echo2");
+    EXPECT_EQ(spans[0]->attributes.size(), 2u);
     ASSERT_EQ(spans[0]->events.size(), 1u);
     EXPECT_GE(spans[0]->end_ns, spans[0]->start_ns);
     EXPECT_EQ(spans[1]->name, "invoke_agent switchboard");
@@ -87,13 +94,23 @@ TEST(TraceSpan, ALocalRootAndItsChildrenAreRecordedInTheRing) {
     EXPECT_EQ(t.spans_of(spans[0]->trace_id).size(), 2u);
 }
 
-TEST(TraceSpan, RequestsFromOutsideAreRecordedOnlyWhenExportingOrSampledByTheClient) {
-    Tracer local(TracerOptions{});
-    InstallTracer installed(&local);
-    // A gateway request with no traceparent, no exporter: nothing, at the cost of a branch.
-    auto none = Span::start_remote("tools/call", "echo", SpanKind::server, std::nullopt);
-    EXPECT_FALSE(none.recording());
-    EXPECT_FALSE(none.context().valid());
+TEST(TraceSpan, RequestsFromOutsideAreRecordedOnlyWhenExporting) {
+    {
+        Tracer local(TracerOptions{});
+        InstallTracer installed(&local);
+        // A gateway request with no traceparent, no exporter: nothing, at the cost of a branch.
+        auto none = Span::start_remote("tools/call", "echo", SpanKind::server, std::nullopt);
+        EXPECT_FALSE(none.recording());
+        EXPECT_FALSE(none.context().valid());
+        // Sampled by the client but no exporter: passed on as it came, not recorded.
+        auto passed = Span::start_remote("tools/call", "echo", SpanKind::server, SpanContext::parse(w3c_example));
+        EXPECT_FALSE(passed.recording());
+        EXPECT_EQ(passed.context().traceparent(), w3c_example);
+    }
+    TracerOptions o;
+    o.exporting = true;
+    Tracer exporting(o);
+    InstallTracer installed(&exporting);
     // The client sampled it: continued (parent-based).
     auto sampled = Span::start_remote("tools/call", "echo", SpanKind::server, SpanContext::parse(w3c_example));
     EXPECT_TRUE(sampled.recording());
@@ -114,7 +131,11 @@ TEST(TraceSpan, TheSamplersDecideRootsAndRemoteParents) {
     {
         Tracer t(o);
         InstallTracer installed(&t);
-        EXPECT_FALSE(Span::start_remote("x", "", SpanKind::server, std::nullopt).recording());
+        auto rejected = Span::start_remote("x", "", SpanKind::server, std::nullopt);
+        EXPECT_FALSE(rejected.recording());
+        // The sampler's "no" goes on (flags 00), so the servers behind do not each decide afresh.
+        EXPECT_TRUE(rejected.context().valid());
+        EXPECT_FALSE(rejected.context().sampled);
         EXPECT_FALSE(Span::start_remote("x", "", SpanKind::server, SpanContext::parse(w3c_example)).recording());
         // A person's run is kept in the ring, unsampled: not exported, and the next hop is told so.
         auto local = Span::start_local_root("call", "x", SpanKind::internal);
@@ -147,7 +168,15 @@ TEST(TraceSpan, OnlySampledSpansReachTheExportSink) {
 }
 
 TEST(TraceMetrics, OperationsAreCountedByMethodAndErrorType) {
-    Tracer t(TracerOptions{});
+    {
+        Tracer quiet(TracerOptions{});  // nobody reads them (a `call`): nothing recorded
+        InstallTracer installed(&quiet);
+        { OperationTimer ok(false, "tools/call"); }
+        EXPECT_TRUE(quiet.operations().empty());
+    }
+    TracerOptions o;
+    o.operation_metrics = true;
+    Tracer t(o);
     InstallTracer installed(&t);
     {
         OperationTimer ok(false, "tools/call");
@@ -167,6 +196,21 @@ TEST(TraceMetrics, OperationsAreCountedByMethodAndErrorType) {
     EXPECT_EQ(ops[2].count, 2u);
     EXPECT_EQ(ops[2].counts[5], 1u);                                   // 0.3 s: the 0.5 s bucket
     EXPECT_EQ(ops[2].counts[OperationHistogram::bounds.size()], 1u);  // past 300 s
+    // A client's made-up methods and a peer's error codes cannot grow the table without bound.
+    for (int i = 0; i < 1000; ++i) t.record_operation(true, "x/" + std::to_string(i), std::to_string(i), 0.001);
+    const auto after = t.operations();
+    EXPECT_LE(after.size(), 256u + 1u);
+    EXPECT_TRUE(std::any_of(after.begin(), after.end(), [](const auto& h) { return h.method == "_OTHER"; }));
+}
+
+TEST(TraceContext, TracestateAndBaggageThatCouldSplitAHeaderAreDropped) {
+    auto c = SpanContext::parse(w3c_example, "a=b\r\nX-Injected: 1", std::string(9000, 'k'));
+    ASSERT_TRUE(c);  // the traceparent itself is fine
+    EXPECT_EQ(c->tracestate, "");
+    EXPECT_EQ(c->baggage, "");
+    std::string many;
+    for (int i = 0; i < 40; ++i) many += (i ? "," : "") + std::string("k") + std::to_string(i) + "=v";
+    EXPECT_EQ(SpanContext::parse(w3c_example, many)->tracestate, "");  // more than 32 members
 }
 
 }  // namespace

@@ -130,6 +130,8 @@ public:
     void end();
 
 private:
+    static Span unsampled(const TraceId& id);
+
     std::unique_ptr<SpanData> data_;
     SpanContext ctx_;
 };
@@ -142,6 +144,8 @@ struct TracerOptions {
     /// Whether sampled spans are exported (an exporter takes them through set_sink).
     bool exporting = false;
     std::size_t ring_spans = 2048;  ///< finished spans kept for `switchboard trace`
+    /// Whether OperationTimer records the duration histograms (someone reads them: `serve`'s /metrics).
+    bool operation_metrics = false;
 };
 
 /// One of the duration histograms OTel's MCP conventions name: `mcp.client.operation.duration` (requests to
@@ -213,11 +217,11 @@ public:
     OperationTimer(const OperationTimer&) = delete;
     OperationTimer& operator=(const OperationTimer&) = delete;
     void set_error(std::string_view type) {
-        if (tracer_) error_type_ = std::string(type);
+        if (on_) error_type_ = std::string(type);
     }
 
 private:
-    Tracer* tracer_;
+    bool on_ = false;
     bool server_;
     std::string_view method_;  // the caller's, alive as long as this
     std::string error_type_;

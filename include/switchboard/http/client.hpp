@@ -43,6 +43,9 @@ namespace bhttp = boost::beast::http;
 struct ClientOptions {
     std::string server_name;                     ///< for error messages and logs
     std::map<std::string, std::string> headers;  ///< sent on every request
+    /// Every configured header's value is a secret, whatever its name (an OTLP exporter's `x-honeycomb-team`): kept
+    /// out of logs and errors as Authorization's is, and not sent on a redirect to another origin.
+    bool headers_secret = false;
     std::size_t max_body_size = 64u * 1024 * 1024;
     std::chrono::milliseconds connect_timeout{10'000};  ///< resolve + connect + TLS handshake
     std::chrono::milliseconds read_timeout{0};          ///< idle time between received bytes; 0: none

@@ -76,7 +76,8 @@ private:
     std::deque<std::shared_ptr<const trace::SpanData>> queue_;
     ExportStats stats_;
     bool wake_posted_ = false;
-    bool stopping_ = false;
+    bool stopping_ = false;  // shutdown(): the loop drains the queue and ends
+    bool stopped_ = false;   // after it: a span that comes now is dropped
     std::string last_warning_kind_;
     std::chrono::steady_clock::time_point last_warning_{};
 };

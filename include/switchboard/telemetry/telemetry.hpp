@@ -29,8 +29,10 @@ namespace switchboard::telemetry {
 class Telemetry {
 public:
     /// The process's tracing as `source` and the environment say; nullptr and `error` when a setting is bad.
+    /// `operation_metrics`: record OTel's duration histograms (for a `serve`'s /metrics).
     static std::unique_ptr<Telemetry> create(boost::asio::any_io_executor ex, const OtlpSource& source,
-                                             std::string& error, const EnvLookup& env = process_environment());
+                                             bool operation_metrics, std::string& error,
+                                             const EnvLookup& env = process_environment());
     ~Telemetry();
     Telemetry(const Telemetry&) = delete;
     Telemetry& operator=(const Telemetry&) = delete;
@@ -51,7 +53,7 @@ public:
     boost::asio::awaitable<void> finish(std::chrono::milliseconds deadline);
 
 private:
-    Telemetry(boost::asio::any_io_executor ex, OtlpSettings settings);
+    Telemetry(boost::asio::any_io_executor ex, OtlpSettings settings, bool operation_metrics);
     boost::asio::awaitable<void> save_loop(std::chrono::milliseconds period);
 
     boost::asio::any_io_executor ex_;
