@@ -299,6 +299,9 @@ void Span::set(std::string_view key, double value) {
 void Span::set(std::string_view key, bool value) {
     if (data_) put(*data_, key, value);
 }
+void Span::set(std::string_view key, std::vector<std::string> value) {
+    if (data_) put(*data_, key, std::move(value));
+}
 
 void Span::add_event(std::string_view name, std::vector<Attribute> attributes) {
     if (data_) data_->events.push_back({std::string(name), now_ns(), std::move(attributes)});

@@ -156,7 +156,8 @@ void end_chat_span(trace::Span& span, const Result<ChatResponse>& result) {
         span.set("gen_ai.usage.input_tokens", u->prompt_tokens);
         span.set("gen_ai.usage.output_tokens", u->completion_tokens);
     }
-    if (!result->finish_reason.empty()) span.set("gen_ai.response.finish_reasons", result->finish_reason);
+    if (!result->finish_reason.empty())
+        span.set("gen_ai.response.finish_reasons", std::vector<std::string>{result->finish_reason});
     if (!result->message.tool_calls.empty())
         span.set("gen_ai.response.tool_calls", static_cast<std::int64_t>(result->message.tool_calls.size()));
 }

@@ -60,6 +60,8 @@ constexpr std::uint32_t any_string = 1;
 constexpr std::uint32_t any_bool = 2;
 constexpr std::uint32_t any_int = 3;
 constexpr std::uint32_t any_double = 4;
+constexpr std::uint32_t any_array = 5;     // ArrayValue
+constexpr std::uint32_t array_values = 1;  // ArrayValue.values: repeated AnyValue
 }  // namespace field
 
 enum class Wire : std::uint32_t { varint = 0, fixed64 = 1, length_delimited = 2, fixed32 = 5 };
@@ -115,6 +117,13 @@ std::size_t text_size(std::uint32_t number, std::string_view s) {
 // Sizes are computed before writing so that every length prefix is known when it is written: one pass over the
 // output, no nested buffers copied into their parents.
 
+// An ArrayValue of strings: each a length-delimited AnyValue holding its string_value.
+std::size_t array_size(const std::vector<std::string>& items) {
+    std::size_t n = 0;
+    for (const auto& s : items) n += delimited_size(field::array_values, text_size(field::any_string, s));
+    return n;
+}
+
 std::size_t any_value_size(const trace::AttributeValue& v) {
     // A oneof member is written even when it holds its type's default (false, 0, ""): its presence is the value.
     return std::visit(
@@ -126,8 +135,10 @@ std::size_t any_value_size(const trace::AttributeValue& v) {
                 return tag_size(field::any_bool) + 1;
             else if constexpr (std::is_same_v<T, std::int64_t>)
                 return tag_size(field::any_int) + varint_size(static_cast<std::uint64_t>(x));
-            else
+            else if constexpr (std::is_same_v<T, double>)
                 return tag_size(field::any_double) + 8;
+            else
+                return delimited_size(field::any_array, array_size(x));
         },
         v);
 }
@@ -240,8 +251,15 @@ public:
                     uint(field::any_bool, x ? 1 : 0);
                 else if constexpr (std::is_same_v<T, std::int64_t>)
                     uint(field::any_int, static_cast<std::uint64_t>(x));  // int64: two's complement, 10 bytes if < 0
-                else
+                else if constexpr (std::is_same_v<T, double>)
                     fixed64(field::any_double, std::bit_cast<std::uint64_t>(x));
+                else {
+                    open(field::any_array, array_size(x));
+                    for (const auto& s : x) {
+                        open(field::array_values, text_size(field::any_string, s));
+                        text(field::any_string, s);
+                    }
+                }
             },
             v);
     }
@@ -308,6 +326,13 @@ json::object any_value_json(const trace::AttributeValue& v) {
                 o["boolValue"] = x;
             } else if constexpr (std::is_same_v<T, std::int64_t>) {
                 o["intValue"] = std::to_string(x);  // int64: a decimal string in proto3 JSON
+            } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+                json::array values;
+                for (const auto& s : x) {
+                    std::string scratch;
+                    values.push_back(json::object{{"stringValue", json_text(s, scratch)}});
+                }
+                o["arrayValue"] = json::object{{"values", std::move(values)}};
             } else if (std::isnan(x)) {
                 o["doubleValue"] = "NaN";  // proto3 JSON's names for what JSON numbers cannot say
             } else if (std::isinf(x)) {

@@ -4,6 +4,7 @@
 #include <switchboard/core/text.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -52,7 +53,11 @@ json::value attribute_json(const trace::AttributeValue& v) {
                 return text(x);
             else if constexpr (std::is_same_v<T, double>)
                 return std::isfinite(x) ? json::value(x) : json::value(nullptr);  // JSON has no NaN or infinity
-            else
+            else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+                json::array a;
+                for (const auto& s : x) a.push_back(text(s));
+                return a;
+            } else
                 return json::value(x);
         },
         v);
@@ -75,6 +80,12 @@ std::optional<trace::AttributeValue> attribute_from_json(const json::value& v) {
         return static_cast<double>(v.get_uint64());
     case json::kind::double_: return v.get_double();
     case json::kind::bool_: return v.get_bool();
+    case json::kind::array: {
+        std::vector<std::string> items;
+        for (const auto& e : v.get_array())
+            if (e.is_string()) items.emplace_back(e.get_string());
+        return items;
+    }
     default: return std::nullopt;
     }
 }
@@ -177,6 +188,8 @@ std::string value_text(const trace::AttributeValue& v, std::size_t max) {
                 return x ? "true" : "false";
             else if constexpr (std::is_same_v<T, double>)
                 return fmt::format("{:g}", x);
+            else if constexpr (std::is_same_v<T, std::vector<std::string>>)
+                return core::first_line(fmt::format("{}", fmt::join(x, ",")), max);
             else
                 return std::to_string(x);
         },

@@ -161,7 +161,8 @@ TEST_F(Tracing, RunIsOneTraceFromTheModelRequestToTheServersWork) {
     EXPECT_EQ(chat->kind, 3);
     EXPECT_EQ(text_of(chat->attributes.at("gen_ai.request.model")), "test-model");
     EXPECT_EQ(chat->attributes.at("gen_ai.usage.input_tokens").to_number<std::int64_t>(), 20);
-    EXPECT_EQ(text_of(chat->attributes.at("gen_ai.response.finish_reasons")), "tool_calls");
+    // A string array, as the convention says (OTLP ArrayValue), decoded by the collector.
+    EXPECT_EQ(json::serialize(chat->attributes.at("gen_ai.response.finish_reasons")), R"(["tool_calls"])");
     EXPECT_EQ(text_of(call->attributes.at("mcp.method.name")), "tools/call");
     EXPECT_EQ(text_of(call->attributes.at("gen_ai.tool.name")), "echo");
     EXPECT_EQ(text_of(call->attributes.at("gen_ai.operation.name")), "execute_tool");
@@ -295,6 +296,27 @@ TEST_F(Tracing, AnAgentsForkAndItsLazyServerAreSpansOfTheSameTrace) {
     ASSERT_TRUE(by_id.count(call->parent));
     EXPECT_EQ(by_id[call->parent]->parent, fork->span_id);  // the fork's own model turn
     EXPECT_EQ(server->parent, call->span_id);
+}
+
+TEST_F(Tracing, ATasksPollsAreSpansOfItsCallInTheTraceFile) {
+    std::ofstream(dir.path / "config.json") << R"({"mcpServers": {"reports": )" << demo_entry(R"("--tasks")") << "}}";
+    std::string out;
+    ASSERT_EQ(cli("--config config.json call reports__report '{\"seconds\": 1}' --json", out), 0) << out;
+    const auto trace_id = text_of(json::parse(out).at("traceId"));
+    ASSERT_EQ(cli("trace " + trace_id + " --json", out), 0) << out;
+    std::string call_span;
+    int polls = 0;
+    const auto spans = json::parse(out).as_array();
+    for (const auto& s : spans)
+        if (text_of(s.at("name")) == "tools/call report") call_span = text_of(s.at("spanId"));
+    ASSERT_FALSE(call_span.empty()) << out;
+    for (const auto& s : spans)
+        if (text_of(s.at("name")) == "tasks/get") {
+            ++polls;
+            EXPECT_EQ(text_of(s.at("parentSpanId")), call_span);
+            EXPECT_EQ(text_of(s.at("attributes").at("mcp.method.name")), "tasks/get");
+        }
+    EXPECT_GE(polls, 1) << out;
 }
 
 TEST_F(Tracing, ACollectorThatIsDownSlowOrFailingCostsNoCall) {

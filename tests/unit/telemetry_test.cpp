@@ -387,6 +387,7 @@ TEST(OtlpJson, HexIdsStringIntegersIntegerEnumsAndNoParentForARoot) {
     root.end_ns = 1'700'000'000'000'000'002ull;
     auto child = rich_span();
     child.attributes.push_back({"nan", std::numeric_limits<double>::quiet_NaN()});
+    child.attributes.push_back({"reasons", std::vector<std::string>{"stop", "length"}});
 
     const auto text =
         tel::encode_json({{{"service.name", std::string("switchboard")}}}, "sb", "1.0", {shared(child), shared(root)});
@@ -418,6 +419,8 @@ TEST(OtlpJson, HexIdsStringIntegersIntegerEnumsAndNoParentForARoot) {
     EXPECT_EQ(attrs["ratio"].at("doubleValue"), 0.25);
     EXPECT_EQ(attrs["flag"].at("boolValue"), false);
     EXPECT_EQ(attrs["nan"].at("doubleValue"), "NaN");
+    EXPECT_EQ(json::serialize(attrs["reasons"]),
+              R"({"arrayValue":{"values":[{"stringValue":"stop"},{"stringValue":"length"}]}})");
     const auto& event = c.at("events").as_array().at(0).as_object();
     EXPECT_EQ(event.at("timeUnixNano"), "1700000000150000000");
     EXPECT_EQ(event.at("name"), "retry");

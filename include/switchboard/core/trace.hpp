@@ -55,7 +55,8 @@ struct SpanContext {
 enum class SpanKind : std::uint8_t { internal = 1, server = 2, client = 3 };
 enum class SpanStatus : std::uint8_t { unset = 0, ok = 1, error = 2 };
 
-using AttributeValue = std::variant<std::string, std::int64_t, double, bool>;
+/// A string list is an OTLP array of strings (`gen_ai.response.finish_reasons`).
+using AttributeValue = std::variant<std::string, std::int64_t, double, bool, std::vector<std::string>>;
 struct Attribute {
     std::string key;
     AttributeValue value;
@@ -123,6 +124,7 @@ public:
     void set(std::string_view key, int value) { set(key, static_cast<std::int64_t>(value)); }
     void set(std::string_view key, double value);
     void set(std::string_view key, bool value);
+    void set(std::string_view key, std::vector<std::string> value);
     void add_event(std::string_view name, std::vector<Attribute> attributes = {});
     /// `error.type` (e.g. "tool_error", "timeout", a JSON-RPC code) and the error status with `message`.
     void set_error(std::string_view type, std::string_view message);
