@@ -211,6 +211,17 @@ Span Span::unsampled(const TraceId& id) {
     return s;
 }
 
+Span Span::sampled_root(Tracer& t, std::string_view name, std::string_view target, SpanKind kind) {
+    // A request from outside, or background work, with an exporter: a new trace if the sampler keeps it.
+    Span s;
+    auto id = random_trace_id();
+    if (!t.sample_root(id)) return unsampled(id);
+    begin(s.data_, s.ctx_, name, target, kind, nullptr, true);
+    s.ctx_.trace_id = id;
+    s.data_->trace_id = id;
+    return s;
+}
+
 Span Span::start(std::string_view name, std::string_view target, SpanKind kind, const SpanContext& parent) {
     Span s;
     auto* t = tracer();
@@ -227,12 +238,7 @@ Span Span::start(std::string_view name, std::string_view target, SpanKind kind, 
         return s;
     }
     if (!t->options().exporting) return s;
-    auto id = random_trace_id();
-    if (!t->sample_root(id)) return unsampled(id);
-    begin(s.data_, s.ctx_, name, target, kind, nullptr, true);
-    s.ctx_.trace_id = id;
-    s.data_->trace_id = id;
-    return s;
+    return sampled_root(*t, name, target, kind);
 }
 
 Span Span::start_remote(std::string_view name, std::string_view target, SpanKind kind,
@@ -241,12 +247,7 @@ Span Span::start_remote(std::string_view name, std::string_view target, SpanKind
     auto* t = tracer();
     if (!parent) {
         if (!t || !t->options().exporting) return s;
-        auto id = random_trace_id();
-        if (!t->sample_root(id)) return unsampled(id);
-        begin(s.data_, s.ctx_, name, target, kind, nullptr, true);
-        s.ctx_.trace_id = id;
-        s.data_->trace_id = id;
-        return s;
+        return sampled_root(*t, name, target, kind);
     }
     // Without an exporter a client's trace is passed on, not recorded: nobody would see it but the trace file, and a
     // gateway would pay for it on every request.

@@ -1,5 +1,5 @@
-// What a ClientSession's requests do for tracing (client_session.cpp, client_session_tasks.cpp): the next hop's
-// context in `_meta`, and a span's end as OTel's MCP conventions say.
+// What a request's span does (client_session.cpp, client_session_tasks.cpp, server.cpp): the next hop's context in
+// `_meta`, and a span's end as OTel's MCP conventions say.
 #pragma once
 
 #include <switchboard/core/trace.hpp>

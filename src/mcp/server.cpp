@@ -1,3 +1,4 @@
+#include "client_trace.hpp"
 #include "input_rounds.hpp"
 #include "request_state.hpp"
 
@@ -213,11 +214,7 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
             req.set_result_meta(result_meta);  // _meta.serverInfo, added as the result is written
         }
         if (span.recording()) end_server_span(span, r);
-        if (!r) {
-            timer.set_error(std::to_string(r.error().code));
-        } else if (const auto* o = r->if_object()) {
-            if (const auto* e = o->if_contains("isError"); e && e->is_bool() && e->get_bool()) timer.set_error("tool_error");
-        }
+        if (auto type = detail::error_type(r); !type.empty()) timer.set_error(type);
         co_return r;
     }
 
@@ -241,16 +238,7 @@ struct Server::Session : ChangeListener, std::enable_shared_from_this<Server::Se
 
     void end_server_span(trace::Span& span, const Outcome<json::value>& r) const {
         span.set("mcp.protocol.version", legacy_version.empty() ? std::string(modern_version) : legacy_version);
-        if (!r) {
-            span.set_error(std::to_string(r.error().code), r.error().message);
-            return;
-        }
-        if (const auto* o = r->if_object())
-            if (const auto* e = o->if_contains("isError"); e && e->is_bool() && e->get_bool()) {
-                span.set_error("tool_error", "the tool answered with isError");
-                return;
-            }
-        span.set_ok();
+        detail::end_span(span, r);
     }
 
     // The context of one request: what the client declared, and how to ask it for input in its era. A modern

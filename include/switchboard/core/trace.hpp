@@ -53,6 +53,7 @@ struct SpanContext {
 };
 
 enum class SpanKind : std::uint8_t { internal = 1, server = 2, client = 3 };
+class Tracer;
 enum class SpanStatus : std::uint8_t { unset = 0, ok = 1, error = 2 };
 
 /// A string list is an OTLP array of strings (`gen_ai.response.finish_reasons`).
@@ -133,6 +134,7 @@ public:
 
 private:
     static Span unsampled(const TraceId& id);
+    static Span sampled_root(Tracer& t, std::string_view name, std::string_view target, SpanKind kind);
 
     std::unique_ptr<SpanData> data_;
     SpanContext ctx_;
