@@ -4,7 +4,8 @@
 //   it is by default (a tracer installed, no collector: only what a person starts is recorded) against tracing
 //   disabled (OTEL_SDK_DISABLED=true: no tracer at all, what the code did before it traced), and with export on (a
 //   collector at 127.0.0.1, every request a sampled trace: a SERVER and a CLIENT span per call, batched and sent as
-//   protobuf) against export off. Both eras. Rounds alternate the three gateways; the cheapest window of each is kept.
+//   protobuf) against export off. Both eras. The three gateways run side by side and windows of calls alternate between
+//   them; the median window of each is kept.
 // - The stdio round trip in this process, calls alternating in blocks between no tracer and an installed one (export
 //   off), the median of each.
 // Every process measured is on CPU 0 (the client, the gateway and its upstream inherit it; the collector goes to
@@ -39,22 +40,6 @@ double median_us(std::vector<double> v) {
     return v.empty() ? 0 : v[v.size() / 2];
 }
 
-Row ratio_row(std::string metric, const BestCpu& ours, const BestCpu& base, std::string base_name, double limit,
-              std::string target) {
-    if (!ours.c || !base.c) return failed(metric, !ours.c ? ours.error : base.error);
-    Row r;
-    r.metric = std::move(metric);
-    r.unit = "µs CPU";
-    r.ours = ours.c->gateway_us;
-    r.peer = base.c->gateway_us;
-    r.peer_name = std::move(base_name);
-    r.target = std::move(target);
-    judge(r, ours.c->gateway_us / base.c->gateway_us, limit, true, "x");
-    r.note += fmt::format("; {} calls per window, the upstream {:.1f} / {:.1f} µs", ours.c->calls, ours.c->upstream_us,
-                          base.c->upstream_us);
-    return r;
-}
-
 // Medians of the stdio echo round trip without a tracer and with one installed (export off), alternating blocks.
 std::pair<double, double> stdio_round_trips(const std::string& demo, int calls) {
     asio::io_context io;
@@ -74,9 +59,38 @@ std::pair<double, double> stdio_round_trips(const std::string& demo, int calls) 
     return {median_us(std::move(off)), median_us(std::move(on))};
 }
 
+// The median of a list of per-call CPU windows (its upstream from the same window).
+struct Windows {
+    std::vector<CpuPerCall> list;
+    std::string error;
+    std::optional<CpuPerCall> median() const {
+        if (list.empty()) return std::nullopt;
+        auto v = list;
+        std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.gateway_us < b.gateway_us; });
+        return v[v.size() / 2];
+    }
+};
+
+Row ratio_row(std::string metric, const Windows& ours, const Windows& base, std::string base_name, double limit,
+              std::string target) {
+    const auto o = ours.median(), b = base.median();
+    if (!o || !b) return failed(metric, !o ? ours.error : base.error);
+    Row r;
+    r.metric = std::move(metric);
+    r.unit = "µs CPU";
+    r.ours = o->gateway_us;
+    r.peer = b->gateway_us;
+    r.peer_name = std::move(base_name);
+    r.target = std::move(target);
+    judge(r, o->gateway_us / b->gateway_us, limit, true, "x");
+    r.note += fmt::format("; median of {} windows of {} calls, alternating between the gateways", ours.list.size(),
+                          o->calls);
+    return r;
+}
+
 std::vector<Row> run(const Context& ctx) {
-    const int rounds = ctx.quick ? 1 : 3;
-    const int cpu_calls = ctx.quick ? 2000 : 5000;
+    const int windows = ctx.quick ? 3 : 9;
+    const int window_calls = ctx.quick ? 500 : 1000;
     const auto config =
         std::filesystem::temp_directory_path() / fmt::format("switchboard-bench-tracing-{}.json", ::getpid());
     std::ofstream(config) << R"({"mcpServers": {"demo": {"command": ")" << ctx.demo() << R"("}}})";
@@ -88,37 +102,52 @@ std::vector<Row> run(const Context& ctx) {
     CPU_ZERO(&one);
     CPU_SET(0, &one);
     ::sched_setaffinity(0, sizeof one, &one);
-    BestCpu disabled[2], off[2], on[2];  // [legacy, stateless]
-    std::string collector_error;
-    for (int round = 0; round < rounds; ++round) {
-        auto gateway = [&](std::vector<std::pair<std::string, std::string>> env, std::vector<std::string> extra,
-                           BestCpu* best) {
+    // The three gateways run side by side; windows of calls alternate between them, so that each sees the same
+    // machine (its caches, its other load) as the others.
+    Windows disabled[2], off[2], on[2];  // [legacy, stateless]
+    try {
+        std::unique_ptr<ServerProcess> collector;
+        collector = std::make_unique<ServerProcess>(
+            std::vector<std::string>{"python3",
+                                     std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/peers/scripts/otlp_receiver.py",
+                                     "--port", "0"},
+            std::vector<std::pair<std::string, std::string>>{});
+        cpu_set_t other;
+        CPU_ZERO(&other);
+        CPU_SET(1, &other);
+        ::sched_setaffinity(collector->pid(), sizeof other, &other);
+        const auto collector_url = trimmed(collector->wait_listening());
+        auto start = [&](std::vector<std::pair<std::string, std::string>> env, std::vector<std::string> extra) {
             env.emplace_back("SWITCHBOARD_TRACE_FILE", trace_file.string());
             std::vector<std::string> argv{ctx.bin_dir + "/switchboard", "--config", config.string()};
             argv.insert(argv.end(), extra.begin(), extra.end());
             for (const char* a : {"serve", "--port", "0", "--quiet"}) argv.push_back(a);
-            try {
-                ServerProcess gw(argv, env);
-                cpu_both_eras(trimmed(gw.wait_listening()), gw.pid(), cpu_calls, best[0], best[1]);
-            } catch (const std::exception& e) {
-                best[0].error = best[1].error = e.what();
-            }
+            return std::make_unique<ServerProcess>(argv, env);
         };
-        gateway({{"OTEL_SDK_DISABLED", "true"}}, {}, disabled);
-        gateway({}, {}, off);
-        try {
-            ServerProcess collector({"python3", std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/peers/scripts/otlp_receiver.py",
-                                     "--port", "0"},
-                                    {});
-            cpu_set_t other;
-            CPU_ZERO(&other);
-            CPU_SET(1, &other);
-            ::sched_setaffinity(collector.pid(), sizeof other, &other);
-            const auto url = trimmed(collector.wait_listening());
-            gateway({}, {"--otlp-endpoint", url}, on);
-        } catch (const std::exception& e) {
-            on[0].error = on[1].error = std::string("the test collector: ") + e.what();
-        }
+        auto gw_disabled = start({{"OTEL_SDK_DISABLED", "true"}}, {});
+        auto gw_off = start({}, {});
+        auto gw_on = start({}, {"--otlp-endpoint", collector_url});
+        struct Gw {
+            ServerProcess* p;
+            std::string url;
+            Windows* w;
+        };
+        std::vector<Gw> gws{{gw_disabled.get(), trimmed(gw_disabled->wait_listening()), disabled},
+                            {gw_off.get(), trimmed(gw_off->wait_listening()), off},
+                            {gw_on.get(), trimmed(gw_on->wait_listening()), on}};
+        for (int w = 0; w < windows; ++w)
+            for (auto& g : gws)
+                for (int era = 0; era < 2; ++era) {
+                    try {
+                        g.w[era].list.push_back(measure_cpu(g.url, g.p->pid(),
+                                                            era == 0 ? mcp::Era::legacy : mcp::Era::modern,
+                                                            window_calls));
+                    } catch (const std::exception& e) {
+                        g.w[era].error = e.what();
+                    }
+                }
+    } catch (const std::exception& e) {
+        for (auto* w : {disabled, off, on}) w[0].error = w[1].error = e.what();
     }
     std::error_code ec;
     std::filesystem::remove(config, ec);

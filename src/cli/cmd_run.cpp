@@ -126,10 +126,23 @@ awaitable<int> run_task(const host::Config& config, const GlobalOptions& g, Agen
             if (!ec) cancel.emit(asio::cancellation_type::terminal);
         });
         // A resumed conversation's tasks that were running when Switchboard stopped: their results first.
-        co_await asio::co_spawn(ex, session->finish_running_tasks(h, observer),
-                                asio::bind_cancellation_slot(cancel.slot(), asio::use_awaitable));
+        const bool resumed_tasks =
+            co_await asio::co_spawn(ex, session->finish_running_tasks(h, observer),
+                                    asio::bind_cancellation_slot(cancel.slot(), asio::use_awaitable));
         agent::RunResult result;  // one co_await per statement (GCC 12)
-        if (options.agent.empty()) {
+        if (task.empty() && !resumed_tasks) {
+            // `run --resume ID` alone: nothing was left running, so there is nothing to answer.
+            signals.cancel();
+            fmt::print(stderr, "switchboard: conversation {} has no running tasks to finish; give a task to go on "
+                               "with it\n",
+                       session->id());
+            co_return 2;
+        }
+        if (task.empty()) {
+            // The model answers with the tasks' results, as `chat --resume` does, with no new message.
+            result = co_await asio::co_spawn(ex, conversation.run(observer),
+                                             asio::bind_cancellation_slot(cancel.slot(), asio::use_awaitable));
+        } else if (options.agent.empty()) {
             result = co_await asio::co_spawn(ex, conversation.send(task, observer),
                                              asio::bind_cancellation_slot(cancel.slot(), asio::use_awaitable));
         } else {

@@ -228,7 +228,7 @@ int main(int argc, char** argv) {
         sub->add_option("--root", agent.roots, "A directory offered to servers as a root (repeatable; default: .)");
     };
     auto* run_cmd = app.add_subcommand("run", "Do one task with the model and the servers' tools: switchboard run \"TASK\"");
-    run_cmd->add_option("task", task, "What to do")->required();
+    run_cmd->add_option("task", task, "What to do (none with --resume: finish the conversation's running tasks)");
     agent_options(run_cmd);
     run_cmd->add_flag("--allow-sampling", agent.allow_sampling, "Let servers use the model (sampling)");
     run_cmd->add_option("--agent", agent.agent, "Run this agent (or skill) on the task, in a fork (see `agents`)");
@@ -377,6 +377,12 @@ int main(int argc, char** argv) {
     if (!db.empty()) agent.db = db;
     serve_options.db = db;
     if (resume) agent.resume = resume;
+    if (run_cmd->parsed() && task.empty() && (!resume || !agent.agent.empty())) {
+        fmt::print(stderr, "switchboard run: {}\n",
+                   resume ? "--agent needs a task" : "what to do? `switchboard run \"TASK\"` (or `run --resume ID` to "
+                                                     "finish a stored conversation's running tasks)");
+        return 2;
+    }
 
     auto logger = spdlog::stderr_color_mt("switchboard");
     logger->set_pattern("%^[%l]%$ %v");

@@ -223,7 +223,9 @@ TEST(TasksStdio, AServerThatDiesUnderATaskIsAClearError) {
     });
 }
 
-TEST(TasksChat, AChatKilledWhileATaskRunsResumesItAndStoresTheResultOnce) {
+// A chat killed while its task runs; then `resume` (a command after the binary and its config, e.g. "chat ... <
+// /dev/null") follows the task again, stores its result once, and the model answers.
+void killed_chat_then_resumed_by(const std::string& resume) {
     TempDir dir;
     const auto server_log_file = (dir.path / "server.log").string();
     std::vector<std::string> args{std::string(PEERS_DIR) + "/scripts/ext_tasks_server.mjs", "--log", server_log_file,
@@ -257,7 +259,7 @@ TEST(TasksChat, AChatKilledWhileATaskRunsResumesItAndStoresTheResultOnce) {
     const auto task_id = std::string(listed[0].at("taskId").as_string());
 
     // Resumed: the task is followed again (not called again), its result stored, and the model answers.
-    EXPECT_EQ(run_command(sb + "chat --yes --db " + db + " --resume 1 < /dev/null 2>&1", out), 0) << out;
+    EXPECT_EQ(run_command(sb + resume + " --yes --db " + db + " --resume 1 < /dev/null 2>&1", out), 0) << out;
     EXPECT_TRUE(has_text(out, "task " + task_id + ": completed - done")) << out;
     EXPECT_TRUE(has_text(out, "The report is ready.")) << out;
     EXPECT_EQ(run_command(sb + "tasks --db " + db, out), 0);
@@ -285,6 +287,11 @@ TEST(TasksChat, AChatKilledWhileATaskRunsResumesItAndStoresTheResultOnce) {
     EXPECT_EQ(occurrences(log, "tools/call report"), 1u) << log;
     EXPECT_EQ(occurrences(log, "completed " + task_id), 1u) << log;
 }
+
+TEST(TasksChat, AChatKilledWhileATaskRunsResumesItAndStoresTheResultOnce) { killed_chat_then_resumed_by("chat"); }
+
+// `run --resume ID` as docs/chat.md says, with no new task: the same.
+TEST(TasksChat, RunResumeWithNoTaskFinishesTheRunningTasksAndAnswers) { killed_chat_then_resumed_by("run"); }
 
 // 2025-11-25's experimental tasks, served by the official TypeScript SDK v1 (its InMemoryTaskStore): a tool whose
 // taskSupport is "required" is called with the `task` param, polled with tasks/get, its result taken with
