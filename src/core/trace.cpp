@@ -178,9 +178,10 @@ Span& Span::operator=(Span&& other) noexcept {
 namespace {
 
 // The three constructors share this: a recorded span under `parent` (invalid: a new trace).
-void begin(std::unique_ptr<SpanData>& data, SpanContext& ctx, std::string_view name, std::string_view target,
+void begin(std::shared_ptr<SpanData>& data, SpanContext& ctx, std::string_view name, std::string_view target,
                   SpanKind kind, const SpanContext* parent, bool sampled) {
-    data = std::make_unique<SpanData>();
+    data = std::make_shared<SpanData>();
+    data->attributes.reserve(8);  // what a request's span sets: one allocation, not four
     data->name = make_name(name, target);
     data->kind = kind;
     data->start_ns = now_ns();
@@ -371,7 +372,7 @@ bool Tracer::sample_remote(const SpanContext& parent) const {
     return false;
 }
 
-void Tracer::finish(std::unique_ptr<SpanData> span) {
+void Tracer::finish(std::shared_ptr<SpanData> span) {
     std::shared_ptr<const SpanData> s(std::move(span));
     std::function<void(std::shared_ptr<const SpanData>)> sink;
     {

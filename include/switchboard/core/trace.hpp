@@ -136,7 +136,7 @@ private:
     static Span unsampled(const TraceId& id);
     static Span sampled_root(Tracer& t, std::string_view name, std::string_view target, SpanKind kind);
 
-    std::unique_ptr<SpanData> data_;
+    std::shared_ptr<SpanData> data_;  // made shared from the start: one allocation with its count
     SpanContext ctx_;
 };
 
@@ -177,7 +177,7 @@ public:
     bool sample_remote(const SpanContext& parent) const;
 
     /// Takes a finished span: into the ring, and to the sink when it is sampled and exporting.
-    void finish(std::unique_ptr<SpanData> span);
+    void finish(std::shared_ptr<SpanData> span);
     /// Receives the sampled spans as they finish (the exporter's queue); called on the finishing thread.
     void set_sink(std::function<void(std::shared_ptr<const SpanData>)> sink);
     /// The spans finished since the last call (for the ring file), oldest first.
