@@ -175,6 +175,9 @@ boost::asio::awaitable<int> models(const host::Config& config, const GlobalOptio
 /// `agents`: the agents and skills found from the working directory (agent::discover) and their servers, checked
 /// against `config` (lazy ones, missing ones). Synchronous, no host. 1 when a definition could not be read.
 int agents(const host::Config& config, const GlobalOptions& g);
+/// `agents --connect`: the same, with the eager servers started and the skills they serve added (marked by server),
+/// as `run` and `chat` offer them.
+boost::asio::awaitable<int> agents_connected(const host::Config& config, const GlobalOptions& g);
 
 /// `conversations` and its subcommands: synchronous, on the store alone (no config, no host).
 struct ConversationsCommand {

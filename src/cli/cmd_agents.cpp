@@ -1,6 +1,8 @@
-// `switchboard agents [--json]`: the agents and skills found from the working directory, the servers each declares,
-// and which of those are lazy or not configured; then the skills the tool catalog recorded for the lazy servers
-// (served over MCP by a dormant server: it starts when one runs). Reads files only: no server is started.
+// `switchboard agents [--json] [--connect]`: the agents and skills found from the working directory, the servers each
+// declares, and which of those are lazy or not configured; then the skills the tool catalog recorded for the lazy
+// servers (served over MCP by a dormant server: it starts when one runs). By default it reads files only and starts no
+// server: a listing should not cost every server's start. `--connect` starts the eager servers and adds the skills
+// they serve, as `run` and `chat` offer them (marked by server).
 #include "cli.hpp"
 
 #include <switchboard/agent/definition.hpp>
@@ -79,6 +81,10 @@ std::string display_where(const Definition& d, const agent::DiscoveryOptions& op
     return fmt::format("{} ({}{})", d.served->uri, d.origin, d.from_catalog ? ", catalog" : "");
 }
 
+// Prints the listing of `found` (its definitions, errors and notes); the exit status.
+int print_agents(const host::Config& config, const GlobalOptions& g, const agent::DiscoveryOptions& options,
+                 const agent::Discovery& found);
+
 }  // namespace
 
 int agents(const host::Config& config, const GlobalOptions& g) {
@@ -88,6 +94,30 @@ int agents(const host::Config& config, const GlobalOptions& g) {
     const auto catalog = host::ToolCatalog::from_env(host::process_env());
     for (const auto& server : config.servers)
         if (server.lazy && server.enabled) agent::add_catalog_skills(server, catalog, found.definitions, found.notes);
+    const auto eager = std::count_if(config.servers.begin(), config.servers.end(),
+                                     [](const host::ServerConfig& s) { return s.enabled && !s.lazy; });
+    if (eager > 0 && !g.json)  // said to a person; --json lists what it found, as it always did
+        found.notes.push_back(fmt::format("the skills the {} eager server{} may serve are not listed: `agents --connect` "
+                                          "starts {} and asks",
+                                          eager, eager == 1 ? "" : "s", eager == 1 ? "it" : "them"));
+    return print_agents(config, g, options, found);
+}
+
+boost::asio::awaitable<int> agents_connected(const host::Config& config, const GlobalOptions& g) {
+    const auto options = agent::DiscoveryOptions::from_environment(fs::current_path());
+    auto found = agent::discover(options);
+    co_return co_await with_host(config, Settle::all, [&](Host& h) -> boost::asio::awaitable<int> {
+        // What `run` and `chat` offer: the connected servers' skills, and a dormant lazy server's from the catalog.
+        co_await agent::add_mcp_skills(h.pool, found.definitions, found.notes,
+                                       host::ToolCatalog::from_env(host::process_env()));
+        co_return print_agents(config, g, options, found);
+    });
+}
+
+namespace {
+
+int print_agents(const host::Config& config, const GlobalOptions& g, const agent::DiscoveryOptions& options,
+                 const agent::Discovery& found) {
     for (const auto& e : found.errors) fmt::print(stderr, "switchboard: {}\n", e);
     for (const auto& n : found.notes) fmt::print(stderr, "switchboard: note: {}\n", n);
 
@@ -152,5 +182,7 @@ int agents(const host::Config& config, const GlobalOptions& g) {
     }
     return found.errors.empty() ? 0 : 1;
 }
+
+}  // namespace
 
 }  // namespace switchboard::cli

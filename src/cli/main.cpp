@@ -182,6 +182,9 @@ int main(int argc, char** argv) {
 
     auto* agents_cmd = app.add_subcommand("agents", "List the agents and skills found here, and the servers they need");
     json_flag(agents_cmd);
+    bool agents_connect = false;
+    agents_cmd->add_flag("--connect", agents_connect,
+                         "Start the eager servers and list the skills they serve too (as run and chat offer them)");
 
     cli::ConversationsCommand conv;
     const std::string db_help = "Conversations database (default: " + store::ConversationStore::default_path().string() + ")";
@@ -415,6 +418,7 @@ int main(int argc, char** argv) {
         // No server is started; without a config every declared server is reported missing.
         auto config = load_config(g, false);
         if (!config) return 2;
+        if (agents_connect) return run([&] { return cli::agents_connected(*config, g); });
         return cli::agents(*config, g);
     }
 

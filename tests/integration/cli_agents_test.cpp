@@ -2,6 +2,7 @@
 #include "harness.hpp"
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -219,6 +220,31 @@ TEST_F(CliAgents, ExampleLockfilesMatchWhatTheirServersList) {
             EXPECT_TRUE(server.at("held").as_array().empty()) << args << ": " << server;
         }
     }
+}
+
+TEST_F(CliAgents, ConnectListsTheSkillsAnEagerServerServesMarkedByServer) {
+    write(project_ / ".mcp.json", R"({"mcpServers": {"skills": {"command": )" + json::serialize(json::value(peers_node())) +
+                                      R"(, "args": [)" +
+                                      json::serialize(json::value(std::string(PEERS_DIR) + "/sdk2_skills_server.mjs")) +
+                                      "]}}}");
+    std::string out, err;
+    // Without --connect no server starts: its skills are not listed, and a note says how to get them.
+    ASSERT_EQ(cli("agents", out, err), 0) << out << err;
+    EXPECT_EQ(out.find("pdf-forms"), std::string::npos) << out;
+    EXPECT_NE(err.find("agents --connect"), std::string::npos) << err;
+    // With it: what `run` and `chat` offer, each marked by its server.
+    ASSERT_EQ(cli("agents --connect --json", out, err), 0) << out << err;
+    const auto v = json::parse(out);
+    const auto* pdf = find(v, "pdf-forms");
+    ASSERT_TRUE(pdf) << out;
+    EXPECT_EQ(pdf->at("kind"), "skill");
+    EXPECT_EQ(pdf->at("served").at("server"), "skills");
+    EXPECT_EQ(pdf->at("served").at("source"), "server");
+    EXPECT_EQ(pdf->at("served").at("dormant"), false);
+    ASSERT_TRUE(find(v, "report-writer")) << out;
+    ASSERT_EQ(cli("agents --connect", out, err), 0) << out << err;
+    EXPECT_NE(out.find("pdf-forms"), std::string::npos) << out;
+    EXPECT_NE(out.find("mcp:skills"), std::string::npos) << out;
 }
 
 }  // namespace

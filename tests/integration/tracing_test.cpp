@@ -342,8 +342,9 @@ TEST_F(Tracing, ACollectorThatIsDownSlowOrFailingCostsNoCall) {
         EXPECT_NE(out.find("\"text\":\"m\""), std::string::npos) << out;
         // The exit flush is bounded (5 s), whatever the collector does.
         EXPECT_LT(took, std::chrono::seconds(9)) << out;
-        if (c.name != "slow")
+        if (c.name != "slow") {
             EXPECT_NE(out.find("could not be exported"), std::string::npos) << out;  // said once, at exit
+        }
     }
     receiver_post("/control", R"({"status": 200, "delayMs": 0})");
 }

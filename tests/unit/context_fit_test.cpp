@@ -16,7 +16,7 @@ using llm::Role;
 Message call(const std::string& id, const std::string& args) {
     auto m = Message::assistant("");
     m.content.clear();
-    m.tool_calls.push_back(llm::ToolCall{id, "function", "demo__echo", args});
+    m.tool_calls.push_back(llm::ToolCall{id, "function", "demo__echo", args, {}});
     return m;
 }
 
