@@ -169,7 +169,7 @@ awaitable<bool> OtlpExporter::send_batch(std::vector<std::shared_ptr<const trace
         co_return false;
     }
     http::Fields fields;
-    fields.emplace_back("Content-Type", json ? "application/json" : "application/x-protobuf");
+    fields.emplace_back("Content-Type", std::string(json ? json_content_type : protobuf_content_type));
     core::BackoffPolicy backoff;
     backoff.base = std::chrono::milliseconds(200);
     backoff.max = std::chrono::milliseconds(5000);

@@ -54,11 +54,6 @@ Telemetry::~Telemetry() {
     if (tracer_) tracer_->set_sink({});
 }
 
-std::optional<ExportStats> Telemetry::export_stats() const {
-    if (!exporter_) return std::nullopt;
-    return exporter_->stats();
-}
-
 void Telemetry::save_ring() {
     if (!tracer_ || ring_path_.empty()) return;
     auto spans = tracer_->take_unsaved();

@@ -41,7 +41,6 @@ public:
     trace::Tracer* tracer() { return tracer_.get(); }
     const OtlpSettings& settings() const { return settings_; }
     bool exporting() const { return exporter_ != nullptr; }
-    std::optional<ExportStats> export_stats() const;
     const std::filesystem::path& ring_path() const { return ring_path_; }
 
     /// Saves the spans finished since the last save to the trace file (nothing when there are none).
