@@ -11,6 +11,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/value.hpp>
 
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -190,6 +191,55 @@ struct ConversationsCommand {
     std::string title;  ///< rename
 };
 int conversations(const ConversationsCommand& command);
+
+/// `add`, `add-json`, `remove`, `get` (Claude Code's `mcp add` syntax): edits of the config file, through the code
+/// the web UI's server form uses. Synchronous, no host; a running `serve` picks the edit up as it does a hand edit.
+struct AddCommand {
+    std::string transport;             ///< stdio (default), http, sse, ws
+    std::vector<std::string> words;    ///< NAME, then the command and its arguments, or the URL
+    std::vector<std::string> env;      ///< -e KEY=VALUE
+    std::vector<std::string> headers;  ///< -H "Name: value"
+    std::string json;                  ///< add-json
+    std::string scope;                 ///< local, project, user ("" : the config the other commands read)
+    std::string client_id;             ///< --client-id (OAuth)
+    bool client_secret = false;        ///< --client-secret: asked for, kept in the env file
+    int callback_port = 0;             ///< --callback-port (OAuth redirect port)
+    bool lazy = false;
+    bool disabled = false;
+    bool confine = true;  ///< a new stdio entry gets "sandboxEnabled": true (--no-sandbox: false)
+};
+int add_server(const GlobalOptions& g, const AddCommand& command);
+int add_server_json(const GlobalOptions& g, const AddCommand& command);
+int remove_server(const GlobalOptions& g, const std::string& name, const std::string& scope);
+int get_server(const GlobalOptions& g, const std::string& name, const std::string& scope);
+
+/// The file `add` writes: --config, else --scope's (project/local: ./.mcp.json, user: the user settings file), else
+/// the file the other commands read, else the user settings file (created). nullopt with a message on a bad scope.
+std::optional<std::filesystem::path> file_to_edit(const GlobalOptions& g, const std::string& scope);
+/// Reads a line from the terminal without echo (a secret); nullopt at end of input.
+std::optional<std::string> read_secret(const std::string& prompt);
+
+/// `registry search|show|add`: the MCP Registry (registry/registry_client.hpp).
+struct RegistryCommand {
+    std::string registry;              ///< --registry URL
+    std::string term;                  ///< search
+    std::string name;                  ///< show, add: NAME[@VERSION]
+    std::string version;               ///< show --version
+    std::string as;                    ///< add --as LOCAL
+    std::string use;                   ///< add --use npm|pypi|oci|nuget|remote
+    std::vector<std::string> values;   ///< -e KEY=VALUE: answers (environment variables, {variables}, arguments)
+    std::vector<std::string> headers;  ///< -H "Name: value": answers for headers
+    std::string scope;
+    std::size_t limit = 20;
+    int timeout_s = 15;  ///< --timeout: connect, and silence while reading
+    bool yes = false;
+    bool lazy = false;
+    bool disabled = false;
+    bool confine = true;
+};
+int registry_search(const GlobalOptions& g, const RegistryCommand& command);
+int registry_show(const GlobalOptions& g, const RegistryCommand& command);
+int registry_add(const GlobalOptions& g, const RegistryCommand& command);
 
 // Rendering (render.cpp).
 /// Human-readable rendering of a tool result or resource contents; binary parts as "[image/png, N bytes]".

@@ -3,6 +3,7 @@
 #include "terminal_requests.hpp"
 
 #include <switchboard/core/scope_exit.hpp>
+#include <switchboard/host/env_file.hpp>
 #include <switchboard/host/tool_catalog.hpp>
 
 #include <fmt/format.h>
@@ -89,8 +90,10 @@ std::shared_ptr<host::Sandboxer> make_sandboxer(asio::any_io_executor ex, const 
     if (flags.confine_all) sh.confine_all = flags.confine_all;
     if (flags.layer) sh.forced_layer = flags.layer;
     std::error_code ec;
-    if (config.source.find('/') != std::string::npos || std::filesystem::exists(config.source, ec))
+    if (config.source.find('/') != std::string::npos || std::filesystem::exists(config.source, ec)) {
         sh.own_secrets.push_back(std::filesystem::absolute(config.source, ec).string());
+        sh.own_secrets.push_back(std::filesystem::absolute(host::env_file_for(config.source), ec).string());
+    }
     sh.own_secrets.push_back(
         std::filesystem::absolute(flags.db.empty() ? store::ConversationStore::default_path().string() : flags.db, ec)
             .string());

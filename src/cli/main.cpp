@@ -284,6 +284,89 @@ int main(int argc, char** argv) {
     trace_cmd->add_option("id", trace_id, "Trace id (or its first 8+ hex digits), as `run --json` and `call --json` name it");
     json_flag(trace_cmd);
 
+    // Adding servers: Claude Code's `claude mcp add` lines as typed, and the MCP Registry.
+    cli::AddCommand add;
+    std::string edit_name;
+    const auto scope_option = [&](CLI::App* sub, std::string& scope) {
+        sub->add_option("-s,--scope", scope,
+                        "Which file: project or local (./.mcp.json), user (the user settings file); default: the "
+                        "config the other commands read");
+    };
+    auto* add_cmd = app.add_subcommand(
+        "add", "Add a server: add NAME -- COMMAND [ARGS...], or add --transport http|sse|ws NAME URL");
+    add_cmd->add_option("-t,--transport", add.transport, "stdio (the default), http, sse or ws");
+    add_cmd->add_option("words", add.words, "NAME, then the command and its arguments (after --), or the URL");
+    add_cmd->add_option("-e,--env", add.env, "KEY=VALUE in a stdio server's environment (repeatable)")
+        ->allow_extra_args(false);
+    add_cmd->add_option("-H,--header", add.headers, "\"Name: value\" sent to a remote server (repeatable)")
+        ->allow_extra_args(false);
+    add_cmd->add_option("--client-id", add.client_id, "OAuth client id for a remote server");
+    add_cmd->add_flag("--client-secret", add.client_secret,
+                      "Ask for the OAuth client secret ($MCP_CLIENT_SECRET, else without echo); kept in the env "
+                      "file beside the config");
+    add_cmd->add_option("--callback-port", add.callback_port, "Port of the OAuth redirect listener")
+        ->check(CLI::Range(1, 65535));
+    add_cmd->add_flag("--lazy", add.lazy, "Started only when an agent or skill needs it (see docs/config.md)");
+    add_cmd->add_flag("--disabled", add.disabled, "Written with \"enabled\": false");
+    scope_option(add_cmd, add.scope);
+    auto* add_json_cmd = app.add_subcommand("add-json", "Add a server from its JSON entry: add-json NAME '{...}'");
+    add_json_cmd->add_option("name", edit_name, "The server's name")->required();
+    add_json_cmd->add_option("json", add.json, "The entry, as in mcpServers (or a one-server .mcp.json)")->required();
+    add_json_cmd->add_flag("--client-secret", add.client_secret,
+                           "Ask for the OAuth client secret ($MCP_CLIENT_SECRET, else without echo)");
+    add_json_cmd->add_flag("--lazy", add.lazy, "Started only when an agent or skill needs it");
+    add_json_cmd->add_flag("--disabled", add.disabled, "Written with \"enabled\": false");
+    scope_option(add_json_cmd, add.scope);
+    auto* remove_cmd = app.add_subcommand("remove", "Remove a server from the config: remove NAME");
+    remove_cmd->add_option("name", edit_name, "The server's name")->required();
+    scope_option(remove_cmd, add.scope);
+    auto* get_cmd = app.add_subcommand("get", "Show a server's entry as the config has it (secrets masked)");
+    get_cmd->add_option("name", edit_name, "The server's name")->required();
+    scope_option(get_cmd, add.scope);
+    json_flag(get_cmd);
+
+    cli::RegistryCommand reg;
+    auto* registry_cmd = app.add_subcommand("registry", "The MCP Registry: search it, show a server, add one");
+    registry_cmd->require_subcommand(1);
+    const auto registry_options = [&](CLI::App* sub) {
+        sub->add_option("--registry", reg.registry,
+                        "The registry's URL (default: $SWITCHBOARD_REGISTRY, then the config's \"registry\", then "
+                        "https://registry.modelcontextprotocol.io)");
+        sub->add_option("--timeout", reg.timeout_s, "Seconds to wait for the registry")
+            ->capture_default_str()
+            ->check(CLI::Range(1, 600));
+    };
+    registry_options(registry_cmd);
+    auto* registry_search_cmd = registry_cmd->add_subcommand("search", "Servers whose name matches TERM");
+    registry_search_cmd->add_option("term", reg.term, "What to look for (empty: every server)");
+    registry_search_cmd->add_option("--limit", reg.limit, "At most this many (1 to 100)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 100));
+    registry_options(registry_search_cmd);
+    json_flag(registry_search_cmd);
+    auto* registry_show_cmd =
+        registry_cmd->add_subcommand("show", "A server's packages and remotes, and the values each needs");
+    registry_show_cmd->add_option("name", reg.name, "NAME or NAME@VERSION, as `registry search` lists it")->required();
+    registry_show_cmd->add_option("--version", reg.version, "This version (default: the latest)");
+    registry_options(registry_show_cmd);
+    json_flag(registry_show_cmd);
+    auto* registry_add_cmd = registry_cmd->add_subcommand(
+        "add", "Add a server from the registry, its version pinned; shows the command and asks before writing");
+    registry_add_cmd->add_option("name", reg.name, "NAME or NAME@VERSION")->required();
+    registry_add_cmd->add_option("--as", reg.as, "The name in the config (default: the last part of NAME)");
+    registry_add_cmd->add_option("--use", reg.use, "Which way to run it: npm, pypi, oci, nuget or remote");
+    registry_add_cmd
+        ->add_option("-e,--env", reg.values,
+                     "A value it needs, NAME=VALUE: an environment variable, a {variable} or an argument (repeatable)")
+        ->allow_extra_args(false);
+    registry_add_cmd->add_option("-H,--header", reg.headers, "A header it needs, \"Name: value\" (repeatable)")
+        ->allow_extra_args(false);
+    registry_add_cmd->add_flag("-y,--yes", reg.yes, "Add without asking (for scripts); what is not given is left out");
+    registry_add_cmd->add_flag("--lazy", reg.lazy, "Started only when an agent or skill needs it");
+    registry_add_cmd->add_flag("--disabled", reg.disabled, "Written with \"enabled\": false");
+    scope_option(registry_add_cmd, reg.scope);
+    registry_options(registry_add_cmd);
+
     cli::ServeOptions serve_options;
     auto* auth_cmd = app.add_subcommand("auth", "OAuth logins for remote servers: login, status, logout");
     auth_cmd->require_subcommand(1);
@@ -372,10 +455,24 @@ int main(int argc, char** argv) {
     guide(catalog_cmd, "docs/config.md");
     guide(pins_cmd, "docs/config.md");
     guide(sandbox_cmd, "docs/config.md");
+    for (auto* cmd : {add_cmd, add_json_cmd, remove_cmd, get_cmd, registry_cmd}) guide(cmd, "docs/config.md");
     guide(auth_cmd, "docs/auth.md");
     guide(serve_cmd, "docs/gateway.md");
 
+    // `add NAME -- COMMAND ARGS...`: what follows `--` is the server's command line, taken as it is (its own -y
+    // and --flags included) before CLI11 sees the rest.
+    std::vector<std::string> server_command;
+    for (int i = 1, add_at = 0; i < argc; ++i) {
+        const std::string_view word = argv[i];
+        if (!add_at && word == "add") add_at = i;
+        if (add_at && word == "--") {
+            server_command.assign(argv + i + 1, argv + argc);
+            argc = i;
+            break;
+        }
+    }
     CLI11_PARSE(app, argc, argv);
+    add.words.insert(add.words.end(), server_command.begin(), server_command.end());
     if (db.empty()) db = conv.db;  // `--db` before the command, or after it
     if (!db.empty()) agent.db = db;
     serve_options.db = db;
@@ -413,6 +510,19 @@ int main(int argc, char** argv) {
     }
 
     if (trace_cmd->parsed()) return cli::trace_command(trace_id, g.json);  // no config, no servers
+
+    // Edits of the config file: no servers started.
+    add.confine = reg.confine = !sandbox_off;
+    if (add_cmd->parsed()) return cli::add_server(g, add);
+    if (add_json_cmd->parsed()) {
+        add.words = {edit_name};
+        return cli::add_server_json(g, add);
+    }
+    if (remove_cmd->parsed()) return cli::remove_server(g, edit_name, add.scope);
+    if (get_cmd->parsed()) return cli::get_server(g, edit_name, add.scope);
+    if (registry_search_cmd->parsed()) return cli::registry_search(g, reg);
+    if (registry_show_cmd->parsed()) return cli::registry_show(g, reg);
+    if (registry_add_cmd->parsed()) return cli::registry_add(g, reg);
 
     if (agents_cmd->parsed()) {
         // No server is started; without a config every declared server is reported missing.

@@ -3,6 +3,7 @@
 #include "config_parse.hpp"
 
 #include <switchboard/core/text.hpp>
+#include <switchboard/host/env_file.hpp>
 
 #include <fmt/format.h>
 #include <boost/json.hpp>
@@ -23,8 +24,9 @@ using detail::suggestion;
 
 namespace {
 
-constexpr std::string_view top_level_keys[] = {"mcpServers", "servers", "inputs", "$schema", "llm",
-                                               "toolSearch", "gateway", "roots",  "pins",    "sandboxEnabled", "tracing"};
+constexpr std::string_view top_level_keys[] = {"mcpServers", "servers",        "inputs",  "$schema",
+                                               "llm",        "toolSearch",     "gateway", "roots",
+                                               "pins",       "sandboxEnabled", "tracing", "registry"};
 
 // 1-based line and column (in characters, not bytes) of `offset`, for "file:line:column" messages.
 std::pair<std::size_t, std::size_t> line_column(std::string_view text, std::size_t offset) {
@@ -179,6 +181,14 @@ Config parse_config(std::string_view text, std::string_view source_name, const E
                 config.warnings.push_back(fmt::format(
                     "{}: \"sandboxEnabled\" must be true or false; taken as true (every stdio server confined)",
                     source_name));
+        } else if (key == "registry") {
+            if (const auto* url = item.value().if_string();
+                url && (url->starts_with("https://") || url->starts_with("http://"))) {
+                config.registry = expand_vars(*url, env);
+            } else {
+                config.warnings.push_back(
+                    fmt::format("{}: \"registry\" must be the MCP Registry's http(s) URL; ignored", source_name));
+            }
         } else if (key == "roots") {
             const auto* list = item.value().if_array();
             const bool strings = list && std::all_of(list->begin(), list->end(),
@@ -227,7 +237,10 @@ Config load_config_file(const std::filesystem::path& file, const EnvLookup& env)
     }
     // fopen succeeds on a directory; the read is what fails (EISDIR).
     if (std::ferror(stream.get())) throw fail(errno);
-    return parse_config(text, name, env);
+    std::vector<std::string> warnings;
+    auto config = parse_config(text, name, with_env_file(env, file, &warnings));
+    config.warnings.insert(config.warnings.begin(), warnings.begin(), warnings.end());
+    return config;
 }
 
 std::optional<std::filesystem::path> find_config_file(const std::optional<std::filesystem::path>& explicit_file,

@@ -1,6 +1,7 @@
 #include <switchboard/host/config_edit.hpp>
 
 #include <switchboard/core/atomic_file.hpp>
+#include <switchboard/host/env_file.hpp>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -337,8 +338,10 @@ std::string read_config_text(const fs::path& file) {
     return std::move(buffer).str();
 }
 
-Config edit_config_member(const fs::path& file, std::string_view key, const json::value& value, const EnvLookup& env) {
+Config edit_config_member(const fs::path& file, std::string_view key, const json::value& value,
+                          const EnvLookup& process) {
     const auto source = file.string();
+    const auto env = with_env_file(process, file);
     auto edited = set_top_level_member(read_config_text(file), key, value, source);
     if (edited.size() > max_config_size)
         throw ConfigError(fmt::format("{}: the edited file would be over the limit for a config file", source));
@@ -347,8 +350,9 @@ Config edit_config_member(const fs::path& file, std::string_view key, const json
     return config;
 }
 
-ConfigFileEdit edit_config_file(const fs::path& file, const ServerEntryEdit& edit, const EnvLookup& env) {
+ConfigFileEdit edit_config_file(const fs::path& file, const ServerEntryEdit& edit, const EnvLookup& process) {
     const auto source = file.string();
+    const auto env = with_env_file(process, file);
     if (edit.name.empty()) throw ConfigError("a server needs a name");
     if (edit.name.find("__") != std::string::npos)
         throw ConfigError(
@@ -373,6 +377,32 @@ ConfigFileEdit edit_config_file(const fs::path& file, const ServerEntryEdit& edi
     result.config = parse_config(edited, source, env);  // the whole file still loads (throws when it would not)
     if (auto why = core::write_file_atomically(file, edited); !why.empty()) throw std::runtime_error(why);
     return result;
+}
+
+ConfigFileEdit add_server_to_file(const fs::path& file, const std::string& name, const json::object& entry,
+                                  const std::map<std::string, std::string>& secrets, const EnvLookup& process) {
+    const auto source = file.string();
+    std::error_code ec;
+    const bool exists = fs::exists(file, ec);
+    if (exists && raw_server_entries(read_config_text(file), source).count(name))
+        throw ConfigError(fmt::format(
+            "{}: a server named \"{}\" already exists (remove it first: switchboard remove {})", source, name, name));
+    // The secrets count as set while the entry is checked; they are written only once it passed.
+    const EnvLookup env = [&secrets, &process](std::string_view var) -> std::optional<std::string> {
+        if (auto it = secrets.find(std::string(var)); it != secrets.end()) return it->second;
+        return process(var);
+    };
+    std::vector<std::string> warnings;
+    const auto server = parse_server_entry(name, entry, source, with_env_file(env, file), warnings);
+    if (!server.invalid.empty() && !server.invalid.starts_with("environment variable ${"))
+        throw ConfigError(fmt::format("server \"{}\": {}", name, server.invalid));
+    if (!exists) {
+        if (!file.parent_path().empty()) fs::create_directories(file.parent_path(), ec);
+        if (auto why = core::write_file_atomically(file, "{\n  \"mcpServers\": {}\n}\n"); !why.empty())
+            throw std::runtime_error(why);
+    }
+    if (!secrets.empty()) set_env_file_values(env_file_for(file), secrets);
+    return edit_config_file(file, ServerEntryEdit{name, std::string(), entry}, env);
 }
 
 }  // namespace switchboard::host

@@ -300,10 +300,11 @@ void EntryParser::parse_oauth(const json::value& value) {
         fail("\"oauth\" must be an object or false");
         return;
     }
-    static constexpr std::string_view keys[] = {"clientId",   "clientSecret",   "scopes",    "redirectPort",
-                                                "grant",      "authMethod",     "privateKey", "privateKeyFile",
-                                                "assertion",  "assertionFile",  "clientMetadataUrl", "clientName",
-                                                "idpTokenEndpoint", "idpClientId", "idToken", "idTokenFile", "dpop"};
+    static constexpr std::string_view keys[] = {
+        "clientId",          "clientSecret", "scopes",           "redirectPort", "grant",
+        "authMethod",        "privateKey",   "privateKeyFile",   "assertion",    "assertionFile",
+        "clientMetadataUrl", "clientName",   "idpTokenEndpoint", "idpClientId",  "idToken",
+        "idTokenFile",       "dpop",         "callbackPort"};
     auto& a = server_.oauth;
     auto text = [&](std::string_view k, std::string& out) {
         if (auto s = get_string(fmt::format("oauth.{}", k), o->at(k))) out = expand(*s, "oauth");
@@ -343,12 +344,12 @@ void EntryParser::parse_oauth(const json::value& value) {
             } else if (auto list = get_strings("oauth.scopes", v, true)) {
                 a.scopes = std::move(*list);
             }
-        } else if (k == "redirectPort") {
+        } else if (k == "redirectPort" || k == "callbackPort") {  // callbackPort: Claude Code's name for it
             const auto n = as_integer(v);
             if (n && *n >= 1 && *n <= 65535)
                 a.redirect_port = static_cast<int>(*n);
             else
-                fail("\"oauth.redirectPort\" must be a port number from 1 to 65535");
+                fail(fmt::format("\"oauth.{}\" must be a port number from 1 to 65535", std::string_view(k)));
         } else if (k == "dpop") {
             if (v.is_bool()) {
                 a.dpop = v.get_bool() ? auth::OAuthSettings::Dpop::always : auth::OAuthSettings::Dpop::never;

@@ -77,6 +77,7 @@ http::Router api_routes(PoolRef pool, Options options, std::shared_ptr<ChatServi
     add_catalog_routes(r, pool, chat, options);
     add_pins_routes(r, pool, options);
     add_sandbox_routes(r, pool, options);
+    add_registry_routes(r, pool, options);
     add_login_routes(r, pool, options);
     add_settings_routes(r, pool, chat, options);
     add_chat_routes(r, pool, std::move(chat), options);

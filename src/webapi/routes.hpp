@@ -29,6 +29,9 @@ std::optional<boost::json::object> server_json(const host::ServerPool& pool, std
 /// /api/pins, /api/pins/approve, /api/pins/reset.
 void add_pins_routes(http::Router& r, PoolRef pool, Options options);
 
+/// /api/registry/search, /api/registry/plan, /api/registry/add, /api/servers/import (registry_routes.cpp).
+void add_registry_routes(http::Router& r, PoolRef pool, Options options);
+
 /// /api/servers/sandbox/allow: a refused path or domain allowed in a confined server's entry.
 void add_sandbox_routes(http::Router& r, PoolRef pool, Options options);
 

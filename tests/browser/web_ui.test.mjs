@@ -135,7 +135,8 @@ describe('web UI', { skip: missing.length ? `needs ${missing.join(', ')}` : fals
 
     const text = readFileSync(configPath, 'utf8');
     assert.ok(text.includes(COMMENT), `the comment is gone:\n${text}`);
-    assert.deepEqual(servers(configPath).second, { command: DEMO });
+    // A stdio server added through the form is confined unless its box is unticked.
+    assert.deepEqual(servers(configPath).second, { command: DEMO, sandboxEnabled: true });
     assert.deepEqual(servers(configPath).demo, { command: DEMO });
     await page.screenshot({ path: join(SCREENSHOTS, 'servers.png') });
   });

@@ -99,6 +99,8 @@ struct Config {
     enum class Pinning { trust_on_first_use, strict, off } pinning = Pinning::trust_on_first_use;
     /// The top-level `sandboxEnabled`: confine every stdio server whose entry does not say otherwise.
     bool sandbox_all = false;
+    /// The top-level `registry`: the MCP Registry `registry search/add` and the web UI ask (empty: the official one).
+    std::string registry;
 
     const ServerConfig* find(std::string_view name) const;
 };

@@ -61,6 +61,14 @@ ConfigFileEdit edit_config_file(const std::filesystem::path& file, const ServerE
 Config edit_config_member(const std::filesystem::path& file, std::string_view key, const boost::json::value& value,
                           const EnvLookup& env = process_env());
 
+/// Adds the server `name` to `file`, which is created (`{"mcpServers": {}}`) when it does not exist. `secrets` are
+/// set in the env file beside it (env_file.hpp) first, and count as set when the entry is checked. Throws ConfigError
+/// when the name is taken ("remove it first") or the entry is refused: nothing is written then.
+ConfigFileEdit add_server_to_file(const std::filesystem::path& file, const std::string& name,
+                                  const boost::json::object& entry,
+                                  const std::map<std::string, std::string>& secrets = {},
+                                  const EnvLookup& env = process_env());
+
 /// The text of `file` (std::runtime_error naming it when it cannot be read).
 std::string read_config_text(const std::filesystem::path& file);
 

@@ -19,6 +19,8 @@ import type {
   Pins,
   Prompt,
   ReadResourceResult,
+  RegistryPlan,
+  RegistryServer,
   RequestAnswer,
   Resource,
   ResourceTemplate,
@@ -102,6 +104,15 @@ const post = <T>(path: string, body: unknown) => request<T>('POST', path, body);
 
 type Servers = { servers: ServerStatus[] };
 
+export interface RegistryRequest {
+  name: string;
+  version?: string;
+  use?: string;
+  as?: string;
+  answers?: Record<string, string>;
+  confine?: boolean;
+}
+
 export const api = {
   info: () => get<Info>('api/info'),
   servers: () => get<Servers>('api/servers'),
@@ -118,6 +129,15 @@ export const api = {
   save: (name: string, config: ServerConfig, previousName?: string) =>
     post<Servers & { warnings?: string[] }>('api/servers/save', { name, previousName, config }),
   remove: (name: string) => post<Servers>('api/servers/remove', { name }),
+  /** Servers of the MCP Registry whose name matches `q`. */
+  registrySearch: (q: string) =>
+    get<{ registry: string; servers: RegistryServer[]; more: boolean }>(`api/registry/search?q=${encodeURIComponent(q)}`),
+  /** A registry server made an entry with these answers (or the values it still needs). */
+  registryPlan: (req: RegistryRequest) => post<RegistryPlan>('api/registry/plan', req),
+  registryAdd: (req: RegistryRequest & { lazy?: boolean }) =>
+    post<Servers & { warnings?: string[]; added: string[]; checked: string }>('api/registry/add', req),
+  /** Adds every server of a pasted `.mcp.json` / VS Code `mcp.json` fragment (all or none). */
+  importServers: (text: string) => post<Servers & { warnings?: string[]; added: string[] }>('api/servers/import', { text }),
   /** Adds a refused path (`allowWrite`) or domain (`allowedDomains`) to a stdio server's sandbox in the config file. */
   sandboxAllow: (name: string, kind: 'path' | 'domain', value: string) =>
     post<Servers & { warnings?: string[] }>('api/servers/sandbox/allow', { name, kind, value }),

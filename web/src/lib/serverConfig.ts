@@ -19,12 +19,14 @@ export interface ServerFields {
   maxReconnectAttempts: string;
   allowedTools: string;
   excludedTools: string;
+  /** A stdio server confined (`sandboxEnabled`): on for a new entry; an edited one shows what its entry says. */
+  confine: boolean;
 }
 
 /** Keys the form edits; any other key of an edited entry (caFile, description, ...) is kept unchanged. */
 const FORM_KEYS = new Set([
   'type', 'command', 'args', 'env', 'cwd', 'url', 'headers', 'enabled', 'disabled', 'lazy', 'keepWarmSeconds',
-  'startupTimeoutMs', 'toolTimeoutMs', 'maxReconnectAttempts', 'allowedTools', 'excludedTools',
+  'startupTimeoutMs', 'toolTimeoutMs', 'maxReconnectAttempts', 'allowedTools', 'excludedTools', 'sandboxEnabled',
 ]);
 
 const NUMBER_FIELDS = [
@@ -45,7 +47,7 @@ export function emptyFields(): ServerFields {
   return {
     name: '', transport: 'stdio', command: '', args: '', env: '', cwd: '', url: '', headers: '',
     enabled: true, lazy: false, keepWarmSeconds: '', startupTimeoutMs: '', toolTimeoutMs: '',
-    maxReconnectAttempts: '', allowedTools: '', excludedTools: '',
+    maxReconnectAttempts: '', allowedTools: '', excludedTools: '', confine: true,
   };
 }
 
@@ -72,6 +74,7 @@ export function fieldsFromConfig(name: string, c: ServerConfig): ServerFields {
     maxReconnectAttempts: str(c.maxReconnectAttempts),
     allowedTools: (c.allowedTools ?? []).join(', '),
     excludedTools: (c.excludedTools ?? []).join(', '),
+    confine: c.sandboxEnabled === true,
   };
 }
 
@@ -128,6 +131,10 @@ export function configFromFields(f: ServerFields, base: ServerConfig = {}): Serv
     if (argLines(f.args).length) c.args = argLines(f.args);
     if (lines(f.env).length) c.env = parsePairs(f.env, '=');
     if (f.cwd.trim()) c.cwd = f.cwd.trim();
+    // Said in the entry when asked for, or when turning off what the entry said; an entry without the key keeps
+    // following the file's top-level switch.
+    if (f.confine) c.sandboxEnabled = true;
+    else if (base.sandboxEnabled !== undefined) c.sandboxEnabled = false;
   } else {
     c.url = f.url.trim();
     if (inferTransport(c.url) !== f.transport) c.type = f.transport;

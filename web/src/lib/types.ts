@@ -525,3 +525,41 @@ export type ElicitAnswer = { action: 'accept'; content?: Record<string, unknown>
 export type SamplingDecision = { decision: 'once' | 'server' | 'deny' };
 export type SamplingResultDecision = { decision: 'send' | 'deny' };
 export type RequestAnswer = ElicitAnswer | SamplingDecision | SamplingResultDecision;
+
+/** One server as the MCP Registry lists it (GET /api/registry/search). */
+export interface RegistryServer {
+  name: string;
+  title: string;
+  description: string;
+  version: string;
+  status: 'active' | 'deprecated' | 'deleted' | string;
+  kinds: string;
+  remote: boolean;
+  local: boolean;
+}
+
+/** A value a registry server needs (an environment variable, a header, an argument, a {variable}). */
+export interface RegistryQuestion {
+  key: string;
+  label: string;
+  description: string;
+  required: boolean;
+  secret: boolean;
+  format: string;
+  default: string | null;
+  choices: string[];
+}
+
+/** What POST /api/registry/plan answers: the ways to run it, the values it needs, and the entry (or why not yet). */
+export interface RegistryPlan {
+  registry: string;
+  server: RegistryServer;
+  repository: string;
+  website: string;
+  options: { use: string; label: string; ok: boolean; why?: string }[];
+  use?: string;
+  as: string;
+  questions?: RegistryQuestion[];
+  plan: { display: string; entry: ServerConfig; secrets: string[]; notes: string[] } | null;
+  error: string | null;
+}
