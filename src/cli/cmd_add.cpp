@@ -157,13 +157,13 @@ bool ask_client_secret(const std::string& name, json::object& oauth, std::map<st
 }  // namespace
 
 std::optional<fs::path> file_to_edit(const GlobalOptions& g, const std::string& scope) {
-    if (g.config_file) return fs::absolute(*g.config_file);
-    if (scope == "project" || scope == "local") return fs::absolute(".mcp.json");
-    if (scope == "user") return user_settings_file();
-    if (!scope.empty()) {
+    if (!scope.empty() && scope != "project" && scope != "local" && scope != "user") {
         fmt::print(stderr, "switchboard: --scope must be local, project or user, not \"{}\"\n", scope);
         return std::nullopt;
     }
+    if (g.config_file) return fs::absolute(*g.config_file);
+    if (scope == "project" || scope == "local") return fs::absolute(".mcp.json");
+    if (scope == "user") return user_settings_file();
     if (auto found = host::find_config_file(std::nullopt, fs::current_path(), host::process_env()))
         return fs::absolute(*found);
     return user_settings_file();

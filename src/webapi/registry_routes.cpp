@@ -121,56 +121,41 @@ json::object describe(const registry::Listing& l, const json::object& body, cons
     return out;
 }
 
+// The version of the server the body names ("name", "version"), from the registry (502 naming it when that fails).
+awaitable<registry::Listing> listing_of(registry::RegistryClient& client, const json::object& body) {
+    try {
+        co_return co_await client.get(required_string(body, "name"), text_member(body, "version"));
+    } catch (const http::HttpError&) {
+        throw;
+    } catch (const std::exception& e) {
+        registry_failed(e);
+    }
+}
+
 // POST /api/registry/plan {"name", "version"?, "use"?, "answers"?, "as"?, "confine"?}
 awaitable<void> plan(PoolRef weak, Options o, http::ServerRequest& req, http::Responder& res) {
     const auto body = post_body(req, o->allowed_origins);
     auto pool = lock(weak);
-    const auto name = required_string(body, "name");
-    auto ro = registry_options(*pool);
+    const auto ro = registry_options(*pool);
     registry::RegistryClient client(pool->executor(), ro);
-    registry::Listing l;
-    try {
-        l = co_await client.get(name, text_member(body, "version"));
-    } catch (const std::exception& e) {
-        registry_failed(e);
-    }
+    const auto l = co_await listing_of(client, body);
     co_await send_json(res, describe(l, body, ro.url));
 }
 
-// Adds the entry to the config file, has the watcher take note, applies it.
+// Adds the entry to the config file (its secrets to the env file), has the watcher take note, applies it.
 awaitable<json::object> add_entry(std::shared_ptr<host::ServerPool> pool, Options o, std::string name,
                                   json::object entry, std::map<std::string, std::string> secrets) {
-    const auto file = config_file(*pool);
-    host::ConfigFileEdit edited;
-    try {
-        edited = host::add_server_to_file(file, name, entry, secrets);
-    } catch (const host::ConfigError& e) {
-        throw http::HttpError(bhttp::status::bad_request, e.what());
-    } catch (const std::exception& e) {
-        throw http::HttpError(bhttp::status::internal_server_error, e.what());
-    }
-    if (o->config_written) o->config_written();
-    co_await pool->apply(std::move(edited.config));
-    auto body = servers_json(*pool);
-    json::array warnings;
-    for (auto& w : edited.warnings) warnings.emplace_back(w);
-    body["warnings"] = std::move(warnings);
-    co_return body;
+    co_return co_await write_and_apply(std::move(pool), std::move(o), [&](const std::filesystem::path& file) {
+        return host::add_server_to_file(file, name, entry, secrets);
+    });
 }
 
 // POST /api/registry/add: as /plan, then written (the package file checked against its fileSha256 first).
 awaitable<void> add(PoolRef weak, Options o, http::ServerRequest& req, http::Responder& res) {
     const auto body = post_body(req, o->allowed_origins);
     auto pool = lock(weak);
-    const auto name = required_string(body, "name");
-    auto ro = registry_options(*pool);
-    registry::RegistryClient client(pool->executor(), ro);
-    registry::Listing l;
-    try {
-        l = co_await client.get(name, text_member(body, "version"));
-    } catch (const std::exception& e) {
-        registry_failed(e);
-    }
+    registry::RegistryClient client(pool->executor(), registry_options(*pool));
+    const auto l = co_await listing_of(client, body);
     const auto& doc = l.server;
     if (l.status == "deleted")
         throw http::HttpError(bhttp::status::conflict,

@@ -1,11 +1,13 @@
 // The route groups of the web API (private to this library; api.cpp puts them together).
 #pragma once
 
+#include <switchboard/host/config_edit.hpp>
 #include <switchboard/http/server.hpp>
 #include <switchboard/webapi/api.hpp>
 #include <switchboard/webapi/chat_service.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -57,6 +59,12 @@ std::filesystem::path config_file(const host::ServerPool& pool);
 boost::asio::awaitable<void> apply_edit(std::shared_ptr<host::ServerPool> pool, Options o, std::string name,
                                         std::string previous, std::optional<boost::json::object> entry,
                                         http::Responder& res);
+
+/// Runs `write` on the config file (an edit through host/config_edit), has the file watcher take note, applies the
+/// result: `{"servers": [...], "warnings": [...]}`. A ConfigError is a 400, any other failure a 500.
+boost::asio::awaitable<boost::json::object> write_and_apply(
+    std::shared_ptr<host::ServerPool> pool, Options o,
+    std::function<host::ConfigFileEdit(const std::filesystem::path&)> write);
 
 /// The pool, or 503 when the gateway is stopping.
 std::shared_ptr<host::ServerPool> lock(const PoolRef& pool);

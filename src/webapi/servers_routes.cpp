@@ -170,15 +170,13 @@ awaitable<void> log_level(PoolRef weak, Options o, http::ServerRequest& req, htt
 
 }  // namespace
 
-// Writes the edit, has the file watcher take note, applies the result.
-// (The edit comes in parts: GCC 12 miscompiles aggregates passed by value to a coroutine.)
-awaitable<void> apply_edit(std::shared_ptr<host::ServerPool> pool, Options o, std::string name, std::string previous,
-                           std::optional<json::object> entry, http::Responder& res) {
+// Writes the file, has the file watcher take note, applies the result; the servers and the edit's warnings.
+awaitable<json::object> write_and_apply(std::shared_ptr<host::ServerPool> pool, Options o,
+                                        std::function<host::ConfigFileEdit(const fs::path&)> write) {
     const auto file = config_file(*pool);
-    host::ServerEntryEdit edit{std::move(name), std::move(previous), std::move(entry)};
     host::ConfigFileEdit edited;
     try {
-        edited = host::edit_config_file(file, edit);
+        edited = write(file);
     } catch (const host::ConfigError& e) {
         throw http::HttpError(bhttp::status::bad_request, e.what());
     } catch (const std::exception& e) {
@@ -190,6 +188,15 @@ awaitable<void> apply_edit(std::shared_ptr<host::ServerPool> pool, Options o, st
     json::array warnings;
     for (auto& w : edited.warnings) warnings.emplace_back(w);
     body["warnings"] = std::move(warnings);
+    co_return body;
+}
+
+// (The edit comes in parts: GCC 12 miscompiles aggregates passed by value to a coroutine.)
+awaitable<void> apply_edit(std::shared_ptr<host::ServerPool> pool, Options o, std::string name, std::string previous,
+                           std::optional<json::object> entry, http::Responder& res) {
+    host::ServerEntryEdit edit{std::move(name), std::move(previous), std::move(entry)};
+    auto body = co_await write_and_apply(std::move(pool), std::move(o),
+                                         [&edit](const fs::path& file) { return host::edit_config_file(file, edit); });
     co_await send_json(res, std::move(body));
 }
 
