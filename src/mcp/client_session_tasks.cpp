@@ -6,6 +6,7 @@
 #include <switchboard/core/scope_exit.hpp>
 #include <switchboard/core/spawn.hpp>
 #include <switchboard/mcp/client_session.hpp>
+#include <switchboard/mcp/tasks.hpp>
 
 #include "client_trace.hpp"
 
@@ -39,31 +40,6 @@ constexpr milliseconds default_task_poll{1'000};
 constexpr milliseconds notified_task_poll{5'000};
 // How long a cancelled caller waits for the server to acknowledge tasks/cancel.
 constexpr milliseconds task_cancel_timeout{5'000};
-
-// One state of a task, from a CreateTaskResult, a GetTaskResult or a notifications/tasks.
-struct TaskView {
-    std::string id, status, message;
-    std::optional<milliseconds> poll, ttl;
-};
-
-std::optional<milliseconds> millis_field(const json::object& o, std::string_view key) {
-    const auto* v = o.if_contains(key);
-    if (!v || !v->is_number() || v->to_number<double>() < 0) return std::nullopt;
-    // Bounded: 1e300 must become neither undefined behaviour nor an overflowing clock.
-    return milliseconds(std::min<std::int64_t>(core::clamp_to_int64(v->to_number<double>()), 365LL * 24 * 3600 * 1000));
-}
-
-TaskView read_task(const json::object& o) {
-    TaskView t;
-    t.id = string_field(o, "taskId");
-    t.status = string_field(o, "status");
-    t.message = string_field(o, "statusMessage");
-    t.poll = millis_field(o, "pollIntervalMs");
-    t.ttl = millis_field(o, "ttlMs");
-    if (!t.poll) t.poll = millis_field(o, "pollInterval");  // 2025-11-25's names
-    if (!t.ttl) t.ttl = millis_field(o, "ttl");
-    return t;
-}
 
 bool legacy_task_support(const json::value& tool) {
     const auto* o = tool.if_object();
@@ -217,9 +193,20 @@ Error task_poll_error(const std::string& server, const std::string& task_id, Err
     return e;
 }
 
+// A task state the follower cannot use: no taskId, or a status the extension does not define.
+Error unreadable_task(const std::string& server, const json::object& o) {
+    const auto* id = o.if_contains("taskId");
+    if (!id || !id->is_string())
+        return Error::make_local(code::protocol_violation,
+                                 fmt::format("server \"{}\" answered with a task that has no taskId", server));
+    return Error::make_local(code::protocol_violation,
+                             fmt::format("server \"{}\": task {} has an unknown status \"{}\"", server,
+                                         std::string_view(id->get_string()), string_field(o, "status")));
+}
+
 // A terminal task's outcome: its result, or why there is none. nullopt: not terminal.
-std::optional<Outcome<json::value>> task_outcome(const std::string& server, const TaskView& t, json::object& o) {
-    if (t.status == "completed") {
+std::optional<Outcome<json::value>> task_outcome(const std::string& server, const Task& t, json::object& o) {
+    if (t.status == TaskStatus::completed) {
         auto* result = o.if_contains("result");
         if (!result || !result->is_object())
             return Outcome<json::value>(Error::make_local(
@@ -227,20 +214,16 @@ std::optional<Outcome<json::value>> task_outcome(const std::string& server, cons
                 fmt::format("server \"{}\": task {} completed without a result object", server, t.id)));
         return Outcome<json::value>(std::move(*result));
     }
-    if (t.status == "failed") {
+    if (t.status == TaskStatus::failed) {
         Error e = o.contains("error") ? Error::from_json(o.at("error")) : Error{code::internal_error, "", {}, false};
         e.message = fmt::format("task {} on server \"{}\" failed: {}", t.id, server,
-                                e.message.empty() ? t.message : e.message);
+                                e.message.empty() ? t.status_message : e.message);
         return Outcome<json::value>(std::move(e));
     }
-    if (t.status == "cancelled")
+    if (t.status == TaskStatus::cancelled)
         return Outcome<json::value>(Error::make_local(
             code::cancelled, fmt::format("server \"{}\" cancelled task {}{}", server, t.id,
-                                         t.message.empty() ? std::string() : ": " + t.message)));
-    if (t.status != "working" && t.status != "input_required")
-        return Outcome<json::value>(Error::make_local(
-            code::protocol_violation,
-            fmt::format("server \"{}\": task {} has an unknown status \"{}\"", server, t.id, t.status)));
+                                         t.status_message.empty() ? std::string() : ": " + t.status_message)));
     return std::nullopt;
 }
 
@@ -254,11 +237,10 @@ awaitable<Outcome<json::value>> ClientSession::follow_task(json::value handle, C
         json::value inner = handle.get_object().at("task");
         handle = std::move(inner);
     }
-    TaskView task = read_task(handle.get_object());
+    auto first = Task::from_json(handle, false);
+    if (!first) co_return unreadable_task(server, handle.get_object());
+    Task task = std::move(*first);
     const std::string id = task.id;
-    if (id.empty())
-        co_return Error::make_local(code::protocol_violation,
-                                    fmt::format("server \"{}\" answered with a task that has no taskId", server));
     spdlog::debug("[{}] following task {}", server, id);
     const auto started = std::chrono::steady_clock::now();
     std::set<std::string> answered;  // inputRequests keys already answered: a poll repeats them until processed
@@ -279,21 +261,26 @@ awaitable<Outcome<json::value>> ClientSession::follow_task(json::value handle, C
     // The loop ends by returning the task's outcome, or by a break when the caller is cancelled.
     for (json::value current = std::move(handle);;) {
         auto& o = current.get_object();
-        task = read_task(o);
-        if (task.status != last_status || task.message != last_message) {
-            last_status = task.status;
-            last_message = task.message;
+        auto parsed = Task::from_json(current, false);
+        if (!parsed) co_return unreadable_task(server, o);
+        task = std::move(*parsed);
+        const std::string status(to_string(task.status));
+        if (status != last_status || task.status_message != last_message) {
+            last_status = status;
+            last_message = task.status_message;
             updates += 1;
-            if (options.on_task) options.on_task(TaskProgress{id, task.status, task.message});
+            if (options.on_task) options.on_task(TaskProgress{id, status, task.status_message});
             if (options.on_progress)
                 options.on_progress(jsonrpc::Progress{updates, std::nullopt,
-                                                      task.message.empty() ? task.status : task.message});
+                                                      task.status_message.empty() ? status : task.status_message});
         }
-        if (legacy && (task.status == "completed" || task.status == "failed" || task.status == "input_required")) {
+        if (legacy && (task.status == TaskStatus::completed || task.status == TaskStatus::failed ||
+                       task.status == TaskStatus::input_required)) {
             // tasks/result waits for the end; meanwhile the task's requests (elicitation, sampling) come as the
             // server's own requests, answered by the same handlers.
             jsonrpc::RequestOptions ro;
-            ro.timeout = std::max<milliseconds>(options_.request_timeout, task.ttl.value_or(milliseconds(3'600'000)));
+            ro.timeout =
+                std::max<milliseconds>(options_.request_timeout, milliseconds(task.ttl_ms.value_or(3'600'000)));
             json::value params(json::object{{"taskId", id}});
             auto r = co_await connection_->request_view("tasks/result", params, std::move(ro));
             if (!r && r.error().local && r.error().code == code::cancelled) break;
@@ -305,7 +292,7 @@ awaitable<Outcome<json::value>> ClientSession::follow_task(json::value handle, C
             co_return std::move(*r);
         }
         if (auto end = task_outcome(server, task, o)) co_return std::move(*end);
-        if (task.status == "input_required") {
+        if (task.status == TaskStatus::input_required) {
             json::object requests;
             if (const auto* reqs = o.if_contains("inputRequests"); reqs && reqs->is_object())
                 for (const auto& [key, req] : reqs->get_object())
@@ -327,11 +314,13 @@ awaitable<Outcome<json::value>> ClientSession::follow_task(json::value handle, C
                 if (!ack) co_return task_poll_error(server, id, ack.error());
             }
         }
-        if (task.ttl && std::chrono::steady_clock::now() - started > *task.ttl)
-            co_return Error::make_local(code::timeout,
-                                        fmt::format("task {} on server \"{}\" outlived its ttlMs ({} ms) unfinished",
-                                                    id, server, task.ttl->count()));
-        auto delay = task_poll_delay(task.poll, unit_random());
+        if (task.ttl_ms && std::chrono::steady_clock::now() - started > milliseconds(*task.ttl_ms))
+            co_return Error::make_local(
+                code::timeout, fmt::format("task {} on server \"{}\" outlived its ttlMs ({} ms) unfinished", id, server,
+                                           *task.ttl_ms));
+        std::optional<milliseconds> poll;
+        if (task.poll_interval_ms) poll = milliseconds(*task.poll_interval_ms);
+        auto delay = task_poll_delay(poll, unit_random());
         if (watch && watch->accepted) delay = std::max(delay, notified_task_poll);
         if (!(watch && watch->latest)) {  // a notification that came meanwhile is taken at once
             timer.expires_after(delay);

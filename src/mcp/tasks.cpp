@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 
@@ -42,19 +43,19 @@ std::string text_of(const json::object& o, std::string_view key) {
     return v && v->is_string() ? std::string(v->get_string()) : std::string();
 }
 
-// An integer field; fractional or out-of-range numbers are not integers the extension allows.
-std::optional<std::int64_t> integer_of(const json::object& o, std::string_view key) {
+// A duration in milliseconds: a non-negative number, bounded (1e300 must become neither undefined behaviour nor an
+// overflowing clock); 2025-11-25 named the fields without "Ms" (`legacy`).
+std::optional<std::int64_t> millis_of(const json::object& o, std::string_view key, std::string_view legacy) {
     const auto* v = o.if_contains(key);
-    if (!v) return std::nullopt;
-    if (v->is_int64()) return v->get_int64();
-    if (v->is_uint64() && v->get_uint64() <= static_cast<std::uint64_t>(INT64_MAX))
-        return static_cast<std::int64_t>(v->get_uint64());
-    return std::nullopt;
+    if (!v || !v->is_number()) v = o.if_contains(legacy);
+    if (!v || !v->is_number() || v->to_number<double>() < 0) return std::nullopt;
+    constexpr double year_ms = 365.0 * 24 * 3600 * 1000;
+    return static_cast<std::int64_t>(std::min(v->to_number<double>(), year_ms));
 }
 
 }  // namespace
 
-std::optional<Task> Task::from_json(const json::value& v) {
+std::optional<Task> Task::from_json(const json::value& v, bool keep_raw) {
     const auto* o = v.if_object();
     if (!o) return std::nullopt;
     const auto* id = o->if_contains("taskId");
@@ -67,9 +68,9 @@ std::optional<Task> Task::from_json(const json::value& v) {
     t.status_message = text_of(*o, "statusMessage");
     t.created_at = text_of(*o, "createdAt");
     t.last_updated_at = text_of(*o, "lastUpdatedAt");
-    t.ttl_ms = integer_of(*o, "ttlMs");
-    t.poll_interval_ms = integer_of(*o, "pollIntervalMs");
-    t.raw = *o;
+    t.ttl_ms = millis_of(*o, "ttlMs", "ttl");
+    t.poll_interval_ms = millis_of(*o, "pollIntervalMs", "pollInterval");
+    if (keep_raw) t.raw = *o;
     return t;
 }
 

@@ -46,8 +46,10 @@ struct Task {
     std::optional<std::int64_t> poll_interval_ms;
     boost::json::object raw;  ///< everything as received (result, error, inputRequests of a DetailedTask)
 
-    /// nullopt when `v` has no string taskId or an unknown status.
-    static std::optional<Task> from_json(const boost::json::value& v);
+    /// nullopt when `v` has no string taskId or an unknown status. ttlMs and pollIntervalMs (2025-11-25's ttl and
+    /// pollInterval too) are read as non-negative milliseconds, at most a year. `keep_raw` false: `raw` stays empty
+    /// (a follower reading every poll needs only the fields).
+    static std::optional<Task> from_json(const boost::json::value& v, bool keep_raw = true);
     /// The Task's own fields (not result, error or inputRequests).
     boost::json::object to_json() const;
 };
