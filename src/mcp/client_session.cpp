@@ -38,8 +38,9 @@ bool task_method(std::string_view m) { return m == "tools/call"; }
 
 }  // namespace
 
+// One subscriptions/listen stream: the session's own (its whole filter) or a followed task's.
 struct ClientSession::Listen {
-    std::int64_t id = 0;
+    std::int64_t id = -1;  // its request id, which the acknowledgment names
     asio::cancellation_signal cancel;
     core::OneShotEvent settled;  // acknowledged, or the request ended
     std::optional<Error> error;
@@ -540,9 +541,19 @@ awaitable<Outcome<void>> ClientSession::reopen_listen() {
 
     auto l = std::make_shared<Listen>();
     listen_ = l;
+    open_listen(l, std::move(filter), fmt::format("[{}] subscriptions/listen", options_.server_name));
+    co_await l->settled.wait_for(std::chrono::seconds(10));
+    if (l->acknowledged) co_return Outcome<void>{};
+    if (l->error) co_return *l->error;
+    co_return Error::make_local(
+        code::timeout,
+        fmt::format("server \"{}\" did not acknowledge subscriptions/listen within 10 s", options_.server_name));
+}
+
+void ClientSession::open_listen(std::shared_ptr<Listen> l, json::object filter, std::string what) {
     json::object params{{"_meta", modern_meta()}, {"notifications", std::move(filter)}};
     auto conn = connection_;
-    auto name = options_.server_name;
+    // The stream holds its Listen (the cancellation signal lives as long as the request it is bound to).
     asio::co_spawn(
         conn->get_executor(),
         [conn, l, params = std::move(params)]() mutable -> awaitable<void> {
@@ -550,19 +561,13 @@ awaitable<Outcome<void>> ClientSession::reopen_listen() {
             ro.timeout = std::chrono::hours(24 * 365);  // a listen stream lasts until cancelled
             ro.reset_timeout_on_progress = false;
             ro.on_sent = [l](std::int64_t id) { l->id = id; };
+            // A server that does not offer it answers with an error: the caller goes on without it.
             auto r = co_await conn->request("subscriptions/listen", std::move(params), ro);
             if (!r) l->error = r.error();
             l->settled.set();
         },
-        asio::bind_cancellation_slot(l->cancel.slot(), [name](std::exception_ptr e) {
-            core::log_exception(e, fmt::format("[{}] subscriptions/listen", name));
-        }));
-    co_await l->settled.wait_for(std::chrono::seconds(10));
-    if (l->acknowledged) co_return Outcome<void>{};
-    if (l->error) co_return *l->error;
-    co_return Error::make_local(
-        code::timeout,
-        fmt::format("server \"{}\" did not acknowledge subscriptions/listen within 10 s", options_.server_name));
+        asio::bind_cancellation_slot(l->cancel.slot(),
+                                     [what = std::move(what)](std::exception_ptr e) { core::log_exception(e, what); }));
 }
 
 awaitable<void> ClientSession::close() {

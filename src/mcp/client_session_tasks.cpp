@@ -84,8 +84,7 @@ bool ClientSession::is_legacy_task_handle(const std::string& method, const json:
 // A task's own subscriptions/listen stream: the server's notifications/tasks wake the follower between polls.
 struct ClientSession::TaskWatch {
     std::string task_id;
-    std::int64_t listen_id = -1;
-    asio::cancellation_signal cancel;
+    std::shared_ptr<Listen> stream;
     bool accepted = false;                // the acknowledgment lists the task
     std::optional<json::value> latest;    // the newest notification's task, not taken yet
     asio::steady_timer* waiting = nullptr;  // the follower's poll timer, cancelled to wake it
@@ -94,26 +93,12 @@ struct ClientSession::TaskWatch {
 std::shared_ptr<ClientSession::TaskWatch> ClientSession::watch_task(const std::string& task_id) {
     auto w = std::make_shared<TaskWatch>();
     w->task_id = task_id;
+    w->stream = std::make_shared<Listen>();
     json::object filter;
     filter["taskIds"] = json::array{json::value(task_id)};
-    json::object params{{"_meta", modern_meta()}, {"notifications", std::move(filter)}};
-    auto conn = connection_;
-    auto name = options_.server_name;
-    // The stream holds its watch (the cancellation signal lives as long as the request it is bound to); the follower
-    // ends it with cancel when the task ends.
-    asio::co_spawn(
-        conn->get_executor(),
-        [conn, w, params = std::move(params)]() mutable -> awaitable<void> {
-            jsonrpc::RequestOptions ro;
-            ro.timeout = std::chrono::hours(24 * 365);  // until the task ends (then cancelled)
-            ro.reset_timeout_on_progress = false;
-            ro.on_sent = [w](std::int64_t id) { w->listen_id = id; };
-            // A server that does not offer it answers with an error: the task is polled as before.
-            co_await conn->request("subscriptions/listen", std::move(params), ro);
-        },
-        asio::bind_cancellation_slot(w->cancel.slot(), [name](std::exception_ptr e) {
-            core::log_exception(e, fmt::format("[{}] subscriptions/listen for a task", name));
-        }));
+    // The follower ends the stream with cancel when the task ends.
+    open_listen(w->stream, std::move(filter),
+                fmt::format("[{}] subscriptions/listen for a task", options_.server_name));
     task_watches_[task_id] = w;
     return w;
 }
@@ -134,7 +119,7 @@ bool ClientSession::on_task_notification(const std::string& method, const json::
     const auto* id = m && m->is_object() ? m->get_object().if_contains(meta::subscription_id) : nullptr;
     const auto sid = id ? core::json_exact_integer(*id) : std::nullopt;
     for (auto& [task_id, w] : task_watches_) {
-        if (!sid || *sid != w->listen_id) continue;
+        if (!sid || *sid != w->stream->id) continue;
         const auto* n = p->if_contains("notifications");
         const auto* ids = n && n->is_object() ? n->get_object().if_contains("taskIds") : nullptr;
         if (ids && ids->is_array())
@@ -256,7 +241,7 @@ awaitable<Outcome<json::value>> ClientSession::follow_task(json::value handle, C
         if (!watch) return;
         watch->waiting = nullptr;
         task_watches_.erase(watch->task_id);
-        watch->cancel.emit(asio::cancellation_type::terminal);  // ends the stream (notifications/cancelled)
+        watch->stream->cancel.emit(asio::cancellation_type::terminal);  // ends the stream (notifications/cancelled)
     });
     // The loop ends by returning the task's outcome, or by a break when the caller is cancelled.
     for (json::value current = std::move(handle);;) {

@@ -1,4 +1,5 @@
 #include "input_rounds.hpp"
+#include "pending_asks.hpp"
 
 #include <switchboard/core/scope_exit.hpp>
 #include <switchboard/core/task_group.hpp>
@@ -24,9 +25,7 @@ struct InputRounds::Run {
     std::string token;  // the requestState
     std::shared_ptr<RequestContext::State> ctx;
     core::TaskGroup task;                        // the handler: cancelled alone when its client cancels
-    std::map<std::string, json::object> asked;   // key -> {method, params}, not answered yet
-    std::map<std::string, json::value> answers;  // key -> the client's result, not taken by the handler yet
-    int next_key = 0;
+    detail::PendingAsks asks;                    // what the handler asked, and the client's answers
     std::optional<Outcome<json::value>> result;
     bool in_round = false;                                  // a request of the client waits for this run
     clock::time_point deadline = clock::time_point::max();  // for the client's retry
@@ -72,7 +71,7 @@ awaitable<Outcome<json::value>> InputRounds::round(json::object params, std::sha
         run->ctx = std::move(ctx);
         // Answers sent with the first request (a client that knows what will be asked) are used when asked for.
         if (const auto* responses = params.if_contains("inputResponses"); responses && responses->is_object())
-            for (const auto& [key, answer] : responses->get_object()) run->answers[std::string(key)] = answer;
+            run->asks.answer_ahead(responses->get_object());
         // Not owning: the context lives in the run.
         run->ctx->ask = [this, weak = std::weak_ptr<Run>(run)](std::string key, std::string method, json::object p) {
             return ask(weak, std::move(key), std::move(method), std::move(p));
@@ -92,10 +91,7 @@ awaitable<Outcome<json::value>> InputRounds::round(json::object params, std::sha
     if (run->ctx->method != ctx->method)
         co_return Error{code::invalid_params, "This requestState belongs to a " + run->ctx->method + " request"};
     if (run->in_round) co_return Error{code::invalid_params, "This requestState is already being retried"};
-    if (const auto* responses = params.if_contains("inputResponses")) {
-        for (const auto& [key, answer] : responses->get_object())
-            if (run->asked.erase(key)) run->answers[std::string(key)] = answer;  // unknown keys are ignored
-    }
+    if (const auto* responses = params.if_contains("inputResponses")) run->asks.answer(responses->get_object());
     run->ctx->request = std::move(ctx->request);  // progress and logs of this round go with this round
     run->ctx->log_level = std::move(ctx->log_level);
     run->changed.fire();
@@ -124,7 +120,7 @@ awaitable<Outcome<json::value>> InputRounds::await_round(std::shared_ptr<Run> ru
             forget(*run);
             co_return std::move(*run->result);
         }
-        if (!run->asked.empty()) {
+        if (run->asks.waiting()) {
             // Let asks made together (e.g. through run_all) go out in one round.
             co_await asio::post(executor_, asio::use_awaitable);
             if (run->result) continue;
@@ -132,11 +128,9 @@ awaitable<Outcome<json::value>> InputRounds::await_round(std::shared_ptr<Run> ru
             forget(*run);
             run->token = new_token();
             runs_.emplace(run->token, run);
-            json::object requests;
-            for (const auto& [key, request] : run->asked) requests[key] = request;
             json::object r;
             r["resultType"] = "input_required";
-            r["inputRequests"] = std::move(requests);
+            r["inputRequests"] = run->asks.requests();
             r["requestState"] = run->token;
             run->deadline = clock::now() + timeout_;
             run->changed.fire();  // the handler's wait now has a deadline
@@ -156,27 +150,12 @@ awaitable<Outcome<json::value>> InputRounds::ask(std::weak_ptr<Run> weak, std::s
                                                  json::object params) {
     auto run = weak.lock();
     if (!run) co_return Error::make_local(code::cancelled, "the request ended");
-    // The key the handler chose, unless it is taken (asked and not answered yet). An answer already there under that
-    // key (sent before it was asked) is the answer.
-    std::string key = std::move(wanted);
-    if (key.empty() || run->asked.contains(key))
-        key = fmt::format("{}-{}", method.substr(0, method.find('/')), ++run->next_key);
-    if (auto it = run->answers.find(key); it != run->answers.end()) {  // answered before it was asked
-        json::value answer = std::move(it->second);
-        run->answers.erase(it);
-        co_return answer;
-    }
-    json::object request;
-    request["method"] = std::move(method);
-    request["params"] = std::move(params);
-    run->asked[key] = std::move(request);
+    // An answer already there under its key (sent before it was asked) is the answer.
+    const auto key = run->asks.ask(std::move(wanted), std::move(method), std::move(params));
+    if (auto answer = run->asks.take(key)) co_return std::move(*answer);
     run->changed.fire();
     for (;;) {
-        if (auto it = run->answers.find(key); it != run->answers.end()) {
-            json::value answer = std::move(it->second);
-            run->answers.erase(it);
-            co_return answer;
-        }
+        if (auto answer = run->asks.take(key)) co_return std::move(*answer);
         const auto now = clock::now();
         if (!run->in_round && now >= run->deadline) {
             forget(*run);

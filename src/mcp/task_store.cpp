@@ -1,3 +1,4 @@
+#include "pending_asks.hpp"
 #include "request_state.hpp"
 
 #include <switchboard/core/task_group.hpp>
@@ -23,9 +24,7 @@ struct TaskStore::Entry {
     Task task;
     clock::time_point expires;
     core::TaskGroup work;                        // the task's coroutine: cancelled by tasks/cancel or expiry
-    std::map<std::string, json::object> asked;   // key -> {method, params}: the pending inputRequests
-    std::map<std::string, json::value> answers;  // key -> the client's answer, not taken by the work yet
-    int next_key = 0;
+    detail::PendingAsks asks;                    // what the work asked (inputRequests), and the client's answers
     std::optional<json::object> result;  // completed
     std::optional<Error> error;          // failed
     jsonrpc::Signal changed;             // an answer arrived
@@ -99,7 +98,7 @@ json::object TaskStore::start(Work work, const RequestContext& ctx) {
 awaitable<void> TaskStore::run(std::shared_ptr<Entry> e, Work work, std::shared_ptr<RequestContext::State> state) {
     auto r = co_await work(RequestContext(std::move(state)));
     if (is_terminal(e->task.status)) co_return;  // cancelled meanwhile: the outcome is dropped
-    e->asked.clear();
+    e->asks.clear();
     if (r) {
         e->result = std::move(*r);
         touch(*e, TaskStatus::completed);
@@ -113,20 +112,10 @@ awaitable<Outcome<json::value>> TaskStore::ask(std::weak_ptr<Entry> weak, std::s
                                                json::object params) {
     auto e = weak.lock();
     if (!e) co_return Error::make_local(code::cancelled, "the task is gone");
-    std::string key = std::move(wanted);
-    if (key.empty() || e->asked.contains(key))
-        key = fmt::format("{}-{}", method.substr(0, method.find('/')), ++e->next_key);
-    json::object request;
-    request["method"] = std::move(method);
-    request["params"] = std::move(params);
-    e->asked[key] = std::move(request);
-    if (e->task.status == TaskStatus::working) touch(*e, TaskStatus::input_required);
+    const auto key = e->asks.ask(std::move(wanted), std::move(method), std::move(params));
+    if (e->task.status == TaskStatus::working && e->asks.waiting()) touch(*e, TaskStatus::input_required);
     for (;;) {
-        if (auto it = e->answers.find(key); it != e->answers.end()) {
-            json::value answer = std::move(it->second);
-            e->answers.erase(it);
-            co_return answer;
-        }
+        if (auto answer = e->asks.take(key)) co_return std::move(*answer);
         co_await e->changed.wait();
         auto state = co_await asio::this_coro::cancellation_state;
         if (state.cancelled() != asio::cancellation_type::none)
@@ -147,11 +136,7 @@ json::object TaskStore::detailed(const Entry& e) const {
         if (!e.error->data.is_null()) error["data"] = e.error->data;
         r["error"] = std::move(error);
     }
-    if (e.task.status == TaskStatus::input_required) {
-        json::object requests;
-        for (const auto& [key, request] : e.asked) requests[key] = request;
-        r["inputRequests"] = std::move(requests);
-    }
+    if (e.task.status == TaskStatus::input_required) r["inputRequests"] = e.asks.requests();
     return r;
 }
 
@@ -183,15 +168,14 @@ awaitable<Outcome<json::object>> TaskStore::handle(std::string method, json::obj
         const auto* responses = params.if_contains("inputResponses");
         if (!responses || !responses->is_object())
             co_return Error{code::invalid_params, "tasks/update: \"inputResponses\" must be an object"};
-        for (const auto& [key, answer] : responses->get_object())
-            if (e->asked.erase(key)) e->answers[std::string(key)] = answer;  // unknown keys are ignored
-        if (e->task.status == TaskStatus::input_required && e->asked.empty()) touch(*e, TaskStatus::working);
+        e->asks.answer(responses->get_object());  // keys not asked are ignored
+        if (e->task.status == TaskStatus::input_required && !e->asks.waiting()) touch(*e, TaskStatus::working);
         e->changed.fire();
         co_return json::object{};
     }
     if (method == tasks_method::cancel) {
         if (!is_terminal(e->task.status)) {  // a terminal task stays as it ended: the ack is the same
-            e->asked.clear();
+            e->asks.clear();
             touch(*e, TaskStatus::cancelled);
             e->work.cancel();
         }

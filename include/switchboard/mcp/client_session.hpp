@@ -251,6 +251,9 @@ private:
 
     // Modern subscriptions: one listen stream carrying the whole filter.
     struct Listen;
+    /// Starts a subscriptions/listen request for `filter` in the background, held by `l` (its id, its cancel signal,
+    /// settled when it ends); `what` names it in a log line if it throws.
+    void open_listen(std::shared_ptr<Listen> l, boost::json::object filter, std::string what);
     std::set<std::string> subscribed_;
     std::shared_ptr<Listen> listen_;
     std::set<std::string> legacy_task_tools_;
