@@ -22,13 +22,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path user_settings_file() {
-    const auto env = host::process_env();
-    if (auto x = env("XDG_CONFIG_HOME"); x && !x->empty()) return fs::path(*x) / "switchboard" / "settings.json";
-    const auto home = env("HOME");
-    return fs::path(home && !home->empty() ? *home : ".") / ".config" / "switchboard" / "settings.json";
-}
-
 bool valid_name(std::string_view name) {
     if (name.empty() || name.size() > 64 || name.find("__") != std::string_view::npos) return false;
     return std::all_of(name.begin(), name.end(), [](char c) {
@@ -50,10 +43,10 @@ bool is_url(std::string_view word) {
 std::string masked(std::string_view key, std::string_view value, bool header) {
     if (value.starts_with("${") && value.ends_with("}")) return std::string(value);
     const auto k = core::ascii_lower(key);
-    const bool secret = header ? true
-                               : k.find("key") != std::string::npos || k.find("token") != std::string::npos ||
-                                     k.find("secret") != std::string::npos || k.find("password") != std::string::npos ||
-                                     k.find("pat") != std::string::npos;
+    // "pat" as a word of the name (GITHUB_PAT), not inside one (CACHE_PATH).
+    const bool pat = k == "pat" || k.starts_with("pat_") || k.ends_with("_pat") || k.find("_pat_") != std::string::npos;
+    const bool secret = header || pat || k.find("key") != std::string::npos || k.find("token") != std::string::npos ||
+                        k.find("secret") != std::string::npos || k.find("password") != std::string::npos;
     if (!secret) return std::string(value);
     if (header) {
         if (auto sp = value.find(' '); sp != std::string_view::npos && sp < 12)
@@ -145,10 +138,7 @@ bool ask_client_secret(const std::string& name, json::object& oauth, std::map<st
     else
         secret = read_secret(fmt::format("Client secret for \"{}\": ", name));
     if (!secret || secret->empty()) return false;
-    std::string var;
-    for (char ch : name)
-        var += std::isalnum(static_cast<unsigned char>(ch)) ? static_cast<char>(std::toupper(ch)) : '_';
-    var += "_CLIENT_SECRET";
+    const auto var = host::secret_variable(name, "client_secret");
     secrets[var] = *secret;
     oauth["clientSecret"] = "${" + var + "}";
     return true;
@@ -157,16 +147,20 @@ bool ask_client_secret(const std::string& name, json::object& oauth, std::map<st
 }  // namespace
 
 std::optional<fs::path> file_to_edit(const GlobalOptions& g, const std::string& scope) {
+    const auto user_file = [] {
+        auto file = host::user_config_file(host::process_env());
+        return file ? *file : fs::absolute(".config/switchboard/settings.json");  // no HOME: under here
+    };
     if (!scope.empty() && scope != "project" && scope != "local" && scope != "user") {
         fmt::print(stderr, "switchboard: --scope must be local, project or user, not \"{}\"\n", scope);
         return std::nullopt;
     }
     if (g.config_file) return fs::absolute(*g.config_file);
     if (scope == "project" || scope == "local") return fs::absolute(".mcp.json");
-    if (scope == "user") return user_settings_file();
+    if (scope == "user") return user_file();
     if (auto found = host::find_config_file(std::nullopt, fs::current_path(), host::process_env()))
         return fs::absolute(*found);
-    return user_settings_file();
+    return user_file();
 }
 
 std::optional<std::string> read_secret(const std::string& prompt) {

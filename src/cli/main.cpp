@@ -1,6 +1,7 @@
 // switchboard: the command-line front end.
 #include "cli.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <switchboard/core/spawn.hpp>
 
@@ -461,15 +462,21 @@ int main(int argc, char** argv) {
 
     // `add NAME -- COMMAND ARGS...`: what follows `--` is the server's command line, taken as it is (its own -y
     // and --flags included) before CLI11 sees the rest.
+    // Only when the command is `add`: its first word that is neither an option nor a global option's value.
     std::vector<std::string> server_command;
-    for (int i = 1, add_at = 0; i < argc; ++i) {
-        const std::string_view word = argv[i];
-        if (!add_at && word == "add") add_at = i;
-        if (add_at && word == "--") {
-            server_command.assign(argv + i + 1, argv + argc);
-            argc = i;
-            break;
-        }
+    {
+        static constexpr std::string_view takes_value[] = {
+            "-c", "--config", "--pins", "--sandbox-layer", "--otlp-endpoint", "--log-level", "--db"};
+        int i = 1;
+        while (i < argc && argv[i][0] == '-' && std::string_view(argv[i]) != "--")
+            i += std::find(std::begin(takes_value), std::end(takes_value), argv[i]) != std::end(takes_value) ? 2 : 1;
+        if (i < argc && std::string_view(argv[i]) == "add")
+            for (int j = i + 1; j < argc; ++j)
+                if (std::string_view(argv[j]) == "--") {
+                    server_command.assign(argv + j + 1, argv + argc);
+                    argc = j;
+                    break;
+                }
     }
     CLI11_PARSE(app, argc, argv);
     add.words.insert(add.words.end(), server_command.begin(), server_command.end());

@@ -249,17 +249,20 @@ std::optional<std::filesystem::path> find_config_file(const std::optional<std::f
     std::error_code ec;
     const auto project_file = cwd / ".mcp.json";
     if (std::filesystem::is_regular_file(project_file, ec)) return project_file;
-    std::filesystem::path config_home;
-    if (const auto xdg = env("XDG_CONFIG_HOME"); xdg && !xdg->empty()) {
-        config_home = *xdg;
-    } else if (const auto home = env("HOME"); home && !home->empty()) {
-        config_home = std::filesystem::path(*home) / ".config";
-    } else {
-        return std::nullopt;
-    }
-    const auto user_file = config_home / "switchboard" / "settings.json";
-    if (std::filesystem::is_regular_file(user_file, ec)) return user_file;
+    const auto user_file = user_config_file(env);
+    if (user_file && std::filesystem::is_regular_file(*user_file, ec)) return user_file;
     return std::nullopt;
+}
+
+std::optional<std::filesystem::path> user_config_file(const EnvLookup& env) {
+    std::filesystem::path config_home;
+    if (const auto xdg = env("XDG_CONFIG_HOME"); xdg && !xdg->empty())
+        config_home = *xdg;
+    else if (const auto home = env("HOME"); home && !home->empty())
+        config_home = std::filesystem::path(*home) / ".config";
+    else
+        return std::nullopt;
+    return config_home / "switchboard" / "settings.json";
 }
 
 }  // namespace switchboard::host

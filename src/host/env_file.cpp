@@ -54,6 +54,15 @@ bool is_variable_name(std::string_view name) {
     return true;
 }
 
+std::string secret_variable(std::string_view server, std::string_view key) {
+    std::string out;
+    for (std::string_view part : {server, std::string_view("_"), key})
+        for (char c : part)
+            out += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::toupper(c)) : '_';
+    if (out.empty() || std::isdigit(static_cast<unsigned char>(out.front()))) out.insert(0, "_");
+    return out;
+}
+
 fs::path env_file_for(const fs::path& config) {
     auto stem = config.stem().string();
     return config.parent_path() / (stem + ".env");

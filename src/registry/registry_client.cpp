@@ -25,6 +25,19 @@ using asio::awaitable;
 
 namespace {
 
+// A 404, told apart by its type: `get` words it as the server (or version) the registry does not have.
+struct NotFound : RegistryError {
+    using RegistryError::RegistryError;
+};
+
+// JSON, or a RegistryError naming where it came from.
+json::value parse_json(std::string_view text, std::string_view what) {
+    boost::system::error_code ec;
+    auto v = json::parse(text, ec);
+    if (ec) throw RegistryError(fmt::format("{}: the answer is not JSON ({})", what, ec.message()));
+    return v;
+}
+
 constexpr std::size_t page_limit = 100;
 constexpr std::size_t max_pages = 20;
 constexpr std::size_t max_document = 4u * 1024 * 1024;
@@ -167,7 +180,7 @@ awaitable<std::string> RegistryClient::fetch(std::string url, std::size_t limit,
             throw RegistryError(fmt::format("{}: the answer is larger than {}", where, core::size_text(limit)));
         throw RegistryError(fmt::format("{}: {}", where, r.error().message));
     }
-    if (r->status == 404) throw RegistryError(fmt::format("{}: not found (404) at {}", where, url));
+    if (r->status == 404) throw NotFound(fmt::format("{}: not found (404) at {}", where, url));
     if (r->status != 200)
         throw RegistryError(fmt::format("{}: {} from {}", where, http::status_text(r->status, r->reason), url));
     if (r->body.size() > limit)
@@ -196,11 +209,7 @@ awaitable<json::value> RegistryClient::get_json(std::string target, bool cached)
             }
         }
     }
-    const auto text = co_await fetch(url, max_document, false);
-    boost::system::error_code ec;
-    auto body = json::parse(text, ec);
-    if (ec)
-        throw RegistryError(fmt::format("{}: the answer to {} is not JSON ({})", options_.url, target, ec.message()));
+    auto body = parse_json(co_await fetch(url, max_document, false), url);
     if (!file.empty()) {
         std::error_code fec;
         fs::create_directories(file.parent_path(), fec);
@@ -259,8 +268,7 @@ awaitable<Listing> RegistryClient::get(std::string name, std::string version) {
     json::value body;
     try {
         body = co_await get_json(target, true);
-    } catch (const RegistryError& e) {
-        if (std::string_view(e.what()).find("(404)") == std::string_view::npos) throw;
+    } catch (const NotFound&) {
         throw RegistryError(fmt::format("{} has no server \"{}\"{} (404)", options_.url, name,
                                         version.empty() ? "" : fmt::format(" at version {}", version)));
     }
@@ -292,7 +300,7 @@ awaitable<std::string> RegistryClient::check_file(Package p) {
     const auto base = base_of(p.base_url.empty() ? standard_base_url(p.registry_type) : p.base_url);
     if (p.registry_type == "npm") {
         const auto meta_url = fmt::format("{}/{}/{}", base, encode(p.identifier), encode(p.version));
-        const auto meta = json::parse(co_await fetch(meta_url, max_document, true));
+        const auto meta = parse_json(co_await fetch(meta_url, max_document, true), meta_url);
         const auto* dist = meta.is_object() ? meta.get_object().if_contains("dist") : nullptr;
         const auto* tarball = dist && dist->is_object() ? dist->get_object().if_contains("tarball") : nullptr;
         if (!tarball || !tarball->is_string())
@@ -306,7 +314,7 @@ awaitable<std::string> RegistryClient::check_file(Package p) {
     }
     if (p.registry_type == "pypi") {
         const auto url = fmt::format("{}/pypi/{}/{}/json", base, encode(p.identifier), encode(p.version));
-        const auto meta = json::parse(co_await fetch(url, max_document, true));
+        const auto meta = parse_json(co_await fetch(url, max_document, true), url);
         const auto* urls = meta.is_object() ? meta.get_object().if_contains("urls") : nullptr;
         if (urls && urls->is_array())
             for (const auto& f : urls->get_array()) {

@@ -1,6 +1,7 @@
 #include <switchboard/registry/server_json.hpp>
 
 #include <switchboard/core/text.hpp>
+#include <switchboard/host/env_file.hpp>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
@@ -122,13 +123,6 @@ bool has_control(std::string_view s) {
     return std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; });
 }
 
-std::string env_name(std::string_view text) {
-    std::string out;
-    for (char c : text) out += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::toupper(c)) : '_';
-    if (out.empty() || std::isdigit(static_cast<unsigned char>(out.front()))) out.insert(0, "_");
-    return out;
-}
-
 std::string trimmed_url(std::string url) {
     while (!url.empty() && url.back() == '/') url.pop_back();
     return core::ascii_lower(url);
@@ -152,8 +146,7 @@ public:
     }
 
     // The value given for `key` (or its default); nullopt when there is none. Asked about when collecting.
-    std::optional<std::string> answer(const std::string& key, const Input& in, std::string_view label,
-                                      std::string_view field) {
+    std::optional<std::string> answer(const std::string& key, const Input& in, std::string_view label) {
         if (!asked_.count(key)) {
             asked_.insert(key);
             questions.push_back({key, std::string(label), in});
@@ -174,7 +167,7 @@ public:
             throw RegistryError(fmt::format("server \"{}\": {} must be one of {}, not \"{}\"", doc_.name, label,
                                             fmt::join(in.choices, ", "), *v));
         if (in.secret) {
-            auto var = env_name(fmt::format("{}_{}", local_, key));
+            auto var = host::secret_variable(local_, key);
             plan.secrets[var] = *v;
             return "${" + var + "}";
         }
@@ -183,7 +176,6 @@ public:
                 fmt::format("server \"{}\": the default of {} has \"${{\", which the config would "
                             "expand; refused",
                             doc_.name, label));
-        (void)field;
         return v;
     }
 
@@ -210,7 +202,7 @@ public:
                 throw RegistryError(fmt::format("server \"{}\": {} uses {{{}}}, which no variable of it defines",
                                                 doc_.name, field, var));
             const auto& in = it == vars.end() ? *owner : it->second;
-            if (auto v = answer(var, in, fmt::format("{{{}}} in {}", var, label.empty() ? field : label), field))
+            if (auto v = answer(var, in, fmt::format("{{{}}} in {}", var, label.empty() ? field : label)))
                 out += *v;
             else
                 missing = true;
@@ -231,7 +223,7 @@ public:
         }
         if (v.value) return fill(*v.value, v.variables, field, key_value ? &v.input : nullptr, shell_specials, label);
         const auto key = v.name.empty() ? std::string("value") : v.name;
-        auto a = answer(key, v.input, label, field);
+        auto a = answer(key, v.input, label);
         if (a && v.input.format == "number" && a->find_first_not_of("0123456789.-") != std::string::npos &&
             !v.input.secret)
             throw RegistryError(fmt::format("server \"{}\": {} must be a number, not \"{}\"", doc_.name, label, *a));

@@ -210,14 +210,6 @@ json::object pasted_servers(const std::string& text) {
         if (auto* m = o.if_contains(key)) {
             if (!m->is_object())
                 throw http::HttpError(bhttp::status::bad_request, fmt::format("\"{}\" must be an object", key));
-            if (o.contains("inputs"))
-                for (const auto& [name, entry] : m->get_object())
-                    if (json::serialize(entry).find("${input:") != std::string::npos)
-                        throw http::HttpError(
-                            bhttp::status::bad_request,
-                            fmt::format("server \"{}\" uses VS Code's ${{input:...}}, which only VS Code asks for: "
-                                        "put the value (or a ${{VAR}}) in its place",
-                                        std::string_view(name)));
             return m->get_object();
         }
     // One entry given bare ({"command": ...}) has no name to add it under.
@@ -240,6 +232,13 @@ awaitable<void> import(PoolRef weak, Options o, http::ServerRequest& req, http::
         if (!entry.is_object())
             throw http::HttpError(bhttp::status::bad_request,
                                   fmt::format("server \"{}\": its entry must be an object", std::string_view(name)));
+        // VS Code asks for an ${input:...} itself; here it would be an unset variable.
+        if (json::serialize(entry).find("${input:") != std::string::npos)
+            throw http::HttpError(
+                bhttp::status::bad_request,
+                fmt::format("server \"{}\" uses VS Code's ${{input:...}}, which only VS Code asks for: "
+                            "put the value (or a ${{VAR}}) in its place; nothing was added",
+                            std::string_view(name)));
         if (existing.count(std::string(name)))
             throw http::HttpError(
                 bhttp::status::conflict,
@@ -251,12 +250,19 @@ awaitable<void> import(PoolRef weak, Options o, http::ServerRequest& req, http::
             throw http::HttpError(bhttp::status::bad_request, fmt::format("server \"{}\": {}; nothing was added",
                                                                           std::string_view(name), s.invalid));
     }
-    json::object answer;
+    // Written one entry after another, applied once.
+    auto answer = co_await write_and_apply(pool, o, [&servers](const std::filesystem::path& file) {
+        host::ConfigFileEdit last;
+        std::vector<std::string> warnings;
+        for (const auto& [name, entry] : servers) {
+            last = host::add_server_to_file(file, std::string(name), entry.get_object());
+            warnings.insert(warnings.end(), last.warnings.begin(), last.warnings.end());
+        }
+        last.warnings = std::move(warnings);
+        return last;
+    });
     json::array added;
-    for (const auto& [name, entry] : servers) {
-        answer = co_await add_entry(pool, o, std::string(name), entry.get_object(), {});
-        added.emplace_back(name);
-    }
+    for (const auto& [name, entry] : servers) added.emplace_back(name);
     answer["added"] = std::move(added);
     co_await send_json(res, std::move(answer));
 }

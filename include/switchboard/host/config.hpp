@@ -143,6 +143,10 @@ ServerConfig parse_server_entry(std::string name, const boost::json::object& ent
 /// Reads and parses a file. Throws ConfigError naming the file when it cannot be read.
 Config load_config_file(const std::filesystem::path& file, const EnvLookup& env = process_env());
 
+/// `$XDG_CONFIG_HOME/switchboard/settings.json` (`~/.config/...` when XDG_CONFIG_HOME is unset), whether or not it
+/// exists; nullopt when neither variable is set.
+std::optional<std::filesystem::path> user_config_file(const EnvLookup& env);
+
 /// Lookup order: `explicit_file` if given, else `./.mcp.json`, else `$XDG_CONFIG_HOME/switchboard/settings.json`
 /// (`~/.config/...` when XDG_CONFIG_HOME is unset). Returns nullopt when none exists (an explicit file is returned
 /// even when missing, so that loading it reports the error).

@@ -31,6 +31,10 @@ void set_env_file_values(const std::filesystem::path& file, const std::map<std::
 EnvLookup with_env_file(EnvLookup env, const std::filesystem::path& config,
                         std::vector<std::string>* warnings = nullptr);
 
+/// The env file variable for server `server`'s secret `key`: "SERVER_KEY", upper case, every character that cannot
+/// be in a variable name made '_' (`registry add`'s secrets, `add --client-secret`).
+std::string secret_variable(std::string_view server, std::string_view key);
+
 /// Whether `name` can be a variable: a letter or `_`, then letters, digits and `_`.
 bool is_variable_name(std::string_view name);
 
