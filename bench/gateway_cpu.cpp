@@ -1,6 +1,7 @@
 #include "gateway_cpu.hpp"
 
 #include "harness.hpp"
+#include "server_process.hpp"
 #include "sync.hpp"
 
 #include <switchboard/transport/http_client.hpp>
@@ -11,10 +12,14 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <iterator>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include <unistd.h>
 
@@ -159,6 +164,144 @@ void cpu_both_eras(const std::string& url, int pid, int calls, BestCpu& legacy, 
     } catch (const std::exception& e) {
         modern.error = e.what();
     }
+}
+
+// ---- Counts per call: instructions (callgrind) and system calls (strace) of one process ---------------------------
+
+namespace {
+
+// In each era: a session, 100 calls to warm up, `begin()`, `calls` calls, then `end()`'s count divided by `calls`.
+void count_both_eras(const std::string& url, int calls, const std::function<void(mcp::Era)>& begin,
+                     const std::function<std::optional<double>(mcp::Era)>& end, CountsPerCall& out) {
+    for (const auto era : {mcp::Era::legacy, mcp::Era::modern}) {
+        auto& slot = era == mcp::Era::legacy ? out.legacy : out.modern;
+        try {
+            asio::io_context io;
+            auto s = run_sync(io, open_session(url, era));
+            run_sync(io, echo_calls(s, 100, nullptr));
+            begin(era);
+            run_sync(io, echo_calls(s, calls, nullptr));
+            const auto total = end(era);
+            run_sync(io, s->close());
+            if (!total) throw std::runtime_error("no count was read");
+            slot = *total / calls;
+        } catch (const std::exception& e) {
+            out.error += fmt::format("{}{}: {}", out.error.empty() ? "" : "; ",
+                                     era == mcp::Era::legacy ? "legacy" : "stateless", e.what());
+        }
+    }
+}
+
+std::string scratch_dir(std::string_view what) {
+    static int next = 0;
+    const auto dir =
+        std::filesystem::temp_directory_path() / fmt::format("switchboard-bench-{}-{}-{}", what, ::getpid(), next++);
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    return dir.string();
+}
+
+// Whether every thread of `pid` is traced (strace -f -p attaches them one by one).
+bool all_threads_traced(int pid) {
+    std::error_code ec;
+    bool any = false;
+    for (const auto& t : std::filesystem::directory_iterator(fmt::format("/proc/{}/task", pid), ec)) {
+        std::ifstream in(t.path() / "status");
+        std::string line;
+        bool traced = false;
+        while (std::getline(in, line))
+            if (line.rfind("TracerPid:", 0) == 0) traced = std::atoi(line.c_str() + 10) != 0;
+        if (!traced) return false;
+        any = true;
+    }
+    return any;
+}
+
+// The calls column of `strace -c`'s "total" line ("100.00 0.000812 1 1234 [errors] total").
+std::optional<double> strace_total(const std::string& file) {
+    std::ifstream in(file);
+    std::string line;
+    while (std::getline(in, line)) {
+        std::istringstream words(line);
+        std::vector<std::string> w{std::istream_iterator<std::string>(words), {}};
+        if (w.size() >= 5 && w.back() == "total") return std::strtod(w[3].c_str(), nullptr);
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+CountsPerCall instructions_per_call(const Context& ctx, const std::vector<std::string>& argv, int calls) {
+    CountsPerCall out;
+    if (ctx.valgrind.empty()) {
+        out.error = "valgrind not found";
+        return out;
+    }
+    const auto control = (std::filesystem::path(ctx.valgrind).parent_path() / "callgrind_control").string();
+    const auto dir = scratch_dir("cg");
+    try {
+        std::vector<std::string> full{ctx.valgrind, "--tool=callgrind", "--callgrind-out-file=" + dir + "/cg.out"};
+        full.insert(full.end(), argv.begin(), argv.end());
+        ServerProcess p(full, {});
+        const auto pid = std::to_string(p.pid());
+        const auto url = trimmed(p.wait_listening());
+        count_both_eras(
+            url, calls,
+            [&](mcp::Era) {
+                if (!run_capture({control, "-z", pid})) throw std::runtime_error("callgrind_control -z failed");
+            },
+            [&](mcp::Era) -> std::optional<double> {
+                // Each dump is a new file (cg.out.1, cg.out.2, ...) holding the counts since the zeroing.
+                std::set<std::string> before;
+                for (const auto& e : std::filesystem::directory_iterator(dir)) before.insert(e.path().string());
+                if (!run_capture({control, "-d", pid})) throw std::runtime_error("callgrind_control -d failed");
+                for (const auto& e : std::filesystem::directory_iterator(dir))
+                    if (!before.contains(e.path().string())) return callgrind_total(e.path().string());
+                return std::nullopt;
+            },
+            out);
+    } catch (const std::exception& e) {
+        out.error = e.what();
+    }
+    std::filesystem::remove_all(dir);
+    return out;
+}
+
+CountsPerCall syscalls_per_call(const Context& ctx, const std::vector<std::string>& argv, int calls) {
+    CountsPerCall out;
+    if (ctx.strace.empty()) {
+        out.error = "strace not found";
+        return out;
+    }
+    const auto dir = scratch_dir("strace");
+    try {
+        ServerProcess p(argv, {});
+        const auto url = trimmed(p.wait_listening());
+        std::unique_ptr<ServerProcess> tracer;
+        std::string file;
+        count_both_eras(
+            url, calls,
+            [&](mcp::Era era) {
+                file = fmt::format("{}/{}.txt", dir, era == mcp::Era::legacy ? "legacy" : "modern");
+                tracer = std::make_unique<ServerProcess>(
+                    std::vector<std::string>{ctx.strace, "-f", "-c", "-qq", "-o", file, "-p", std::to_string(p.pid())},
+                    std::vector<std::pair<std::string, std::string>>{});
+                const auto deadline = clock::now() + std::chrono::seconds(10);
+                while (!all_threads_traced(p.pid())) {
+                    if (clock::now() > deadline) throw std::runtime_error("strace did not attach within 10 s");
+                    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+                }
+            },
+            [&](mcp::Era) {
+                tracer.reset();  // SIGTERM: strace detaches and writes its summary
+                return strace_total(file);
+            },
+            out);
+    } catch (const std::exception& e) {
+        out.error = e.what();
+    }
+    std::filesystem::remove_all(dir);
+    return out;
 }
 
 }  // namespace switchboard::bench

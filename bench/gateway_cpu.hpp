@@ -3,6 +3,8 @@
 // from the kernel's own accounting (/proc/PID/task/*/schedstat).
 #pragma once
 
+#include "harness.hpp"
+
 #include <switchboard/mcp/client_session.hpp>
 
 #include <boost/asio/awaitable.hpp>
@@ -80,5 +82,21 @@ struct BestCpu {
 
 /// measure_cpu in each era, each kept in its own BestCpu (an era that fails leaves the other measured).
 void cpu_both_eras(const std::string& url, int pid, int calls, BestCpu& legacy, BestCpu& modern);
+
+// ---- Counts per call: instructions (callgrind) and system calls (strace) of one process ---------------------------
+
+/// One count per call for each era; an era that failed says why.
+struct CountsPerCall {
+    std::optional<double> legacy, modern;
+    std::string error;
+};
+
+/// Instructions per call of a server started as `argv` under callgrind: the counters are zeroed after a warm-up
+/// (`callgrind_control -z`) and dumped after `calls` echo calls (`callgrind_control -d`), so start-up, session set-up
+/// and shutdown are not in the number. User space only.
+CountsPerCall instructions_per_call(const Context& ctx, const std::vector<std::string>& argv, int calls);
+/// System calls per call of a server started as `argv`: `strace -f -c` attached to it (every thread) around `calls`
+/// echo calls, after a warm-up.
+CountsPerCall syscalls_per_call(const Context& ctx, const std::vector<std::string>& argv, int calls);
 
 }  // namespace switchboard::bench

@@ -136,6 +136,16 @@ std::optional<json::object> run_json(const std::vector<std::string>& argv) {
     return v.get_object();
 }
 
+std::optional<double> callgrind_total(const std::string& file) {
+    std::ifstream in(file);
+    std::string line;
+    std::optional<double> total;
+    while (std::getline(in, line))
+        if (line.rfind("summary:", 0) == 0 || line.rfind("totals:", 0) == 0)
+            total = std::strtod(line.c_str() + line.find(':') + 1, nullptr);
+    return total;
+}
+
 std::optional<json::object> run_child(const Context& ctx, const std::string& name, std::vector<std::string> args) {
     std::vector<std::string> argv{ctx.self, "--bin-dir", ctx.bin_dir, "--child", name};
     for (auto& a : args) argv.push_back(std::move(a));

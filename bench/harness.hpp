@@ -92,6 +92,8 @@ std::optional<boost::json::object> run_json(const std::vector<std::string>& argv
 /// Runs `self --child name args...`.
 std::optional<boost::json::object> run_child(const Context& ctx, const std::string& name,
                                              std::vector<std::string> args);
+/// The total instructions of a callgrind output file (its "summary:" or "totals:" line), or nullopt.
+std::optional<double> callgrind_total(const std::string& file);
 /// A number from a JSON object, or nullopt.
 std::optional<double> number(const boost::json::object& o, std::string_view key);
 

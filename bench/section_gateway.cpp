@@ -273,6 +273,43 @@ void cpu_rows(std::vector<Row>& rows, const BestCpu& legacy, const BestCpu& mode
     rows.push_back(std::move(t));
 }
 
+// Instructions and system calls per forwarded call in the gateway process, each era, next to the floor proxy's:
+// what the CPU rows' microseconds are made of, in counts that do not move with the machine's load.
+void count_rows(const Context& ctx, std::vector<Row>& rows, const std::string& config) {
+    const std::vector<std::string> gateway{
+        ctx.bin_dir + "/switchboard", "--config", config, "serve", "--port", "0", "--quiet"};
+    const std::vector<std::string> floor{ctx.self, "--bin-dir", ctx.bin_dir, "--child", "floor_proxy", ctx.demo()};
+    const int ir_calls = ctx.quick ? 300 : 1000, sys_calls = ctx.quick ? 1000 : 3000;
+    const auto ir = instructions_per_call(ctx, gateway, ir_calls);
+    const auto ir_floor = instructions_per_call(ctx, floor, ir_calls);
+    const auto sys = syscalls_per_call(ctx, gateway, sys_calls);
+    const auto sys_floor = syscalls_per_call(ctx, floor, sys_calls);
+    auto row = [&rows](std::string metric, std::string unit, const CountsPerCall& ours, const CountsPerCall& peer,
+                       std::optional<double> CountsPerCall::*era, std::string how) {
+        Row r;
+        r.metric = std::move(metric);
+        r.unit = std::move(unit);
+        r.ours = ours.*era;
+        r.peer = peer.*era;
+        r.peer_name = "floor proxy";
+        r.note = std::move(how);
+        if (!r.ours) r.note = "gateway: " + ours.error;
+        if (!r.peer) r.note += (r.note.empty() ? "" : "; ") + ("floor: " + peer.error);
+        if (!r.ours) r.status = Status::failed;
+        rows.push_back(std::move(r));
+    };
+    const auto ir_how = fmt::format("callgrind, {} calls after a warm-up, user space only", ir_calls);
+    const auto sys_how = fmt::format("strace -f -c attached for {} calls after a warm-up", sys_calls);
+    row("gateway instructions per forwarded call, legacy 2025-11-25 (vs the floor proxy)", "Ir", ir, ir_floor,
+        &CountsPerCall::legacy, ir_how);
+    row("gateway instructions per forwarded call, stateless 2026-07-28 (vs the floor proxy)", "Ir", ir, ir_floor,
+        &CountsPerCall::modern, ir_how);
+    row("gateway system calls per forwarded call, legacy 2025-11-25 (vs the floor proxy)", "calls", sys, sys_floor,
+        &CountsPerCall::legacy, sys_how);
+    row("gateway system calls per forwarded call, stateless 2026-07-28 (vs the floor proxy)", "calls", sys, sys_floor,
+        &CountsPerCall::modern, sys_how);
+}
+
 std::vector<Row> run_gateway(const Context& ctx) {
     const int rounds = ctx.quick ? 1 : 2;
     const int calls = ctx.quick ? 1000 : 5000, each = ctx.quick ? 40 : 200;
@@ -326,8 +363,6 @@ std::vector<Row> run_gateway(const Context& ctx) {
             ts.error = e.what();
         }
     }
-    std::error_code ec;
-    std::filesystem::remove(config, ec);
 
     std::vector<Row> rows;
     if (!ours.n) return {failed("gateway tools/call", ours.error)};
@@ -383,7 +418,10 @@ std::vector<Row> run_gateway(const Context& ctx) {
         rows.push_back(std::move(r));
     }
     cpu_rows(rows, cpu_legacy, cpu_modern, cpu_ts, floor_legacy, floor_modern);
+    count_rows(ctx, rows, config.string());
     rows.push_back(list_row(ctx, rounds));
+    std::error_code ec;
+    std::filesystem::remove(config, ec);
     return rows;
 }
 

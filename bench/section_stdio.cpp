@@ -324,15 +324,7 @@ std::optional<PerSide> instructions_per_round_trip(const Context& ctx, int n1, i
             return std::vector<std::string>{ctx.valgrind, "--tool=callgrind", "--trace-children=yes",
                                             "--callgrind-out-file=" + dir + "/cg.%p"};
         },
-        [](const std::string& file) -> std::optional<double> {
-            std::ifstream in(file);
-            std::string line;
-            std::optional<double> total;
-            while (std::getline(in, line))
-                if (line.rfind("summary:", 0) == 0 || line.rfind("totals:", 0) == 0)
-                    total = std::strtod(line.c_str() + line.find(':') + 1, nullptr);
-            return total;
-        });
+        [](const std::string& file) { return callgrind_total(file); });
 }
 
 // One contender's numbers; over rounds, the best of each (the machine may be busy with other work in some of them).

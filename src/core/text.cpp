@@ -32,11 +32,6 @@ std::string ascii_lower(std::string_view text) {
     return out;
 }
 
-bool iequals(std::string_view a, std::string_view b) {
-    return a.size() == b.size() &&
-           std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return lower_char(x) == lower_char(y); });
-}
-
 bool icontains(std::string_view haystack, std::string_view needle) {
     // As written first (headers nearly always are): a plain search is a fraction of the case-blind one, and for a
     // needle without letters ("*/*") it is the whole answer.

@@ -243,12 +243,12 @@ MetaMembers::MetaMembers(const json::object& members) : json(serialize_members(m
 
 namespace {
 
-// `o`'s members (null: none) with its _meta last and `meta`'s members added to it: the JSON of merging `meta` into a
-// copy of `o` and serializing that (ours win over same-named keys, other _meta keys stay, a _meta that is no object is
-// replaced), without the copy. False once `out` is longer than `max`.
-// `lead`: members written first, as JSON text (serialize_result's `members`).
-bool append_with_meta(std::string& out, const json::object* o, const MetaMembers& meta, std::size_t max,
-                      std::string_view lead = {}) {
+// `o`'s members (null: none) with its _meta last and `meta`'s members (null: none) added to it: the JSON of merging
+// `meta` into a copy of `o` and serializing that (ours win over same-named keys, other _meta keys stay, a _meta that is
+// no object is replaced), without the copy. With `token`, _meta.progressToken is that number. False once `out` is
+// longer than `max`. `lead`: members written first, as JSON text (serialize_result's `members`).
+bool append_with_meta(std::string& out, const json::object* o, const MetaMembers* meta, std::size_t max,
+                      std::string_view lead = {}, std::optional<std::int64_t> token = std::nullopt) {
     out.push_back('{');
     out.append(lead);
     bool first = lead.empty();
@@ -271,13 +271,23 @@ bool append_with_meta(std::string& out, const json::object* o, const MetaMembers
     if (!first) out.push_back(',');
     out.append(R"("_meta":{)");
     first = true;
+    auto ours = [&](std::string_view key) {
+        return (token && key == "progressToken") ||
+               (meta && std::find(meta->keys.begin(), meta->keys.end(), key) != meta->keys.end());
+    };
     if (own_meta)
         for (const auto& kv : *own_meta)
-            if (std::find(meta.keys.begin(), meta.keys.end(), kv.key()) == meta.keys.end() &&
-                !member(std::string_view(kv.key()), kv.value()))
-                return false;
-    if (!first && !meta.json.empty()) out.push_back(',');
-    out.append(meta.json);
+            if (!ours(kv.key()) && !member(std::string_view(kv.key()), kv.value())) return false;
+    if (token) {
+        if (!first) out.push_back(',');
+        first = false;
+        out.append(R"("progressToken":)");
+        out.append(fmt::format_int(*token).c_str());
+    }
+    if (meta && !meta->json.empty()) {
+        if (!first) out.push_back(',');
+        out.append(meta->json);
+    }
     out.append("}}");
     return out.size() <= max;
 }
@@ -290,7 +300,18 @@ std::string serialize_request(const Id& id, std::string_view method, const json:
     if (!o && !params.is_null()) return serialize_request(id, method, params);  // MCP params are objects
     std::string out = start_call(&id, method);
     out.append(R"(,"params":)");
-    append_with_meta(out, o, meta, std::string::npos);
+    append_with_meta(out, o, &meta, std::string::npos);
+    finish(out);
+    return out;
+}
+
+std::string serialize_request(const Id& id, std::string_view method, const json::value& params, const MetaMembers* meta,
+                              std::int64_t progress_token) {
+    const auto* o = params.if_object();
+    if (!o && !params.is_null()) return serialize_request(id, method, params);  // MCP params are objects
+    std::string out = start_call(&id, method);
+    out.append(R"(,"params":)");
+    append_with_meta(out, o, meta, std::string::npos, {}, progress_token);
     finish(out);
     return out;
 }
@@ -311,7 +332,7 @@ std::optional<std::string> serialize_result(const Id& id, const json::value& res
     if (o && !members.empty()) {
         out.reserve(out.size() + members.size() + (meta ? meta->json.size() : 0) + 256);
         if (meta) {
-            if (!append_with_meta(out, o, *meta, max, members)) return std::nullopt;
+            if (!append_with_meta(out, o, meta, max, members)) return std::nullopt;
         } else {
             out.push_back('{');
             out.append(members);
@@ -324,7 +345,7 @@ std::optional<std::string> serialize_result(const Id& id, const json::value& res
             out.push_back('}');
         }
     } else if (meta && o) {
-        if (!append_with_meta(out, o, *meta, max)) return std::nullopt;
+        if (!append_with_meta(out, o, meta, max)) return std::nullopt;
     } else if (result.is_null()) {
         out.append("{}");
     } else if (!append_value(out, result, max)) {

@@ -5,6 +5,7 @@
 #include <switchboard/mcp/apps.hpp>
 #include <switchboard/mcp/tasks.hpp>
 
+#include "client_session_listen.hpp"
 #include "client_trace.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -19,6 +20,10 @@
 
 #include <algorithm>
 
+// A session's requests: each sent with its options and _meta, its reply checked and converted (input_required rounds
+// answered, a task followed to its end), and the typed calls built on them. What the server asks of us is in
+// client_session_server_requests.cpp, subscriptions/listen in client_session_listen.cpp, the handshake and tasks in
+// their own files.
 namespace switchboard::mcp {
 
 namespace asio = boost::asio;
@@ -37,15 +42,6 @@ bool mrtr_method(std::string_view m) { return m == "tools/call" || m == "prompts
 bool task_method(std::string_view m) { return m == "tools/call"; }
 
 }  // namespace
-
-// One subscriptions/listen stream: the session's own (its whole filter) or a followed task's.
-struct ClientSession::Listen {
-    std::int64_t id = -1;  // its request id, which the acknowledgment names
-    asio::cancellation_signal cancel;
-    core::OneShotEvent settled;  // acknowledged, or the request ended
-    std::optional<Error> error;
-    bool acknowledged = false;
-};
 
 ClientSession::ClientSession(std::shared_ptr<jsonrpc::Connection> c, ClientOptions o)
     : connection_(std::move(c)), options_(std::move(o)) {}
@@ -263,109 +259,6 @@ awaitable<Outcome<json::value>> ClientSession::request(std::string method, json:
     return request_as<json::value>(std::move(method), std::move(params), std::move(options), &as_value);
 }
 
-namespace {
-
-struct InputAnswer {
-    std::string key, method;
-    json::value params;
-    std::optional<Outcome<json::value>> result;
-};
-
-}  // namespace
-
-awaitable<Outcome<json::object>> ClientSession::answer_input_requests(const json::object& requests) {
-    std::vector<std::shared_ptr<InputAnswer>> slots;
-    for (const auto& [key, req] : requests) {
-        auto slot = std::make_shared<InputAnswer>();
-        const auto* ro = req.if_object();
-        slot->key = std::string(key);
-        slot->method = ro ? string_field(*ro, "method") : "";
-        slot->params = ro && ro->contains("params") ? ro->at("params") : json::value(json::object{});
-        slots.push_back(std::move(slot));
-    }
-    if (options_.handlers.keyed && slots.size() > 1) {
-        // Passed on together, so the next hop can ask its own client for all of them in one round.
-        std::vector<awaitable<void>> tasks;
-        auto self = shared_from_this();
-        for (auto& slot : slots)
-            tasks.push_back([](std::shared_ptr<ClientSession> s, std::shared_ptr<InputAnswer> a) -> awaitable<void> {
-                a->result = co_await s->handle_server_request(a->key, a->method, std::move(a->params));
-            }(self, slot));
-        co_await core::run_all(std::move(tasks));
-    } else {
-        // One at a time: a person may be answering at a terminal.
-        for (auto& slot : slots) {
-            auto r = co_await handle_server_request(slot->key, slot->method, std::move(slot->params));
-            slot->result = std::move(r);
-            if (!*slot->result) break;
-        }
-    }
-    json::object answers;
-    for (auto& slot : slots) {
-        if (!slot->result) continue;
-        auto& r = *slot->result;
-        // The client we answer for lacks the capability: that is the answer to the whole request (-32021, with the
-        // capabilities it needs), for a gateway to hand to its client.
-        if (!r && r.error().code == code::missing_required_client_capability) co_return r.error();
-        if (!r)
-            co_return Error::make_local(
-                code::protocol_violation,
-                fmt::format("server \"{}\" asked for input ({}) that Switchboard cannot give: {}", options_.server_name,
-                            slot->method.empty() ? "?" : slot->method, r.error().message));
-        answers[slot->key] = std::move(*r);
-    }
-    co_return answers;
-}
-
-awaitable<Outcome<json::value>> ClientSession::handle_server_request(std::string key, std::string method,
-                                                                     json::value params) {
-    const ServerRequestHandlers::Handler* h = nullptr;
-    if (method == "ping") co_return json::value(json::object{});
-    const bool known = method == "roots/list" || method == "sampling/createMessage" || method == "elicitation/create";
-    if (options_.handlers.keyed && known) {
-        json::value schema;
-        if (method == "elicitation/create")
-            if (const auto* p = params.if_object())
-                if (const auto* s = p->if_contains("requestedSchema")) schema = *s;
-        const bool elicitation = method == "elicitation/create";
-        auto answer = co_await options_.handlers.keyed(std::move(key), std::move(method), std::move(params));
-        if (!answer || !elicitation) co_return answer;
-        co_return apply_elicitation_defaults(schema, std::move(*answer));
-    }
-    if (method == "roots/list") h = &options_.handlers.roots;
-    if (method == "sampling/createMessage") h = &options_.handlers.sampling;
-    if (method == "elicitation/create") h = &options_.handlers.elicitation;
-    if (!h || !*h)
-        co_return Error{
-            code::method_not_found, fmt::format("Method not found: {} (no handler in this client)", method), {}, false};
-    if (method != "elicitation/create") co_return co_await (*h)(std::move(params));
-    json::value schema;
-    if (const auto* p = params.if_object())
-        if (const auto* s = p->if_contains("requestedSchema")) schema = *s;
-    auto answer = co_await (*h)(std::move(params));
-    if (!answer) co_return answer;
-    co_return apply_elicitation_defaults(schema, std::move(*answer));
-}
-
-void ClientSession::handle_notification(const std::string& method, const json::value& params) {
-    if (!task_watches_.empty() && on_task_notification(method, params)) return;  // a followed task's stream
-    if (method == "notifications/subscriptions/acknowledged" && listen_) {
-        const auto* p = params.if_object();
-        const auto* m = p ? p->if_contains("_meta") : nullptr;
-        const auto* id = m && m->is_object() ? m->get_object().if_contains(meta::subscription_id) : nullptr;
-        if (id && core::json_exact_integer(*id) == listen_->id) {
-            listen_->acknowledged = true;
-            listen_->settled.set();
-        }
-    }
-    if (method == "notifications/message") {
-        const auto* p = params.if_object();
-        spdlog::debug("[{}] log: {}", options_.server_name,
-                      p ? json::serialize(p->contains("data") ? p->at("data") : params) : "");
-    }
-    if (options_.on_notification) options_.on_notification(method, params);
-}
-
 awaitable<Outcome<std::vector<json::value>>> ClientSession::list_all(std::string method, std::string_view key) {
     std::vector<json::value> items;
     std::set<std::string> seen_cursors;
@@ -493,81 +386,6 @@ awaitable<Outcome<void>> ClientSession::set_logging_level(std::string level) {
     auto r = co_await request("logging/setLevel", std::move(params));
     if (!r) co_return r.error();
     co_return Outcome<void>{};
-}
-
-awaitable<Outcome<void>> ClientSession::subscribe(std::string uri) {
-    if (era_ == Era::legacy) {
-        json::object params{{"uri", uri}};
-        auto r = co_await request("resources/subscribe", std::move(params));
-        if (!r) co_return r.error();
-        subscribed_.insert(std::move(uri));
-        co_return Outcome<void>{};
-    }
-    subscribed_.insert(std::move(uri));
-    co_return co_await reopen_listen();
-}
-
-awaitable<Outcome<void>> ClientSession::unsubscribe(std::string uri) {
-    if (!subscribed_.erase(uri)) co_return Outcome<void>{};
-    if (era_ == Era::legacy) {
-        json::object params{{"uri", std::move(uri)}};
-        auto r = co_await request("resources/unsubscribe", std::move(params));
-        if (!r) co_return r.error();
-        co_return Outcome<void>{};
-    }
-    co_return co_await reopen_listen();
-}
-
-awaitable<Outcome<void>> ClientSession::listen_for_changes() {
-    if (era_ == Era::legacy || listen_) co_return Outcome<void>{};
-    co_return co_await reopen_listen();
-}
-
-awaitable<Outcome<void>> ClientSession::reopen_listen() {
-    if (listen_) {
-        listen_->cancel.emit(asio::cancellation_type::terminal);  // sends notifications/cancelled for it
-        listen_.reset();
-    }
-    json::object filter;
-    if (has_capability("tools", "listChanged")) filter["toolsListChanged"] = true;
-    if (has_capability("prompts", "listChanged")) filter["promptsListChanged"] = true;
-    if (has_capability("resources", "listChanged")) filter["resourcesListChanged"] = true;
-    if (!subscribed_.empty()) {
-        json::array uris;
-        for (const auto& u : subscribed_) uris.emplace_back(u);
-        filter["resourceSubscriptions"] = std::move(uris);
-    }
-    if (filter.empty()) co_return Outcome<void>{};
-
-    auto l = std::make_shared<Listen>();
-    listen_ = l;
-    open_listen(l, std::move(filter), fmt::format("[{}] subscriptions/listen", options_.server_name));
-    co_await l->settled.wait_for(std::chrono::seconds(10));
-    if (l->acknowledged) co_return Outcome<void>{};
-    if (l->error) co_return *l->error;
-    co_return Error::make_local(
-        code::timeout,
-        fmt::format("server \"{}\" did not acknowledge subscriptions/listen within 10 s", options_.server_name));
-}
-
-void ClientSession::open_listen(std::shared_ptr<Listen> l, json::object filter, std::string what) {
-    json::object params{{"_meta", modern_meta()}, {"notifications", std::move(filter)}};
-    auto conn = connection_;
-    // The stream holds its Listen (the cancellation signal lives as long as the request it is bound to).
-    asio::co_spawn(
-        conn->get_executor(),
-        [conn, l, params = std::move(params)]() mutable -> awaitable<void> {
-            jsonrpc::RequestOptions ro;
-            ro.timeout = std::chrono::hours(24 * 365);  // a listen stream lasts until cancelled
-            ro.reset_timeout_on_progress = false;
-            ro.on_sent = [l](std::int64_t id) { l->id = id; };
-            // A server that does not offer it answers with an error: the caller goes on without it.
-            auto r = co_await conn->request("subscriptions/listen", std::move(params), ro);
-            if (!r) l->error = r.error();
-            l->settled.set();
-        },
-        asio::bind_cancellation_slot(l->cancel.slot(),
-                                     [what = std::move(what)](std::exception_ptr e) { core::log_exception(e, what); }));
 }
 
 awaitable<void> ClientSession::close() {

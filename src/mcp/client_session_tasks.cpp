@@ -8,6 +8,7 @@
 #include <switchboard/mcp/client_session.hpp>
 #include <switchboard/mcp/tasks.hpp>
 
+#include "client_session_listen.hpp"
 #include "client_trace.hpp"
 
 #include <boost/asio/as_tuple.hpp>

@@ -199,7 +199,8 @@ awaitable<void> HttpServer::Impl::handle_legacy(ServerRequest& req, Responder& r
         co_await res.send(std::move(r));
         co_return;
     }
-    auto key = json::serialize(msg.id);
+    // The id's JSON text, as route() reads it back from the answer; an integer (the usual id) without a serializer.
+    auto key = msg.id.is_int64() ? std::string(fmt::format_int(msg.id.get_int64()).c_str()) : json::serialize(msg.id);
     if (s->active.size() >= opt.max_requests_per_session) {
         auto r = json_reply(
             bhttp::status::too_many_requests,

@@ -425,6 +425,12 @@ TEST(Text, Helpers) {
     EXPECT_EQ(ascii_lower("Content-Type: ÄB"), "content-type: Äb");
     EXPECT_TRUE(iequals("MCP-Session-Id", "mcp-session-id"));
     EXPECT_FALSE(iequals("a", "ab"));
+    // Only letters fold: bytes 0x20 apart that are not letters differ ('@' and '`', '[' and '{', '-' and CR).
+    EXPECT_TRUE(iequals("x-Trace_ID.1", "X-TRACE_id.1"));
+    EXPECT_FALSE(iequals("a@b", "a`b"));
+    EXPECT_FALSE(iequals("[", "{"));
+    EXPECT_FALSE(iequals("a-b", "a\rb"));
+    EXPECT_FALSE(iequals("\xc4", "\xe4"));  // not ASCII letters: compared as bytes
     EXPECT_TRUE(icontains("Bearer-TOKEN-x", "token"));
     // The plain search first, then the case-blind one: the same answers as the case-blind search alone.
     EXPECT_TRUE(icontains("application/json, text/event-stream", "text/event-stream"));

@@ -59,6 +59,28 @@ http::Router io_routes() {
         reply.body = "{}";
         co_await res.send(std::move(reply));
     });
+    // Heads written straight (plain fields) and through the field list (a reply's field replacing one): see HeadsAre...
+    r.add(bhttp::verb::get, "/plain", [](http::ServerRequest&, http::Responder& res) -> awaitable<void> {
+        http::Reply reply;
+        reply.headers.emplace_back("Mcp-Session-Id", "s-1");
+        reply.body = "{}";
+        co_await res.send(std::move(reply));
+    });
+    r.add(bhttp::verb::get, "/override", [](http::ServerRequest&, http::Responder& res) -> awaitable<void> {
+        http::Reply reply;
+        reply.headers.emplace_back("content-type", "text/x");
+        reply.headers.emplace_back("X-A", "1");
+        reply.headers.emplace_back("x-a", "2");
+        reply.body = "{}";
+        co_await res.send(std::move(reply));
+    });
+    r.add(bhttp::verb::get, "/none", [](http::ServerRequest&, http::Responder& res) -> awaitable<void> {
+        http::Reply reply;
+        reply.status = bhttp::status::no_content;
+        reply.headers.emplace_back("X-B", "3");
+        reply.body = "dropped";
+        co_await res.send(std::move(reply));
+    });
     r.add(bhttp::verb::get, "/stream", [](http::ServerRequest&, http::Responder& res) -> awaitable<void> {
         http::Fields none;
         if (!co_await res.begin_stream("text/event-stream", none)) co_return;
@@ -184,6 +206,40 @@ TEST_F(HttpServerIo, AHeaderValueCannotSplitTheResponse) {
     EXPECT_TRUE(response.starts_with("HTTP/1.1 200 OK\r\n")) << response;
     EXPECT_NE(response.find("\r\nX-Test: a  X-Injected: 1\r\n"), std::string::npos) << response;
     EXPECT_EQ(response.find("\r\nX-Injected"), std::string::npos) << response;
+}
+
+// The head of a reply, byte for byte: written straight from the reply when no field replaces another, through the
+// field list (a later field replaces an earlier one of the same name, in its place) otherwise.
+TEST_F(HttpServerIo, HeadsAreTheSameBytesWhicheverWayTheyAreWritten) {
+    start();
+    std::string plain, override_, none, closing;
+    with_client([&] {
+        int fd = connect_to();
+        ASSERT_GE(fd, 0);
+        std::string rest;
+        send_all(fd, "GET /plain HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+        plain = read_response(fd, rest);
+        send_all(fd, "GET /override HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+        override_ = read_response(fd, rest);
+        send_all(fd, "GET /none HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+        none = read_until(fd, "\r\n\r\n", std::move(rest));
+        ::close(fd);
+        fd = connect_to();
+        ASSERT_GE(fd, 0);
+        send_all(fd, "GET /plain HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+        closing = read_until(fd, "\r\n\r\n{}");
+        ::close(fd);
+    });
+    EXPECT_EQ(plain,
+              "HTTP/1.1 200 OK\r\nServer: switchboard\r\nContent-Type: application/json\r\nMcp-Session-Id: s-1\r\n"
+              "Content-Length: 2\r\n\r\n{}");
+    EXPECT_EQ(
+        override_,
+        "HTTP/1.1 200 OK\r\nServer: switchboard\r\nContent-Type: text/x\r\nX-A: 2\r\nContent-Length: 2\r\n\r\n{}");
+    EXPECT_EQ(none, "HTTP/1.1 204 No Content\r\nServer: switchboard\r\nX-B: 3\r\n\r\n");
+    EXPECT_EQ(closing,
+              "HTTP/1.1 200 OK\r\nServer: switchboard\r\nContent-Type: application/json\r\nMcp-Session-Id: s-1\r\n"
+              "Connection: close\r\nContent-Length: 2\r\n\r\n{}");
 }
 
 TEST_F(HttpServerIo, AResponseTheKernelTakesInPartsArrivesWholeToASlowReader) {

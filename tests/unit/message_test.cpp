@@ -521,6 +521,43 @@ TEST(SerializeMessage, RequestWithMetaMembersIsTheMergedParams) {
     EXPECT_EQ(json::parse(wire).at("params"), json::value(json::object{{"_meta", ours}})) << wire;
 }
 
+// A progress token written into the request's text (Connection::request_view asks for progress without copying the
+// params): the JSON of setting params._meta.progressToken in a copy, with or without the 2026-07-28 members, and a
+// peer's own token replaced rather than sent twice.
+TEST(SerializeMessage, RequestWithAProgressTokenIsTheParamsWithTheTokenSet) {
+    const auto ours = json::parse(R"({"io.mcp/protocolVersion":"2026-07-28"})");
+    const rpc::MetaMembers meta(ours.as_object());
+    auto expected = [&](json::value params, bool with_meta) {
+        if (params.is_null()) params = json::object{};
+        auto& m = params.as_object()["_meta"];
+        if (!m.is_object()) m = json::object{};
+        m.as_object()["progressToken"] = 41;
+        if (with_meta)
+            for (const auto& kv : ours.as_object()) m.as_object()[kv.key()] = kv.value();
+        return params;
+    };
+    const std::vector<std::string> cases{
+        R"(null)",
+        R"({})",
+        R"({"name":"echo","arguments":{"message":"hello"}})",
+        R"({"name":"echo","_meta":{"progressToken":"theirs","trace":"t"}})",
+        R"({"_meta":"not an object"})",
+    };
+    for (const auto& text : cases)
+        for (const bool with_meta : {false, true}) {
+            const auto params = json::parse(text);
+            const auto wire =
+                rpc::serialize_request(json::value(41), "tools/call", params, with_meta ? &meta : nullptr, 41);
+            auto parsed = rpc::parse_message(wire);
+            ASSERT_TRUE(parsed.has_value()) << wire;
+            EXPECT_EQ(parsed->params, expected(params, with_meta)) << text << "\n -> " << wire;
+            EXPECT_EQ(wire.find("theirs"), std::string::npos) << wire;
+        }
+    // Params that are not an object (not MCP) go out as they are, without a token.
+    const auto array = rpc::serialize_request(json::value(2), "m", json::parse("[1,2]"), nullptr, 2);
+    EXPECT_EQ(json::parse(array).at("params"), json::parse("[1,2]")) << array;
+}
+
 // A result's _meta members (a 2026-07-28 server's serverInfo) spliced in as it is written: the JSON of merging them,
 // under the cap or not at all, and merge_meta (for a result streamed instead) gives the same.
 TEST(SerializeMessage, ResultWithMetaMembersIsTheMergedResult) {

@@ -17,8 +17,18 @@ std::string size_text(std::size_t bytes);
 /// ASCII lower case; other bytes unchanged (header names, URL schemes, MIME types).
 std::string ascii_lower(std::string_view text);
 
-/// Case-insensitive ASCII comparison.
-bool iequals(std::string_view a, std::string_view b);
+/// Case-insensitive ASCII comparison. Inline, with a byte-equal fast path: header names are looked up many times a
+/// request, and most are sent in the case they are asked for.
+inline bool iequals(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        const char x = a[i], y = b[i];
+        if (x == y) continue;
+        const char lx = static_cast<char>(x | 0x20);  // a letter in either case, lower; checked to be a letter below
+        if (lx != static_cast<char>(y | 0x20) || lx < 'a' || lx > 'z') return false;
+    }
+    return true;
+}
 
 /// Whether `haystack` contains `needle`, ignoring ASCII case.
 bool icontains(std::string_view haystack, std::string_view needle);
