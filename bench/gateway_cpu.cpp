@@ -12,7 +12,6 @@
 #include <fmt/format.h>
 
 #include <cctype>
-#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <functional>

@@ -12,6 +12,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
+#include <boost/container/small_vector.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 #include <fmt/format.h>
@@ -62,34 +63,70 @@ void append_field(std::string& head, std::string_view name, std::string_view val
     head.append("\r\n");
 }
 
-// Fields as Beast's set() would leave them: a later field replaces an earlier one of the same name.
-void set_field(Fields& fields, std::string_view name, std::string_view value) {
-    for (auto& [k, v] : fields)
-        if (core::iequals(k, name)) {
-            v = value;
-            return;
-        }
-    fields.emplace_back(std::string(name), std::string(value));
+// A head's fields as views, in the order they are set: what every response starts with, the Responder's own, the
+// reply's, then what the framing needs.
+using FieldViews = boost::container::small_vector<std::pair<std::string_view, std::string_view>, 10>;
+
+void add_fields(FieldViews& out, const Fields& fields) {
+    for (const auto& [k, v] : fields) out.emplace_back(k, v);
 }
 
-std::string response_head(unsigned version, bhttp::status status, const Fields& fields) {
+// The Connection header a response needs for `keep_alive` (HTTP/1.1 keeps alive unless told, 1.0 closes); empty:
+// none.
+std::string_view connection_value(unsigned version, bool keep_alive) {
+    if (version >= 11 && !keep_alive) return "close";
+    if (version < 11 && keep_alive) return "keep-alive";
+    return {};
+}
+
+// The head for `fields` as Beast's set() would leave them: a later field replaces an earlier one of the same name, in
+// the earlier one's place. Written in one string; the fields are never copied into a list of their own.
+std::string response_head(unsigned version, bhttp::status status, const FieldViews& fields) {
     std::string head;
     head.reserve(256);
     head.append(version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ");
-    head.append(std::to_string(static_cast<unsigned>(status)));
+    head.append(fmt::format_int(static_cast<unsigned>(status)).c_str());
     head.push_back(' ');
     const auto reason = bhttp::obsolete_reason(status);
     head.append(reason.data(), reason.size());
     head.append("\r\n");
-    for (const auto& [k, v] : fields) append_field(head, k, v);
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+        const auto name = fields[i].first;
+        bool replaced_earlier = false;  // written already, in the place of the first of its name
+        for (std::size_t j = 0; j < i && !replaced_earlier; ++j)
+            replaced_earlier = core::iequals(fields[j].first, name);
+        if (replaced_earlier) continue;
+        auto value = fields[i].second;
+        for (std::size_t j = i + 1; j < fields.size(); ++j)
+            if (core::iequals(fields[j].first, name)) value = fields[j].second;
+        append_field(head, name, value);
+    }
     head.append("\r\n");
     return head;
 }
 
-// The Connection header a response needs for `keep_alive` (HTTP/1.1 keeps alive unless told, 1.0 closes).
-void set_connection(Fields& fields, unsigned version, bool keep_alive) {
-    if (version >= 11 && !keep_alive) set_field(fields, "Connection", "close");
-    if (version < 11 && keep_alive) set_field(fields, "Connection", "keep-alive");
+// A whole reply's head: Server, Content-Type (with a body), the Responder's fields, the reply's, Connection,
+// Content-Length.
+std::string reply_head(unsigned version, bool keep_alive, const Fields& extra, const Reply& r, bool no_body) {
+    const fmt::format_int length(r.body.size());
+    FieldViews fields{{"Server", "switchboard"}};
+    if (!r.body.empty()) fields.emplace_back("Content-Type", r.content_type);
+    add_fields(fields, extra);
+    add_fields(fields, r.headers);
+    if (const auto c = connection_value(version, keep_alive); !c.empty()) fields.emplace_back("Connection", c);
+    if (!no_body) fields.emplace_back("Content-Length", std::string_view(length.data(), length.size()));
+    return response_head(version, r.status, fields);
+}
+
+// A chunked stream's head.
+std::string stream_head(unsigned version, bhttp::status status, std::string_view content_type, const Fields& extra,
+                        const Fields& headers) {
+    FieldViews fields{{"Server", "switchboard"}, {"Content-Type", content_type}};
+    add_fields(fields, extra);
+    add_fields(fields, headers);
+    if (const auto c = connection_value(version, true); !c.empty()) fields.emplace_back("Connection", c);
+    fields.emplace_back("Transfer-Encoding", "chunked");
+    return response_head(version, status, fields);
 }
 
 bool bodiless(bhttp::status status) {
@@ -147,73 +184,14 @@ std::string_view Responder::sent_header(std::string_view name) const {
     return {};
 }
 
-namespace {
-
-// Whether a reply's head can be written straight from it (reply_head): no field of the Responder's own, and none of
-// the reply's replaces a field set here or another of its own (as set_field would).
-bool plain_fields(const Fields& extra, const Fields& headers) {
-    if (!extra.empty()) return false;
-    for (std::size_t i = 0; i < headers.size(); ++i) {
-        const auto& name = headers[i].first;
-        for (std::string_view ours : {"Server", "Content-Type", "Connection", "Content-Length"})
-            if (core::iequals(name, ours)) return false;
-        for (std::size_t j = 0; j < i; ++j)
-            if (core::iequals(name, headers[j].first)) return false;
-    }
-    return true;
-}
-
-// The head response_head writes for these fields, written in one string without building them (most answers: a
-// JSON body and a session id): the same bytes in the same order.
-std::string reply_head(unsigned version, bool keep_alive, const Reply& r, bool no_body) {
-    std::string head;
-    head.reserve(160 + r.content_type.size() + r.headers.size() * 64);
-    head.append(version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ");
-    head.append(fmt::format_int(static_cast<unsigned>(r.status)).c_str());
-    head.push_back(' ');
-    const auto reason = bhttp::obsolete_reason(r.status);
-    head.append(reason.data(), reason.size());
-    head.append("\r\nServer: switchboard\r\n");
-    if (!r.body.empty()) append_field(head, "Content-Type", r.content_type);
-    for (const auto& [k, v] : r.headers) append_field(head, k, v);
-    if (version >= 11 && !keep_alive) head.append("Connection: close\r\n");
-    if (version < 11 && keep_alive) head.append("Connection: keep-alive\r\n");
-    if (!no_body) {
-        head.append("Content-Length: ");
-        head.append(fmt::format_int(r.body.size()).c_str());
-        head.append("\r\n");
-    }
-    head.append("\r\n");
-    return head;
-}
-
-}  // namespace
-
 awaitable<bool> Responder::send(Reply r) {
     started_ = true;
     status_ = static_cast<unsigned>(r.status);
     const bool no_body = bodiless(r.status);
     if (no_body) r.body.clear();
     keep_alive_ = keep_alive_ && !r.close;
-    if (plain_fields(extra_, r.headers)) {
-        const auto head = reply_head(version_, keep_alive_, r, no_body);
-        sent_ = std::move(r.headers);
-        std::array<asio::const_buffer, 2> parts{asio::buffer(head), asio::buffer(r.body)};
-        auto [ec, n] = co_await write_all(*conn_, parts, write_timeout_);
-        bytes_sent_ += n;
-        ok_ = ok_ && !ec;
-        co_return ok_;
-    }
-    sent_ = r.headers;
-    Fields fields;
-    fields.reserve(4 + extra_.size() + r.headers.size());
-    fields.emplace_back("Server", "switchboard");
-    if (!r.body.empty()) fields.emplace_back("Content-Type", r.content_type);
-    for (auto& [k, v] : extra_) set_field(fields, k, v);
-    for (auto& [k, v] : r.headers) set_field(fields, k, v);
-    set_connection(fields, version_, keep_alive_);
-    if (!no_body) set_field(fields, "Content-Length", std::to_string(r.body.size()));
-    const auto head = response_head(version_, r.status, fields);
+    const auto head = reply_head(version_, keep_alive_, extra_, r, no_body);
+    sent_ = std::move(r.headers);
     std::array<asio::const_buffer, 2> parts{asio::buffer(head), asio::buffer(r.body)};
     auto [ec, n] = co_await write_all(*conn_, parts, write_timeout_);
     bytes_sent_ += n;
@@ -236,15 +214,8 @@ awaitable<bool> Responder::begin_stream(std::string content_type, Fields headers
 awaitable<bool> Responder::begin_stream(bhttp::status status, std::string content_type, Fields headers) {
     started_ = true;
     status_ = static_cast<unsigned>(status);
-    sent_ = headers;
-    Fields fields;
-    fields.emplace_back("Server", "switchboard");
-    fields.emplace_back("Content-Type", content_type);
-    for (auto& [k, v] : extra_) set_field(fields, k, v);
-    for (auto& [k, v] : headers) set_field(fields, k, v);
-    set_connection(fields, version_, true);
-    set_field(fields, "Transfer-Encoding", "chunked");
-    const auto head = response_head(version_, status, fields);
+    const auto head = stream_head(version_, status, content_type, extra_, headers);
+    sent_ = std::move(headers);
     std::array<asio::const_buffer, 1> parts{asio::buffer(head)};
     auto [ec, n] = co_await write_all(*conn_, parts, write_timeout_);
     bytes_sent_ += n;

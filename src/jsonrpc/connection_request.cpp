@@ -47,10 +47,10 @@ awaitable<Outcome<json::value>> Connection::request_view(std::string method, con
     p->wants_blobs = options.blobs != nullptr;
     pending_.emplace(id, p);
     if (options.on_sent) options.on_sent(id);
-    if (tokened)
-        enqueue(serialize_request(id, method, params, options.meta.get(), id));
-    else if (options.meta)
-        enqueue(serialize_request(id, method, params, *options.meta));
+    std::optional<std::int64_t> token;
+    if (tokened) token = id;
+    if (tokened || options.meta)
+        enqueue(serialize_request(id, method, params, options.meta.get(), token));
     else
         enqueue(serialize_request(id, method, params));
     watch_stalls();

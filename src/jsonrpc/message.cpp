@@ -296,17 +296,11 @@ bool append_with_meta(std::string& out, const json::object* o, const MetaMembers
 
 std::string serialize_request(const Id& id, std::string_view method, const json::value& params,
                               const MetaMembers& meta) {
-    const auto* o = params.if_object();
-    if (!o && !params.is_null()) return serialize_request(id, method, params);  // MCP params are objects
-    std::string out = start_call(&id, method);
-    out.append(R"(,"params":)");
-    append_with_meta(out, o, &meta, std::string::npos);
-    finish(out);
-    return out;
+    return serialize_request(id, method, params, &meta, std::nullopt);
 }
 
 std::string serialize_request(const Id& id, std::string_view method, const json::value& params, const MetaMembers* meta,
-                              std::int64_t progress_token) {
+                              std::optional<std::int64_t> progress_token) {
     const auto* o = params.if_object();
     if (!o && !params.is_null()) return serialize_request(id, method, params);  // MCP params are objects
     std::string out = start_call(&id, method);

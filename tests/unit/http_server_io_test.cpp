@@ -59,7 +59,7 @@ http::Router io_routes() {
         reply.body = "{}";
         co_await res.send(std::move(reply));
     });
-    // Heads written straight (plain fields) and through the field list (a reply's field replacing one): see HeadsAre...
+    // A reply's own fields, alone and replacing others: see HeadsAreWrittenAsBeastsSetWouldLeaveThem.
     r.add(bhttp::verb::get, "/plain", [](http::ServerRequest&, http::Responder& res) -> awaitable<void> {
         http::Reply reply;
         reply.headers.emplace_back("Mcp-Session-Id", "s-1");
@@ -208,9 +208,9 @@ TEST_F(HttpServerIo, AHeaderValueCannotSplitTheResponse) {
     EXPECT_EQ(response.find("\r\nX-Injected"), std::string::npos) << response;
 }
 
-// The head of a reply, byte for byte: written straight from the reply when no field replaces another, through the
-// field list (a later field replaces an earlier one of the same name, in its place) otherwise.
-TEST_F(HttpServerIo, HeadsAreTheSameBytesWhicheverWayTheyAreWritten) {
+// The head of a reply, byte for byte: a later field replaces an earlier one of the same name, in its place (as Beast's
+// set() leaves them), whether the earlier one is the server's own or the reply's.
+TEST_F(HttpServerIo, HeadsAreWrittenAsBeastsSetWouldLeaveThem) {
     start();
     std::string plain, override_, none, closing;
     with_client([&] {

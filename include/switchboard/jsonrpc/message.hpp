@@ -75,11 +75,11 @@ std::string serialize_members(const boost::json::object& o);
 /// `meta` into a copy of params and serializing that; `_meta` comes last among the params.
 std::string serialize_request(const Id& id, std::string_view method, const boost::json::value& params,
                               const MetaMembers& meta);
-/// serialize_request with params._meta.progressToken set to `progress_token` and, when given, `meta`'s members added
-/// (params must be an object or null; other params go out without a token): the JSON of setting the token in a copy
-/// of params, without the copy a request that asks for progress would otherwise make.
+/// The same with `meta` optional and, when given, params._meta.progressToken set to `progress_token` (params must be
+/// an object or null; other params go out as they are): the JSON of setting the token in a copy of params, without
+/// the copy a request that asks for progress would otherwise make.
 std::string serialize_request(const Id& id, std::string_view method, const boost::json::value& params,
-                              const MetaMembers* meta, std::int64_t progress_token);
+                              const MetaMembers* meta, std::optional<std::int64_t> progress_token);
 std::string serialize_notification(std::string_view method, const boost::json::value& params);
 std::string serialize_result(const Id& id, const boost::json::value& result);
 /// serialize_result, or nullopt once the result's text is over about `max` bytes (it stops there): a small result is
