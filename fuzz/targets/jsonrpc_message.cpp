@@ -1,7 +1,7 @@
 // JSON-RPC message parsing: whatever a peer sends is either a message or an error, never a crash (nesting is bounded:
 // a hostile 100,000-level document is an error, not a stack overflow); a parsed message serializes to text that
 // parses again to the same kind of message; and parse_message, which reads the envelope from the parser's events,
-// says exactly what parsing the whole text to a value and reading that says.
+// says exactly what parsing the whole text to a value and reading that says. object_members agrees with the parser.
 #include <switchboard/jsonrpc/message.hpp>
 
 #include <boost/json/parse.hpp>
@@ -29,6 +29,33 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
              m->result != whole->result || m->error.has_value() != whole->error.has_value() ||
              (m->error && (m->error->code != whole->error->code || m->error->data != whole->error->data))))
             std::abort();
+    }
+    {
+        // object_members and json_text_is_valid (a gateway's forwarded results): the first never reads past the
+        // text, whatever it is; on a text the second accepts, the members are what the parser finds.
+        namespace json = boost::json;
+        auto members = rpc::object_members(text);
+        if (rpc::json_text_is_valid(text)) {
+            json::parse_options options;
+            options.max_depth = rpc::max_message_depth;
+            json::error_code ec;
+            auto v = json::parse(text, ec, json::storage_ptr(), options);
+            if (ec) std::abort();
+            if (members) {
+                if (!v.is_object()) std::abort();
+                bool repeated = false;
+                for (std::size_t i = 0; i < members->size(); ++i)
+                    for (std::size_t j = 0; j < i; ++j) repeated = repeated || (*members)[i].key == (*members)[j].key;
+                if (!repeated) {
+                    if (members->size() != v.get_object().size()) std::abort();
+                    for (const auto& member : *members) {
+                        auto value = json::parse(member.value, ec, json::storage_ptr(), options);
+                        const auto* in_object = v.get_object().if_contains(member.key);
+                        if (ec || !in_object || value != *in_object) std::abort();
+                    }
+                }
+            }
+        }
     }
     if (!m) return 0;
     std::string again;

@@ -26,7 +26,9 @@ namespace {
 constexpr std::chrono::seconds leftover_grace{10};
 
 int run(const std::function<boost::asio::awaitable<int>()>& command) {
-    boost::asio::io_context ctx;
+    // One thread runs it (the hint lets a handler posted from that thread skip the scheduler's lock; other threads,
+    // Asio's resolver, still post to it safely).
+    boost::asio::io_context ctx(1);
     int status = 1;
     bool done = false;
     boost::asio::co_spawn(ctx, command(), [&](std::exception_ptr e, int s) {

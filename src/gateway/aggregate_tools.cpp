@@ -8,10 +8,12 @@
 #include <switchboard/mcp/tasks.hpp>
 #include <switchboard/mcp/version.hpp>
 
+#include <boost/container/small_vector.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -20,6 +22,47 @@
 namespace switchboard::gateway {
 
 using detail::strip_upstream_meta;
+
+namespace {
+
+// A complete result's text (host::ToolCallOptions::result_text) made, where it is, into the members the gateway
+// answers with (RequestContext::answer_with_members): what strip_upstream_meta does, done on the text (resultType and
+// _meta.serverInfo left out, the rest as the upstream wrote it). False, with the text as it was, when it is built
+// instead: a key with an escape or one twice, an isError result (the session's metrics read it), a _meta with more
+// in it (merged with the session's own _meta), and, when the client may get a task, what may be a task's handle
+// (GatewayTasks::is_handle reads it).
+bool forwarded_members(std::string& text, bool task_wanted) {
+    auto members = jsonrpc::object_members(text);
+    if (!members) return false;
+    boost::container::small_vector<std::string_view, 8> kept;  // each `"key":value` as written
+    for (std::size_t i = 0; i < members->size(); ++i) {
+        const auto& m = (*members)[i];
+        for (std::size_t j = 0; j < i; ++j)
+            if ((*members)[j].key == m.key) return false;
+        if ((m.key == "isError" && m.value != "false") || (task_wanted && m.key == "taskId")) return false;
+        if (m.key == "resultType") continue;
+        if (m.key == "_meta") {
+            auto meta = jsonrpc::object_members(m.value);
+            if (!meta) return false;
+            for (const auto& e : *meta)
+                if (e.key != mcp::meta::server_info) return false;
+            continue;
+        }
+        const char* from = m.key.data() - 1;  // the key's opening quote
+        kept.emplace_back(from, static_cast<std::size_t>(m.value.data() + m.value.size() - from));
+    }
+    // Each kept member moved down to where the previous one ended: never past where it is read from.
+    std::size_t end = 0;
+    for (const auto& k : kept) {
+        if (end > 0) text[end++] = ',';
+        std::memmove(text.data() + end, k.data(), k.size());
+        end += k.size();
+    }
+    text.resize(end);
+    return true;
+}
+
+}  // namespace
 
 std::string AggregateHandler::tool_list_key(bool renders_apps, const mcp::UiUriMap& uris) const {
     std::string key = renders_apps ? "apps " : "no-apps ";
@@ -130,8 +173,8 @@ Reply AggregateHandler::call_tool(std::string name, json::object arguments, mcp:
     core::ScopeExit leave([this, server, call] {
         auto it = calls_.find(server);
         if (it == calls_.end()) return;
+        // The server's entry stays when empty (one per server at most): not made and freed again for every call.
         std::erase_if(it->second, [call](const auto& c) { return c.first == call; });
-        if (it->second.empty()) calls_.erase(it);
     });
     host::ToolCallOptions options;
     options.on_progress = [ctx](const jsonrpc::Progress& p) { ctx.progress(p.progress, p.total, p.message); };
@@ -142,6 +185,13 @@ Reply AggregateHandler::call_tool(std::string name, json::object arguments, mcp:
     // told of it either, and answers at once or with -32021 (gateway/tasks.hpp).
     const bool task_wanted = tasks_ && GatewayTasks::wanted(ctx);
     if (tasks_) options.tasks = task_wanted ? mcp::TaskMode::hand_back : mcp::TaskMode::undeclared;
+    // A complete result comes as the text the upstream wrote, and goes out as that text (forwarded_members): never
+    // built into values and written again. A task's handle comes as a value (mcp::CallOptions::result_text).
+    std::shared_ptr<std::string> result_text;
+    if (ctx.takes_result_members()) {
+        result_text = std::make_shared<std::string>();
+        options.result_text = result_text;
+    }
     // A task outlives the call: its lease is taken now, so a lazy server does not stop when the call's own is dropped.
     host::Lease task_lease;
     if (task_wanted)
@@ -178,6 +228,14 @@ Reply AggregateHandler::call_tool(std::string name, json::object arguments, mcp:
             co_return result;
         }
         co_return e;
+    }
+    if (result_text && !result_text->empty()) {
+        if (forwarded_members(*result_text, task_wanted)) {
+            count.error = false;
+            ctx.answer_with_members(std::move(result_text));
+            co_return json::object();
+        }
+        *r = mcp::CallToolResult::whole(jsonrpc::parse_json_text(*result_text));
     }
     json::object result = std::move(*r).to_json();
     strip_upstream_meta(result);

@@ -57,8 +57,8 @@ ClientRelay::Registration ClientRelay::enter(const std::string& server, mcp::Req
 void ClientRelay::leave(const std::string& server, std::uint64_t id) {
     auto it = active_.find(server);
     if (it == active_.end()) return;
+    // The server's entry stays when empty (one per server at most): not made and freed again for every call.
     std::erase_if(it->second, [id](const auto& e) { return e.first == id; });
-    if (it->second.empty()) active_.erase(it);
 }
 
 std::size_t ClientRelay::in_flight(const std::string& server) const {

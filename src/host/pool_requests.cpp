@@ -152,6 +152,7 @@ awaitable<Outcome<mcp::CallToolResult>> ServerPool::call_tool(std::string server
     co.on_task = std::move(options.on_task);
     co.tasks = options.tasks;
     co.whole_result = options.whole_result;
+    co.result_text = std::move(options.result_text);
     co.trace = std::move(options.trace);
     // A shutdown cancels what still runs through the session (Connection::cancel_requests), not by racing every
     // call against an event here.

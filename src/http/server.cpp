@@ -59,7 +59,10 @@ using clock = std::chrono::steady_clock;
 void append_field(std::string& head, std::string_view name, std::string_view value) {
     head.append(name);
     head.append(": ");
-    for (char c : value) head.push_back(c == '\r' || c == '\n' ? ' ' : c);
+    const auto at = head.size();
+    head.append(value);  // whole, then mended where needed (a value almost never needs it)
+    for (auto i = at; i < head.size(); ++i)
+        if (head[i] == '\r' || head[i] == '\n') head[i] = ' ';
     head.append("\r\n");
 }
 
@@ -90,16 +93,22 @@ std::string response_head(unsigned version, bhttp::status status, const FieldVie
     const auto reason = bhttp::obsolete_reason(status);
     head.append(reason.data(), reason.size());
     head.append("\r\n");
+    // Each name's length and first letter folded, compared before the names themselves (most differ there).
+    boost::container::small_vector<std::uint32_t, 10> keys;
+    for (const auto& f : fields)
+        keys.push_back(static_cast<std::uint32_t>(f.first.size()) << 8 |
+                       (f.first.empty() ? 0u : static_cast<unsigned char>(f.first[0] | 0x20)));
+    const auto same = [&](std::size_t a, std::size_t b) {
+        return keys[a] == keys[b] && core::iequals(fields[a].first, fields[b].first);
+    };
     for (std::size_t i = 0; i < fields.size(); ++i) {
-        const auto name = fields[i].first;
         bool replaced_earlier = false;  // written already, in the place of the first of its name
-        for (std::size_t j = 0; j < i && !replaced_earlier; ++j)
-            replaced_earlier = core::iequals(fields[j].first, name);
+        for (std::size_t j = 0; j < i && !replaced_earlier; ++j) replaced_earlier = same(j, i);
         if (replaced_earlier) continue;
         auto value = fields[i].second;
         for (std::size_t j = i + 1; j < fields.size(); ++j)
-            if (core::iequals(fields[j].first, name)) value = fields[j].second;
-        append_field(head, name, value);
+            if (same(j, i)) value = fields[j].second;
+        append_field(head, fields[i].first, value);
     }
     head.append("\r\n");
     return head;
@@ -110,7 +119,9 @@ std::string response_head(unsigned version, bhttp::status status, const FieldVie
 std::string reply_head(unsigned version, bool keep_alive, const Fields& extra, const Reply& r, bool no_body) {
     const fmt::format_int length(r.body.size());
     FieldViews fields{{"Server", "switchboard"}};
-    if (!r.body.empty()) fields.emplace_back("Content-Type", r.content_type);
+    if (!r.body.empty())
+        fields.emplace_back("Content-Type", r.content_type.empty() ? std::string_view("application/json")
+                                                                   : std::string_view(r.content_type));
     add_fields(fields, extra);
     add_fields(fields, r.headers);
     if (const auto c = connection_value(version, keep_alive); !c.empty()) fields.emplace_back("Connection", c);

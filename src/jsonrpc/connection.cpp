@@ -171,6 +171,7 @@ void Connection::protocol_error(std::string what) {
 }
 
 void Connection::dispatch(std::string text) {
+    if (result_text_asked_ && dispatch_result_text(text)) return;
     auto parsed = parse_message(text);
     dispatch(std::move(parsed), text);
 }

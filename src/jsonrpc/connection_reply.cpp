@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <cstring>
 #include <regex>
 
 // The reply path, from the read loop's dispatch: a reply to its waiter (woken at once where the channel allows it),
@@ -59,6 +60,93 @@ void Connection::handle_response(Message m) {
         p->blobs = std::move(m.blobs);
     }
     wake_caller(*p);
+}
+
+namespace {
+
+// A reply's id and result, as their texts.
+struct ReplyParts {
+    std::string_view id, result;
+};
+
+// `{"jsonrpc":"2.0","id":<id>,"result":<result>}`, as our serializers and most SDKs write a reply: its parts found
+// without reading the result (nullopt for any other text). The whole text is valid JSON when the result's text is
+// one valid value and the id is one of ours (digits, or the same in quotes), since the rest is fixed.
+std::optional<ReplyParts> result_last(std::string_view text) {
+    constexpr std::string_view head = R"({"jsonrpc":"2.0","id":)", member = R"(,"result":)";
+    if (!text.starts_with(head)) return std::nullopt;
+    auto rest = text.substr(head.size());
+    const auto comma = rest.find(',');
+    if (comma == std::string_view::npos) return std::nullopt;
+    ReplyParts parts{rest.substr(0, comma), {}};
+    rest.remove_prefix(comma);
+    if (!rest.starts_with(member)) return std::nullopt;
+    rest.remove_prefix(member.size());
+    while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\t' || rest.back() == '\r' || rest.back() == '\n'))
+        rest.remove_suffix(1);
+    if (rest.size() < 3 || rest.back() != '}') return std::nullopt;
+    parts.result = rest.substr(0, rest.size() - 1);
+    return parts;
+}
+
+// The same from the members of any other envelope (another order, spacing): nullopt for anything but a result.
+std::optional<ReplyParts> result_anywhere(std::string_view text) {
+    auto members = object_members(text);
+    if (!members) return std::nullopt;
+    std::string_view version;
+    ReplyParts parts;
+    for (const auto& m : *members) {
+        auto* part = m.key == "jsonrpc"  ? &version
+                     : m.key == "id"     ? &parts.id
+                     : m.key == "result" ? &parts.result
+                                         : nullptr;
+        if (!part || !part->empty()) return std::nullopt;  // an error, a request, another member, or one twice
+        *part = m.value;
+    }
+    if (version != "\"2.0\"") return std::nullopt;
+    return parts;
+}
+
+// One of our ids (1, 2, …), or the same in quotes (a peer that echoes ids as strings).
+std::optional<std::int64_t> our_id_text(std::string_view id) {
+    if (id.size() >= 2 && id.front() == '"' && id.back() == '"') id = id.substr(1, id.size() - 2);
+    std::int64_t n = 0;
+    if (id.empty() || id.front() < '1' || id.front() > '9') return std::nullopt;  // no sign, no leading zero
+    const auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), n);
+    if (ec != std::errc() || end != id.data() + id.size()) return std::nullopt;
+    return n;
+}
+
+}  // namespace
+
+// A reply whose waiter asked for the result's text (RequestOptions::result_text): the envelope's parts are found in
+// the text and the result is handed over as it was written, never built into values. false: not such a reply, or
+// not valid JSON (the usual parse then reports what is wrong with it).
+bool Connection::dispatch_result_text(std::string_view text) {
+    auto parts = result_last(text);
+    const bool fixed_envelope = parts.has_value();
+    // Any other envelope is read whole, unless it has no result (a notification, a request, an error: memmem, not
+    // string_view::find, whose every quote in the text would be a memchr and a compare).
+    constexpr std::string_view result_key = R"("result")";
+    if (!parts && ::memmem(text.data(), text.size(), result_key.data(), result_key.size()) != nullptr)
+        parts = result_anywhere(text);
+    if (!parts || parts->result.empty() || parts->result.front() != '{') return false;
+    const auto id = our_id_text(parts->id);
+    auto it = id ? pending_.find(*id) : pending_.end();
+    if (it == pending_.end() || !it->second->wants_text) return false;
+    // Valid JSON, checked without building it: in the usual envelope only the result needs it (one level less deep:
+    // the envelope is around it), the rest being fixed. A line break can only be whitespace there, and the text goes
+    // out inside a line of someone else's (an SSE data line, a line on stdio): such a result comes as a value.
+    const auto& r = parts->result;
+    if (!(fixed_envelope ? json_text_is_valid(r, max_message_depth - 1) : json_text_is_valid(text)) ||
+        std::memchr(r.data(), '\n', r.size()) != nullptr || std::memchr(r.data(), '\r', r.size()) != nullptr)
+        return false;
+    auto p = it->second;
+    pending_.erase(it);
+    p->result_text.assign(parts->result.data(), parts->result.size());
+    p->outcome = json::value();
+    wake_caller(*p);
+    return true;
 }
 
 void Connection::handle_oversize(const Received& r) {

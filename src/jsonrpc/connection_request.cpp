@@ -45,6 +45,8 @@ awaitable<Outcome<json::value>> Connection::request_view(std::string method, con
     p->reset_on_progress = options.reset_timeout_on_progress;
     p->cancellable = options.cancellable;
     p->wants_blobs = options.blobs != nullptr;
+    p->wants_text = options.result_text != nullptr;
+    result_text_asked_ = result_text_asked_ || p->wants_text;
     pending_.emplace(id, p);
     if (options.on_sent) options.on_sent(id);
     std::optional<std::int64_t> token;
@@ -76,6 +78,7 @@ awaitable<Outcome<json::value>> Connection::request_view(std::string method, con
             *options.blobs = std::move(p->blobs);  // this reply's, none from an earlier round of the same call
         else if (!p->blobs.empty() && *p->outcome)
             restore_blobs(p->outcome->value(), std::move(p->blobs));
+        if (options.result_text) *options.result_text = std::move(p->result_text);
         co_return std::move(*p->outcome);
     }
 

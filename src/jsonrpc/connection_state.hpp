@@ -33,6 +33,8 @@ struct Connection::Pending {
     std::function<void(const Progress&)> on_progress;
     DecodedBlobs blobs;             // taken out of the result as it was read
     bool wants_blobs = false;       // RequestOptions::blobs was given
+    bool wants_text = false;        // RequestOptions::result_text was given
+    std::string result_text;        // the result's text, for wants_text (the outcome is then null)
     std::string cancelled_because;  // cancel_requests(): why
 };
 

@@ -185,9 +185,10 @@ void null_non_finite(json::value& v) {
     }
 }
 
-std::string start(const Id* id) {
+// `room`: what the whole message is likely to need, reserved at once (each doubling is an allocation and a copy).
+std::string start(const Id* id, std::size_t room = 256) {
     std::string out;
-    out.reserve(256);
+    out.reserve(room);
     out.append(R"({"jsonrpc":"2.0")");
     if (id) {
         out.append(R"(,"id":)");
@@ -202,8 +203,8 @@ void finish(std::string& out) {
 }
 
 // The start of a request (`id` given) or a notification (none): the envelope, the id, the method.
-inline std::string start_call(const Id* id, std::string_view method) {
-    std::string out = start(id);
+inline std::string start_call(const Id* id, std::string_view method, std::size_t room = 256) {
+    std::string out = start(id, room);
     out.append(R"(,"method":)");
     append_json(out, method);
     return out;
@@ -303,7 +304,8 @@ std::string serialize_request(const Id& id, std::string_view method, const json:
                               std::optional<std::int64_t> progress_token) {
     const auto* o = params.if_object();
     if (!o && !params.is_null()) return serialize_request(id, method, params);  // MCP params are objects
-    std::string out = start_call(&id, method);
+    // A 2026-07-28 request's _meta alone is a few hundred bytes: room for it besides the usual.
+    std::string out = start_call(&id, method, 256 + (meta ? meta->json.size() : 0));
     out.append(R"(,"params":)");
     append_with_meta(out, o, meta, std::string::npos, {}, progress_token);
     finish(out);

@@ -7,7 +7,11 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/value_stack.hpp>
 
+#include <algorithm>
 #include <array>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <cmath>
 #include <optional>
 
@@ -269,6 +273,193 @@ Outcome<Message> parse_message(std::string_view text) {
     if (handler.not_object() || (!ec && !handler.finite())) return parse_whole(text, options);
     if (ec) return parse_error(ec);
     return message_from(handler.parts(), {});
+}
+
+namespace {
+
+// Boost.JSON's parse events, answered without building anything: json_text_is_valid's parser.
+struct CheckHandler {
+    static constexpr std::size_t max_object_size = json::object::max_size();
+    static constexpr std::size_t max_array_size = json::array::max_size();
+    static constexpr std::size_t max_key_size = json::string::max_size();
+    static constexpr std::size_t max_string_size = json::string::max_size();
+    bool on_document_begin(json::error_code&) { return true; }
+    bool on_document_end(json::error_code&) { return true; }
+    bool on_object_begin(json::error_code&) { return true; }
+    bool on_object_end(std::size_t, json::error_code&) { return true; }
+    bool on_array_begin(json::error_code&) { return true; }
+    bool on_array_end(std::size_t, json::error_code&) { return true; }
+    bool on_key_part(std::string_view, std::size_t, json::error_code&) { return true; }
+    bool on_key(std::string_view, std::size_t, json::error_code&) { return true; }
+    bool on_string_part(std::string_view, std::size_t, json::error_code&) { return true; }
+    bool on_string(std::string_view, std::size_t, json::error_code&) { return true; }
+    bool on_number_part(std::string_view, json::error_code&) { return true; }
+    bool on_int64(std::int64_t, std::string_view, json::error_code&) { return true; }
+    bool on_uint64(std::uint64_t, std::string_view, json::error_code&) { return true; }
+    // parse_message refuses a number too big for a double (not_finite): so does this.
+    bool on_double(double d, std::string_view, json::error_code& ec) {
+        if (std::isfinite(d)) return true;
+        ec = json::error::exponent_overflow;
+        return false;
+    }
+    bool on_bool(bool, json::error_code&) { return true; }
+    bool on_null(json::error_code&) { return true; }
+    bool on_comment_part(std::string_view, json::error_code&) { return true; }
+    bool on_comment(std::string_view, json::error_code&) { return true; }
+};
+
+bool json_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+// The first quote or backslash at or after text[i]; npos when there is none. Sixteen bytes at a time.
+std::size_t find_quote_or_backslash(std::string_view text, std::size_t i) {
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+    for (; i + 16 <= text.size(); i += 16) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + i));
+        const auto m = static_cast<unsigned>(
+            _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash))));
+        if (m != 0) return i + __builtin_ctz(m);
+    }
+#endif
+    for (; i < text.size(); ++i)
+        if (text[i] == '"' || text[i] == '\\') return i;
+    return std::string_view::npos;
+}
+
+// One past the closing quote of the string whose opening quote is at text[i]; npos when it does not close.
+std::size_t string_end(std::string_view text, std::size_t i) {
+    for (i = find_quote_or_backslash(text, i + 1); i != std::string_view::npos; i = find_quote_or_backslash(text, i)) {
+        if (text[i] == '"') return i + 1;
+        i += 2;  // a backslash and the character it escapes, whatever it is
+    }
+    return std::string_view::npos;
+}
+
+// One past the string, object or array that starts at text[i]; npos when it does not end inside `text`. The quotes
+// and brackets of sixteen bytes are found at once and walked as bits (a block with a backslash is walked a byte at a
+// time): object_members reads a forwarded result three times (the envelope, the session, the gateway), and a byte
+// at a time that cost about 12 instructions a byte.
+std::size_t nested_end(std::string_view text, std::size_t i) {
+    const char* d = text.data();
+    const std::size_t n = text.size();
+    std::size_t depth = 0;
+    bool in_string = false, escaped = false;
+    while (i < n) {
+#if defined(__SSE2__)
+        if (i + 16 <= n && !escaped) {
+            const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + i));
+            const auto eq = [&v](char c) { return _mm_cmpeq_epi8(v, _mm_set1_epi8(c)); };
+            if (_mm_movemask_epi8(eq('\\')) == 0) {
+                const auto quotes = static_cast<unsigned>(_mm_movemask_epi8(eq('"')));
+                const auto opens = static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(eq('{'), eq('['))));
+                const auto closes = static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(eq('}'), eq(']'))));
+                for (unsigned bits = quotes | opens | closes; bits != 0; bits &= bits - 1) {
+                    const unsigned k = static_cast<unsigned>(__builtin_ctz(bits)), bit = 1u << k;
+                    if (in_string || (quotes & bit)) {
+                        if (!(quotes & bit)) continue;  // a bracket inside a string
+                        in_string = !in_string;
+                        if (!in_string && depth == 0) return i + k + 1;  // the string that was the value
+                    } else if (opens & bit) {
+                        ++depth;
+                    } else if (--depth == 0) {
+                        return i + k + 1;
+                    }
+                }
+                i += 16;
+                continue;
+            }
+        }
+#endif
+        // A byte at a time, to the end of this block of sixteen (or of the text).
+        for (const std::size_t stop = std::min(n, i + 16); i < stop; ++i) {
+            const char c = d[i];
+            if (in_string) {
+                if (escaped) {
+                    escaped = false;
+                } else if (c == '\\') {
+                    escaped = true;
+                } else if (c == '"') {
+                    in_string = false;
+                    if (depth == 0) return i + 1;  // the string that was the value
+                }
+            } else if (c == '"') {
+                in_string = true;
+            } else if (c == '{' || c == '[') {
+                ++depth;
+            } else if ((c == '}' || c == ']') && --depth == 0) {
+                return i + 1;
+            }
+        }
+    }
+    return std::string_view::npos;
+}
+
+// One past the value that starts at text[i] (not whitespace); npos when it does not end inside `text`.
+std::size_t value_end(std::string_view text, std::size_t i) {
+    const char c = text[i];
+    if (c == '"' || c == '{' || c == '[') return nested_end(text, i);
+    // A number, true, false or null: up to what may follow a value.
+    while (i < text.size() && !json_space(text[i]) && text[i] != ',' && text[i] != '}' && text[i] != ']') ++i;
+    return i;
+}
+
+std::size_t skip_space(std::string_view text, std::size_t i) {
+    while (i < text.size() && json_space(text[i])) ++i;
+    return i;
+}
+
+}  // namespace
+
+bool json_text_is_valid(std::string_view text, std::size_t max_depth) {
+    json::parse_options options;
+    options.max_depth = max_depth;
+    json::basic_parser<CheckHandler> parser(options);
+    json::error_code ec;
+    const auto n = parser.write_some(false, text.data(), text.size(), ec);
+    return !ec && n == text.size();
+}
+
+json::value parse_json_text(std::string_view text) {
+    json::parse_options options;
+    options.max_depth = max_message_depth;
+    return json::parse(text, json::storage_ptr(), options);
+}
+
+std::optional<TextMembers> object_members(std::string_view text) {
+    constexpr auto npos = std::string_view::npos;
+    // One object returned from every path (no copy of the members into the optional).
+    std::optional<TextMembers> out;
+    std::size_t i = skip_space(text, 0);
+    if (i == text.size() || text[i] != '{') return out;
+    auto& members = out.emplace();
+    i = skip_space(text, i + 1);
+    if (i < text.size() && text[i] == '}') {
+        if (skip_space(text, i + 1) != text.size()) out.reset();
+        return out;
+    }
+    for (;;) {
+        bool ok = i < text.size() && text[i] == '"';
+        const auto key_end = ok ? string_end(text, i) : npos;
+        const auto key = key_end == npos ? std::string_view() : text.substr(i + 1, key_end - i - 2);
+        // A key with an escape is left to a parser (compared as written it could not be found).
+        ok = key_end != npos && std::find(key.begin(), key.end(), '\\') == key.end();
+        if (ok) i = skip_space(text, key_end);
+        ok = ok && i < text.size() && text[i] == ':';
+        if (ok) i = skip_space(text, i + 1);
+        const auto end = ok && i < text.size() ? value_end(text, i) : npos;
+        if (end == npos || end == i) break;
+        members.push_back(TextMember{key, text.substr(i, end - i)});
+        i = skip_space(text, end);
+        if (i >= text.size()) break;
+        if (text[i] == '}') {
+            if (skip_space(text, i + 1) != text.size()) out.reset();
+            return out;
+        }
+        if (text[i] != ',') break;
+        i = skip_space(text, i + 1);
+    }
+    out.reset();
+    return out;
 }
 
 Error parse_error(const boost::system::error_code& ec) {

@@ -137,6 +137,7 @@ jsonrpc::RequestOptions ClientSession::request_options(const CallOptions& o) con
     ro.max_total_timeout = o.max_total_timeout;
     ro.on_progress = o.on_progress;
     ro.blobs = o.blobs;
+    ro.result_text = o.result_text;
     return ro;
 }
 
@@ -146,6 +147,18 @@ namespace {
 std::string_view result_type_of(const json::object& o) {
     const auto* t = o.if_contains("resultType");
     return t && t->is_string() ? std::string_view(t->get_string()) : std::string_view();
+}
+
+// Whether a result's text (CallOptions::result_text) is complete as it stands: no resultType but "complete" (not a
+// task, no input asked for) and no 2025-11-25 task handle. `is_error`: its isError.
+bool complete_as_text(std::string_view text, bool& is_error) {
+    auto members = jsonrpc::object_members(text);
+    if (!members) return false;  // a key with an escape: read as values
+    for (const auto& m : *members) {
+        if ((m.key == "resultType" && m.value != "\"complete\"") || m.key == "task") return false;
+        if (m.key == "isError") is_error = m.value == "true";
+    }
+    return true;
 }
 
 }  // namespace
@@ -204,6 +217,16 @@ awaitable<Outcome<Result>> ClientSession::request_as(std::string method, json::o
             detail::end_span(span, r, &timer);
             co_return r.error();
         }
+        if (options.result_text && !options.result_text->empty()) {
+            // The result came as text: handed over as it is when complete, else built and read on as usual.
+            bool is_error = false;
+            if (complete_as_text(*options.result_text, is_error)) {
+                detail::end_span_text(span, is_error, &timer);
+                co_return convert(json::value());
+            }
+            *r = jsonrpc::parse_json_text(*options.result_text);
+            options.result_text->clear();
+        }
         if (auto bad = unusable_result(method, *r, round)) {
             span.set_error("protocol_violation", bad->message);
             timer.set_error(std::to_string(bad->code));
@@ -217,6 +240,7 @@ awaitable<Outcome<Result>> ClientSession::request_as(std::string method, json::o
         if (result_type == "task" || (era_ == Era::legacy && is_legacy_task_handle(method, r->get_object()))) {
             // The Tasks extension (or 2025-11-25's tasks): polled to its end, then given as if synchronous.
             options.trace = span.context();  // its polls are the call's children
+            options.result_text.reset();     // its end comes as a value
             auto final_result = co_await follow_task(std::move(*r), std::move(options));
             detail::end_span(span, final_result, &timer);
             if (!final_result) co_return final_result.error();
@@ -252,10 +276,14 @@ namespace {
 // request_as's conversions.
 json::value as_value(json::value&& v) { return std::move(v); }
 CallToolResult as_tool_result(json::value&& v) { return CallToolResult::from_json(std::move(v)); }
-CallToolResult as_whole_tool_result(json::value&& v) { return CallToolResult::whole(std::move(v)); }
+CallToolResult as_whole_tool_result(json::value&& v) {
+    if (v.is_null()) return CallToolResult{};  // the result is in CallOptions::result_text
+    return CallToolResult::whole(std::move(v));
+}
 }  // namespace
 
 awaitable<Outcome<json::value>> ClientSession::request(std::string method, json::object params, CallOptions options) {
+    options.result_text.reset();  // only call_tool hands a result over as text
     return request_as<json::value>(std::move(method), std::move(params), std::move(options), &as_value);
 }
 
@@ -320,6 +348,7 @@ awaitable<Outcome<CallToolResult>> ClientSession::call_tool(std::string name, js
     params.emplace("name", std::move(name));
     params.emplace("arguments", std::move(arguments));
     if (as_task) params.emplace("task", json::object());  // 2025-11-25 tasks: the server's default ttl
+    if (!options.whole_result) options.result_text.reset();  // only a whole result is forwarded as text
     const auto convert = options.whole_result ? &as_whole_tool_result : &as_tool_result;
     return request_as<CallToolResult>("tools/call", std::move(params), std::move(options), convert);
 }

@@ -48,4 +48,14 @@ inline void end_span(trace::Span& span, const Outcome<json::value>& r, trace::Op
     span.set_ok();
 }
 
+/// end_span for a result that came as text (CallOptions::result_text): `is_error` is its isError.
+inline void end_span_text(trace::Span& span, bool is_error, trace::OperationTimer* timer = nullptr) {
+    if (is_error) {
+        if (timer) timer->set_error("tool_error");
+        if (span.recording()) span.set_error("tool_error", "the tool answered with isError");
+        return;
+    }
+    if (span.recording()) span.set_ok();
+}
+
 }  // namespace switchboard::mcp::detail

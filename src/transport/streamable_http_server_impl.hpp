@@ -15,6 +15,7 @@
 
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/container/small_vector.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
@@ -62,11 +63,38 @@ struct Event {
     bhttp::status status = bhttp::status::ok;  // for a final response sent as application/json
 };
 
+// The events of a pipe or a stream's log, the first two held in place: a request's stream usually carries one, its
+// answer (a deque allocates its map and a block for the first: four allocations a request, with the log's).
+class EventQueue {
+public:
+    bool empty() const { return head_ == items_.size(); }
+    std::size_t size() const { return items_.size() - head_; }
+    Event& front() { return items_[head_]; }
+    const Event& front() const { return items_[head_]; }
+    void push_back(Event e) { items_.push_back(std::move(e)); }
+    void pop_front() {
+        items_[head_] = Event{};  // its text let go now
+        if (++head_ == items_.size()) {
+            items_.clear();
+            head_ = 0;
+        } else if (head_ >= 32 && head_ * 2 >= items_.size()) {  // what was read taken out, now and then
+            items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
+            head_ = 0;
+        }
+    }
+    auto begin() const { return items_.begin() + static_cast<std::ptrdiff_t>(head_); }
+    auto end() const { return items_.end(); }
+
+private:
+    boost::container::small_vector<Event, 2> items_;
+    std::size_t head_ = 0;
+};
+
 // Between the router and the HTTP response currently delivering one stream.
 struct Pipe {
     explicit Pipe(const asio::any_io_executor& ex, std::size_t max_bytes) : signal(ex), limit(max_bytes) {}
     asio::steady_timer signal;
-    std::deque<Event> queue;
+    EventQueue queue;
     std::size_t bytes = 0, limit;
     bool overflow = false;      // the client reads slower than we produce: drop it
     bool finish = false;        // end the response (session gone) without a final message
@@ -85,7 +113,7 @@ struct Pipe {
 struct Stream {
     std::string id;           // event ids are "<id>-<seq>"; empty: no ids (2026-07-28 streams are not resumable)
     std::size_t max_log = 0;  // 0: keep no log
-    std::deque<Event> log;
+    EventQueue log;
     std::size_t log_bytes = 0;
     std::uint64_t next_seq = 1;
     bool done = false;

@@ -108,7 +108,7 @@ TEST_F(Cli, TheOfficialSdkV2ServerOverStdioInTheModernEraWithoutNoise) {
     const auto status = json::parse(out).at("servers").as_array().at(0);
     EXPECT_EQ(status.at("era").as_string(), "modern");
     EXPECT_EQ(status.at("protocolVersion").as_string(), "2026-07-28");
-    EXPECT_EQ(status.at("tools").as_int64(), 2);
+    EXPECT_EQ(status.at("tools").as_int64(), 4);
     EXPECT_EQ(cli("--config " + cfg + " call greet '{\"name\": \"Ann\"}'", out), 0) << out;
     EXPECT_EQ(out, "Hello, Ann!\n");  // stdout and stderr together: no warning
     EXPECT_EQ(cli("--config " + cfg + " call sdk2__add '{\"a\": 2, \"b\": 40}'", out), 0) << out;

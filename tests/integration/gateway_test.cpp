@@ -439,6 +439,96 @@ TEST_F(Gateway, ModernRequestStreamsProgressAndClosingItsStreamCancelsTheUpstrea
     EXPECT_TRUE(cancelled) << read_file(dir_ / "a.log") << gateway_->log();
 }
 
+// How often `needle` occurs in `text`.
+std::size_t occurrences(const std::string& text, std::string_view needle) {
+    std::size_t n = 0;
+    for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + needle.size())) ++n;
+    return n;
+}
+
+// A complete result goes out as the text its upstream wrote (host::ToolCallOptions::result_text: a number as the
+// upstream wrote it), with what the gateway's own session puts in a result instead of the upstream's: checked against
+// the official SDK v2 server, which writes its members in an order of its own, in both eras. A result whose _meta has
+// more than the upstream's serverInfo keeps it, and a tool error keeps its isError.
+TEST_F(Gateway, ResultsGoOutAsTheUpstreamWroteThemWithTheGatewaysOwnMeta) {
+    const std::string peers = PEERS_DIR;
+    std::ofstream(config_) << R"({"mcpServers": {"sdk2": {"command": ")" << peers_node() << R"(", "args": [")" << peers
+                           << R"(/sdk2_stdio_server.mjs"], "startupTimeoutMs": 60000},
+        "d": {"command": ")"
+                           << demo_server() << R"("}}})";
+    start({});
+    const auto port = gateway_->port;
+    run([port]() -> awaitable<void> {
+        // string_views: no literal made a std::string inside a co_await (docs/design.md, GCC 12 rule 5).
+        const auto modern_call = [port](std::string_view tool, std::string_view arguments) -> awaitable<HttpResult> {
+            const auto body = R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":")" +
+                              std::string(tool) + R"(","arguments":)" + std::string(arguments) +
+                              R"(,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",)"
+                              R"("io.modelcontextprotocol/clientCapabilities":{}}}})";
+            const auto headers = modern_call_headers(std::string(tool));
+            co_return co_await http_exchange(port, "POST", "/mcp", headers, body);
+        };
+        auto greet = co_await modern_call("greet", R"({"name":"Ann"})");
+        CO_ASSERT_EQ(greet.status, 200) << greet.body;
+        auto v = json::parse(greet.body);
+        EXPECT_EQ(v.at("id"), json::value(7)) << greet.body;
+        EXPECT_EQ(v.at("result").at("content").at(0).at("text").as_string(), "Hello, Ann!") << greet.body;
+        EXPECT_EQ(v.at("result").at("resultType").as_string(), "complete") << greet.body;
+        EXPECT_EQ(v.at("result").at("_meta").at("io.modelcontextprotocol/serverInfo").at("name").as_string(),
+                  "switchboard")
+            << greet.body;
+        // Each once: the upstream's were left out, not written beside the gateway's.
+        EXPECT_EQ(occurrences(greet.body, R"("resultType")"), 1u) << greet.body;
+        EXPECT_EQ(occurrences(greet.body, R"("_meta")"), 1u) << greet.body;
+        EXPECT_EQ(occurrences(greet.body, "serverInfo"), 1u) << greet.body;
+        EXPECT_EQ(greet.body.find("sdk2-peer"), std::string::npos) << greet.body;
+
+        // The upstream's own text: a number as JSON.stringify wrote it (built into a value and written again, it
+        // would read 5E-1).
+        auto half = co_await modern_call("half", "{}");
+        CO_ASSERT_EQ(half.status, 200) << half.body;
+        EXPECT_NE(half.body.find(R"("structuredContent":{"ratio":0.5})"), std::string::npos) << half.body;
+        EXPECT_EQ(json::parse(half.body).at("result").at("structuredContent").at("ratio"), json::value(0.5))
+            << half.body;
+
+        auto stamped = co_await modern_call("stamp", "{}");
+        CO_ASSERT_EQ(stamped.status, 200) << stamped.body;
+        v = json::parse(stamped.body);
+        EXPECT_EQ(v.at("result").at("_meta").at("example.com/stamp").as_string(), "kept") << stamped.body;
+        EXPECT_EQ(v.at("result").at("_meta").at("io.modelcontextprotocol/serverInfo").at("name").as_string(),
+                  "switchboard")
+            << stamped.body;
+
+        auto fail = co_await modern_call("fail", "{}");
+        CO_ASSERT_EQ(fail.status, 200) << fail.body;
+        v = json::parse(fail.body);
+        EXPECT_EQ(v.at("result").at("isError"), json::value(true)) << fail.body;
+
+        // A legacy session: no resultType, no serverInfo (the gateway's session adds none in that era).
+        auto h = post_headers();
+        auto init = co_await http_exchange(port, "POST", "/mcp", h, init_body);
+        CO_ASSERT_EQ(init.status, 200) << init.body;
+        h.emplace_back("Mcp-Session-Id", init.headers["mcp-session-id"]);
+        h.emplace_back("MCP-Protocol-Version", "2025-11-25");
+        auto legacy = co_await http_exchange(
+            port, "POST", "/mcp", h,
+            R"({"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"greet","arguments":{"name":"Bo"}}})");
+        CO_ASSERT_EQ(legacy.status, 200) << legacy.body;
+        const auto json_at = legacy.body.find('{');
+        CO_ASSERT_TRUE(json_at != std::string::npos) << legacy.body;
+        v = json::parse(legacy.body.substr(json_at, legacy.body.rfind('}') - json_at + 1));
+        EXPECT_EQ(v.at("result").at("content").at(0).at("text").as_string(), "Hello, Bo!") << legacy.body;
+        EXPECT_FALSE(v.at("result").as_object().contains("resultType")) << legacy.body;
+        EXPECT_FALSE(v.at("result").as_object().contains("_meta")) << legacy.body;
+        auto legacy_stamp = co_await http_exchange(
+            port, "POST", "/mcp", h,
+            R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"stamp","arguments":{}}})");
+        CO_ASSERT_EQ(legacy_stamp.status, 200) << legacy_stamp.body;
+        EXPECT_NE(legacy_stamp.body.find(R"("example.com/stamp":"kept")"), std::string::npos) << legacy_stamp.body;
+        EXPECT_EQ(legacy_stamp.body.find("serverInfo"), std::string::npos) << legacy_stamp.body;
+    });
+}
+
 // An upstream's log messages reach the client whose tools/call is in flight; resources/subscribe goes upstream and
 // the upstream's resources/updated comes back (the demo server's conformance fixtures, one upstream: no prefixes).
 TEST_F(Gateway, ForwardsLogMessagesAndSubscriptions) {

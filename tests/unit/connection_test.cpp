@@ -229,6 +229,85 @@ TEST_F(ConnectionTest, ServerRepliesToUnparseableInputWhenAsked) {
     });
 }
 
+// RequestOptions::result_text: a result object comes as the text the peer wrote (any member order, spacing, an id
+// echoed as a string), never as a value; an error, a result that is not an object, an envelope with more members, a
+// line break in the result's whitespace, and a text that is not valid JSON (refused as before: the request is never
+// answered) do not.
+TEST_F(ConnectionTest, ResultTextIsTheReplysResultAsThePeerWroteIt) {
+    auto client = make_client();
+    client->start();
+    struct Sent {
+        rpc::Outcome<json::value> outcome;
+        std::string text;
+    };
+    // The reply's text with ID for the request's id (string_view: no literal made a std::string in a co_await).
+    const auto ask = [&](std::string_view reply_template) -> awaitable<Sent> {
+        auto ex = co_await asio::this_coro::executor;
+        auto peer = spawn(ex, [&, reply_template = std::string(reply_template)]() -> awaitable<void> {
+            auto m = read_message(co_await server_channel->read());
+            auto reply = reply_template;
+            reply.replace(reply.find("ID"), 2, std::to_string(m.id.as_int64()));
+            co_await server_channel->write(reply);
+        });
+        rpc::RequestOptions o;
+        o.timeout = 500ms;
+        o.cancellable = false;  // a request that times out sends no notifications/cancelled to the next peer
+        auto text = std::make_shared<std::string>();
+        o.result_text = text;
+        json::value params = json::object{};
+        auto r = co_await client->request("tools/call", std::move(params), std::move(o));
+        co_await join(peer);
+        Sent sent{std::move(r), *text};
+        co_return sent;
+    };
+    run(ctx, [&]() -> awaitable<void> {
+        auto plain = co_await ask(R"( { "result" : {"content": [{"type":"text","text":"} \"]"}], "n": 1} ,"id":ID,)"
+                                  R"("jsonrpc":"2.0"})");
+        CO_ASSERT_TRUE(plain.outcome.has_value()) << plain.outcome.error().message;
+        EXPECT_TRUE(plain.outcome->is_null());
+        EXPECT_EQ(plain.text, R"({"content": [{"type":"text","text":"} \"]"}], "n": 1})");
+
+        auto string_id = co_await ask(R"({"jsonrpc":"2.0","id":"ID","result":{}})");
+        CO_ASSERT_TRUE(string_id.outcome.has_value()) << string_id.outcome.error().message;
+        EXPECT_EQ(string_id.text, "{}");
+
+        auto error = co_await ask(R"({"jsonrpc":"2.0","id":ID,"error":{"code":-32602,"message":"no"}})");
+        CO_ASSERT_FALSE(error.outcome.has_value());
+        EXPECT_EQ(error.outcome.error().code, -32602);
+        EXPECT_TRUE(error.text.empty());
+
+        auto array = co_await ask(R"({"jsonrpc":"2.0","id":ID,"result":[1]})");
+        CO_ASSERT_TRUE(array.outcome.has_value()) << array.outcome.error().message;
+        EXPECT_EQ(*array.outcome, json::parse("[1]"));
+        EXPECT_TRUE(array.text.empty());
+
+        auto trailing = co_await ask(R"({"jsonrpc":"2.0","id":ID,"result":{"a":1},"extra":2})");
+        CO_ASSERT_TRUE(trailing.outcome.has_value()) << trailing.outcome.error().message;
+        EXPECT_EQ(*trailing.outcome, json::parse(R"({"a":1})"));
+        EXPECT_TRUE(trailing.text.empty());
+
+        auto huge = co_await ask(R"({"jsonrpc":"2.0","id":ID,"result":{"n":1e400}})");
+        CO_ASSERT_FALSE(huge.outcome.has_value());
+        EXPECT_EQ(huge.outcome.error().code, rpc::code::timeout);
+        EXPECT_TRUE(huge.text.empty());
+        EXPECT_NE(client->last_protocol_error().find("1e400"), std::string::npos) << client->last_protocol_error();
+
+        auto broken = co_await ask(R"({"jsonrpc":"2.0","id":ID,"result":{"a":[1,}})");
+        CO_ASSERT_FALSE(broken.outcome.has_value());
+        EXPECT_TRUE(broken.text.empty());
+        EXPECT_NE(client->last_protocol_error().find("[1,}"), std::string::npos) << client->last_protocol_error();
+
+        // A line break between members (a pretty-printed reply over HTTP, an SSE event of several data lines) would
+        // end the line the text is forwarded in. A carriage return here: a line feed would split the line on stdio.
+        auto pretty = co_await ask("{\"jsonrpc\":\"2.0\",\"id\":ID,\"result\":{\"a\":1,\r\"b\":2}}");
+        CO_ASSERT_TRUE(pretty.outcome.has_value()) << pretty.outcome.error().message;
+        EXPECT_EQ(*pretty.outcome, json::parse(R"({"a":1,"b":2})"));
+        EXPECT_TRUE(pretty.text.empty());
+        EXPECT_TRUE(client->is_open());
+        co_await client->close();
+    });
+}
+
 TEST_F(ConnectionTest, NotificationsReachTheHandler) {
     auto client = make_client();
     auto server = make_server();

@@ -666,3 +666,53 @@ TEST(PeekEnvelope, LeavesAnythingElseToTheParser) {
     // An error answer to a request whose id could not be read has a null id: parsed, not peeked.
     EXPECT_FALSE(rpc::peek_envelope(rpc::serialize_error(nullptr, rpc::Error{rpc::code::parse_error, "x", {}, false})));
 }
+
+// object_members: each member's key and value text as they are in the object's text, whatever the spacing, nesting
+// or strings hold; the same members Boost.JSON parses; nothing for what is not one object or has an escaped key.
+TEST(ObjectMembers, KeysAndValueTextsAsWritten) {
+    const std::string text =
+        " {\"a\" : {\"x\": [1, \"}\", {\"y\": \"]\\\"\"}]} ,\"b\":\"q\\\"}\\\\\",\n\"c\":-1.5e3,\"d\":true , "
+        "\"e\":null,"
+        "\"f\":[]}\t";
+    auto m = rpc::object_members(text);
+    ASSERT_TRUE(m.has_value());
+    ASSERT_EQ(m->size(), 6u);
+    EXPECT_EQ((*m)[0].key, "a");
+    EXPECT_EQ((*m)[0].value, R"({"x": [1, "}", {"y": "]\""}]})");
+    EXPECT_EQ((*m)[1].key, "b");
+    EXPECT_EQ((*m)[1].value, R"("q\"}\\")");
+    EXPECT_EQ((*m)[2].value, "-1.5e3");
+    EXPECT_EQ((*m)[3].value, "true");
+    EXPECT_EQ((*m)[4].value, "null");
+    EXPECT_EQ((*m)[5].value, "[]");
+    // The same as parsing: each value's text parses to the parsed object's member.
+    const auto parsed = json::parse(text).as_object();
+    for (const auto& member : *m) EXPECT_EQ(json::parse(member.value), parsed.at(member.key)) << member.key;
+    EXPECT_TRUE(rpc::json_text_is_valid(text));
+}
+
+TEST(ObjectMembers, AnEmptyObjectHasNone) {
+    auto m = rpc::object_members(" { } ");
+    ASSERT_TRUE(m.has_value());
+    EXPECT_TRUE(m->empty());
+}
+
+TEST(ObjectMembers, NothingForWhatIsNotOneObjectOrHasAnEscapedKey) {
+    for (const char* text : {"", "[1]", "\"{}\"", "{} {}", "{\"a\":1", "{\"a\" 1}", "{\"a\":}", "{\"a\":1,}", "{a:1}",
+                             "{\"a\":\"unterminated}", "{\"a\":[1,2}", "{\"\\u0061\":1}", "{\"a\\\"b\":1}", "x"}) {
+        EXPECT_FALSE(rpc::object_members(text).has_value()) << text;
+    }
+}
+
+TEST(JsonTextIsValid, AsParseMessageWouldAcceptIt) {
+    EXPECT_TRUE(rpc::json_text_is_valid(R"({"a":[1,2.5,"x",null,true,{}]})"));
+    EXPECT_TRUE(rpc::json_text_is_valid(" 5 "));
+    EXPECT_FALSE(rpc::json_text_is_valid(R"({"a":1,})"));
+    EXPECT_FALSE(rpc::json_text_is_valid(R"({"a":1} x)"));
+    EXPECT_FALSE(rpc::json_text_is_valid(R"({"a":1e400})"));  // parse_message refuses it too (not finite)
+    EXPECT_FALSE(rpc::json_text_is_valid(""));
+    const auto nested = [](std::size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); };
+    EXPECT_TRUE(rpc::json_text_is_valid(nested(rpc::max_message_depth)));
+    EXPECT_FALSE(rpc::json_text_is_valid(nested(rpc::max_message_depth + 1)));
+    EXPECT_EQ(rpc::parse_json_text(R"({"a":[1]})"), json::parse(R"({"a":[1]})"));
+}

@@ -125,6 +125,9 @@ struct ToolCallOptions {
     mcp::TaskMode tasks = mcp::TaskMode::follow;
     /// The result object kept whole (mcp::CallOptions::whole_result): for a caller that forwards it.
     bool whole_result = false;
+    /// With whole_result: receives a complete result's JSON text as the server wrote it, and the CallToolResult is
+    /// then empty (see mcp::CallOptions::result_text).
+    std::shared_ptr<std::string> result_text;
     /// The span the call belongs to (the model turn that asked, a gateway client's request); see mcp::CallOptions.
     trace::SpanContext trace;
 };

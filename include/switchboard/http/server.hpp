@@ -46,7 +46,9 @@ namespace switchboard::http {
 struct Reply {
     bhttp::status status = bhttp::status::ok;
     std::string body;
-    std::string content_type = "application/json";  ///< sent only with a body
+    /// Sent only with a body; empty: application/json (a default of that text would allocate for every reply: it is
+    /// one byte too long to be held in the string itself).
+    std::string content_type;
     Fields headers;
     bool close = false;  ///< close the connection after it
 };

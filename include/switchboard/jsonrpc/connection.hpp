@@ -53,6 +53,12 @@ struct RequestOptions {
     /// Receives the blobs a big response had decoded as it was read (see StreamParser); the result then holds an
     /// empty string in each one's place. Null: they are put back into the result as base64.
     std::shared_ptr<DecodedBlobs> blobs;
+    /// Receives the result's JSON text as the peer wrote it, when the reply is a result object read whole (not in
+    /// pieces by a StreamParser) on one line: the returned value is then null. For a caller that forwards a result
+    /// as it came (a gateway), which would otherwise build it into values and write it out again. Any other reply (an
+    /// error, a result read in pieces, one with a line break in its whitespace) comes as a value, and this stays
+    /// empty.
+    std::shared_ptr<std::string> result_text;
 };
 
 namespace detail {
@@ -183,6 +189,7 @@ private:
     void dispatch(StreamedMessage streamed);
     void dispatch(Outcome<Message>&& parsed, std::string_view text);
     void handle_response(Message m);
+    bool dispatch_result_text(std::string_view text);
     void wake_caller(Pending& p);
     void handle_oversize(const Received& r);
     void route_progress(const boost::json::value& params);
@@ -225,6 +232,7 @@ private:
     boost::asio::steady_timer deadline_timer_;
     clock::time_point deadline_armed_ = clock::time_point::max();
     std::uint64_t received_ = 0;  // reads from the channel, for the stall watch
+    bool result_text_asked_ = false;  // a request asked for RequestOptions::result_text: replies are looked at first
     Signal loops_done_;  // fired when both loops have ended
     int running_loops_ = 0;
     bool write_loop_started_ = false;

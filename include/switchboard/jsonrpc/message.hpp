@@ -5,6 +5,7 @@
 
 #include <switchboard/jsonrpc/error.hpp>
 
+#include <boost/container/small_vector.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
@@ -125,6 +126,28 @@ struct EnvelopePeek {
 };
 /// nullopt for any other text (another writer's member order, an id with escapes): parse it instead.
 std::optional<EnvelopePeek> peek_envelope(std::string_view text);
+
+/// One member of a JSON object as it is in the object's text (see object_members).
+struct TextMember {
+    std::string_view key;    ///< as written between its quotes (it has no escapes)
+    std::string_view value;  ///< the value's JSON text, without the whitespace around it
+};
+using TextMembers = boost::container::small_vector<TextMember, 8>;
+
+/// The members of the JSON object `text` is, in their order, found in its text without building anything: for a
+/// caller that forwards a value as it came and needs only a few of its members. nullopt when `text` is not an object
+/// with nothing but whitespace around it, or when a key has an escape (parse such an object instead). It reads the
+/// structure only (strings, brackets, commas), not each value's grammar: call it on a text json_text_is_valid()
+/// accepted.
+std::optional<TextMembers> object_members(std::string_view text);
+
+/// Whether `text` is one JSON text that parse_message's parser accepts as it does (nested at most `max_depth`
+/// levels, every number finite as a double), checked without building anything. A value that sits inside a message
+/// is checked with one level less (the message is an object around it).
+bool json_text_is_valid(std::string_view text, std::size_t max_depth = max_message_depth);
+/// A text json_text_is_valid() accepted (a RequestOptions::result_text, say) built into a value after all, with
+/// parse_message's limits. Throws boost::system::system_error for a text it did not accept.
+boost::json::value parse_json_text(std::string_view text);
 
 /// For logs and error messages: a text cut to `max` bytes with "…" appended when cut.
 std::string preview(std::string_view text, std::size_t max = 120);
