@@ -30,25 +30,8 @@ inline std::string error_type(const Outcome<json::value>& r) {
     return {};
 }
 
-inline void end_span(trace::Span& span, const Outcome<json::value>& r, trace::OperationTimer* timer = nullptr) {
-    if (timer && (!r || r->is_object())) {
-        if (auto type = error_type(r); !type.empty()) timer->set_error(type);
-    }
-    if (!span.recording()) return;
-    if (!r) {
-        span.set("rpc.response.status_code", std::to_string(r.error().code));
-        span.set_error(std::to_string(r.error().code), r.error().message);
-        return;
-    }
-    if (const auto* o = r->if_object())
-        if (const auto* e = o->if_contains("isError"); e && e->is_bool() && e->get_bool()) {
-            span.set_error("tool_error", "the tool answered with isError");
-            return;
-        }
-    span.set_ok();
-}
-
-/// end_span for a result that came as text (CallOptions::result_text): `is_error` is its isError.
+/// A request's span and timer ended on a result whose isError is `is_error`: for a result read as a value (end_span)
+/// and one that came as text (CallOptions::result_text), read for isError without a value.
 inline void end_span_text(trace::Span& span, bool is_error, trace::OperationTimer* timer = nullptr) {
     if (is_error) {
         if (timer) timer->set_error("tool_error");
@@ -56,6 +39,19 @@ inline void end_span_text(trace::Span& span, bool is_error, trace::OperationTime
         return;
     }
     if (span.recording()) span.set_ok();
+}
+
+inline void end_span(trace::Span& span, const Outcome<json::value>& r, trace::OperationTimer* timer = nullptr) {
+    if (!r) {
+        if (timer) timer->set_error(std::to_string(r.error().code));
+        if (!span.recording()) return;
+        span.set("rpc.response.status_code", std::to_string(r.error().code));
+        span.set_error(std::to_string(r.error().code), r.error().message);
+        return;
+    }
+    const auto* o = r->if_object();
+    const auto* e = o ? o->if_contains("isError") : nullptr;
+    end_span_text(span, e && e->is_bool() && e->get_bool(), timer);
 }
 
 }  // namespace switchboard::mcp::detail

@@ -70,7 +70,6 @@ public:
     bool empty() const { return head_ == items_.size(); }
     std::size_t size() const { return items_.size() - head_; }
     Event& front() { return items_[head_]; }
-    const Event& front() const { return items_[head_]; }
     void push_back(Event e) { items_.push_back(std::move(e)); }
     void pop_front() {
         items_[head_] = Event{};  // its text let go now

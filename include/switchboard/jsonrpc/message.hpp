@@ -137,8 +137,8 @@ using TextMembers = boost::container::small_vector<TextMember, 8>;
 /// The members of the JSON object `text` is, in their order, found in its text without building anything: for a
 /// caller that forwards a value as it came and needs only a few of its members. nullopt when `text` is not an object
 /// with nothing but whitespace around it, or when a key has an escape (parse such an object instead). It reads the
-/// structure only (strings, brackets, commas), not each value's grammar: call it on a text json_text_is_valid()
-/// accepted.
+/// structure only (strings, brackets, commas), not each value's grammar: on any text it stays within the text, but
+/// what it finds is a value's members only once json_text_is_valid() accepted the text.
 std::optional<TextMembers> object_members(std::string_view text);
 
 /// Whether `text` is one JSON text that parse_message's parser accepts as it does (nested at most `max_depth`
