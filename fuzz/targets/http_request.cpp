@@ -4,8 +4,11 @@
 // three server setups and how the bytes arrive (in pieces of 1 to 256 bytes).
 //
 // Besides "no crash", a request reaches a handler only when its route, Host, Origin and token are right, and every
-// refusal carries the header its status needs.
+// refusal carries the header its status needs. And whenever the server's own reader of plain requests
+// (detail::read_plain_request) reads one from the bytes left, Beast's parser reads the same message from them.
 #include "fuzz_input.hpp"
+
+#include "../../src/http/plain_request.hpp"
 
 #include <switchboard/core/text.hpp>
 #include <switchboard/http/origin.hpp>
@@ -123,6 +126,33 @@ void check_verdict(const http::ServerRequest& req, const Setup& s, const http::R
     }
 }
 
+// What read_plain_request reads from the front of `left`, Beast reads the same way: the same method, target, version,
+// fields (names, values, order), body and keep-alive, using as many bytes.
+void check_plain(std::string_view left, const http::ServerOptions& o) {
+    http::ServerRequest plain;
+    const auto used = http::detail::read_plain_request(left, o.max_header_size, o.max_body_size, plain);
+    if (used == 0) return;
+    bhttp::request_parser<bhttp::string_body> parser;
+    parser.eager(true);
+    http::limit_request_parser(parser, o);
+    boost::system::error_code ec;
+    std::size_t n = 0;
+    while (!ec && !parser.is_done()) {
+        const auto k = parser.put(boost::asio::buffer(left.data() + n, left.size() - n), ec);
+        n += k;
+        if (k == 0) break;
+    }
+    check(!ec && parser.is_done() && n == used);
+    const auto& b = parser.get();
+    check(b.method() == plain.method() && b.method_string() == plain.method_string() && b.target() == plain.target() &&
+          b.version() == plain.version() && b.body() == plain.body() && b.keep_alive() == plain.keep_alive());
+    auto i = b.begin();
+    auto j = plain.begin();
+    for (; i != b.end() && j != plain.end(); ++i, ++j)
+        check(i->name() == j->name() && i->name_string() == j->name_string() && i->value() == j->value());
+    check(i == b.end() && j == plain.end());
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -141,6 +171,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // One connection: requests one after the other, as the server reads them, until one cannot be answered.
     for (int request = 0; request < 64; ++request) {
         if (buffer.empty() && offset == bytes.size()) break;  // the client is done
+        check_plain(buffer + std::string(bytes.substr(offset)), s.options);
         bhttp::request_parser<bhttp::string_body> parser;
         http::limit_request_parser(parser, s.options);
         boost::system::error_code ec;

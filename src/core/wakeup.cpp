@@ -76,9 +76,24 @@ void Wakeup::wake_now() {
     take(true)(boost::system::error_code());
 }
 
+namespace {
+
+// A waiter resumed from the queue of the executor it runs on. Posted as a plain function: post() of the handler
+// itself asked it for its type-erased executor and tracked work through it, about 1.5k instructions a wake-up (more
+// than a timer's cancel()).
+struct Resume {
+    asio::any_completion_handler<void(boost::system::error_code)> waiter;
+    void operator()() { std::move(waiter)(boost::system::error_code()); }
+};
+
+}  // namespace
+
 void Wakeup::wake() {
     if (!waiter_) return;
-    asio::post(ex_, asio::append(take(true), boost::system::error_code()));
+    if (same_executor_)
+        asio::post(ex_, Resume{take(true)});
+    else
+        asio::post(ex_, asio::append(take(true), boost::system::error_code()));
 }
 
 void Wakeup::cancelled() {

@@ -67,6 +67,11 @@ AggregateHandler::~AggregateHandler() {
             "gateway: unsubscribe " + uri);
 }
 
+bool AggregateHandler::reusable() const {
+    return !host_tool_called_ && subscribed_.empty() && context_->as_made() &&
+           std::all_of(calls_.begin(), calls_.end(), [](const auto& server) { return server.second.empty(); });
+}
+
 json::object AggregateHandler::capabilities() const {
     json::object list_changed{{"listChanged", true}};
     json::object caps;
@@ -176,6 +181,21 @@ std::shared_ptr<AggregateHandler> Gateway::make_handler() {
     return handler;
 }
 
+std::shared_ptr<AggregateHandler> Gateway::stateless_handler() {
+    if (idle_.empty()) return make_handler();
+    auto handler = std::move(idle_.back());
+    idle_.pop_back();
+    // The index may have changed while it waited: the keeper's is taken again rather than worked out anew.
+    handler->context().share_index_of(*index_keeper_);
+    return handler;
+}
+
+void Gateway::keep_idle(std::shared_ptr<AggregateHandler> handler) {
+    // A handler something still holds (a task it started, a call left running) is not handed on.
+    if (!stopping_ && idle_.size() < max_idle_handlers && handler.use_count() == 1 && handler->reusable())
+        idle_.push_back(std::move(handler));
+}
+
 namespace {
 struct Count {
     std::size_t& n;
@@ -196,11 +216,19 @@ awaitable<void> Gateway::serve(std::shared_ptr<jsonrpc::Channel> channel) {
 awaitable<std::string> Gateway::answer(jsonrpc::Message request, std::function<void(std::string)> send) {
     auto self = shared_from_this();
     Count count(sessions_);
+    auto handler = stateless_handler();
     // Made on a line of its own: no temporary converted into a parameter inside the co_await (docs/design.md, GCC 12).
-    std::shared_ptr<mcp::ServerHandler> handler = make_handler();
-    co_return co_await mcp::Server::answer(options_.server, std::move(handler), std::move(request), std::move(send));
+    std::shared_ptr<mcp::ServerHandler> as_server = handler;
+    auto text =
+        co_await mcp::Server::answer(options_.server, std::move(as_server), std::move(request), std::move(send));
+    keep_idle(std::move(handler));
+    co_return text;
 }
 
-awaitable<void> Gateway::shutdown() { co_await mcp::cancel_suspended(options_.server.input_rounds); }
+awaitable<void> Gateway::shutdown() {
+    stopping_ = true;  // requests still answered meanwhile keep no handler
+    idle_.clear();
+    co_await mcp::cancel_suspended(options_.server.input_rounds);
+}
 
 }  // namespace switchboard::gateway

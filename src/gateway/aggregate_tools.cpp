@@ -31,8 +31,8 @@ namespace {
 // instead: a key with an escape or one twice, an isError result (the session's metrics read it), a _meta with more
 // in it (merged with the session's own _meta), and, when the client may get a task, what may be a task's handle
 // (GatewayTasks::is_handle reads it).
-bool forwarded_members(std::string& text, bool task_wanted) {
-    auto members = jsonrpc::object_members(text);
+bool forwarded_members(jsonrpc::ResultText& result, bool task_wanted) {
+    const auto& members = result.members_of();  // found by the session already (complete or not, it looked)
     if (!members) return false;
     boost::container::small_vector<std::string_view, 8> kept;  // each `"key":value` as written
     for (std::size_t i = 0; i < members->size(); ++i) {
@@ -52,6 +52,7 @@ bool forwarded_members(std::string& text, bool task_wanted) {
         kept.emplace_back(from, static_cast<std::size_t>(m.value.data() + m.value.size() - from));
     }
     // Each kept member moved down to where the previous one ended: never past where it is read from.
+    auto& text = result.text;
     std::size_t end = 0;
     for (const auto& k : kept) {
         if (end > 0) text[end++] = ',';
@@ -59,6 +60,7 @@ bool forwarded_members(std::string& text, bool task_wanted) {
         end += k.size();
     }
     text.resize(end);
+    result.members.reset();  // views of what the text was
     return true;
 }
 
@@ -129,6 +131,7 @@ Reply AggregateHandler::call_tool(std::string name, json::object arguments, mcp:
         for (const auto& t : host_tools_)
             if (t.name == name) {
                 auto call = t.call;  // the handler may change while this runs: the call holds its own
+                host_tool_called_ = true;  // it may keep what the client did (the skills it loaded): not reusable()
                 co_return co_await call(std::move(arguments), std::move(ctx));
             }
     // A name the index has is resolved at once; only another (a server still starting may bring it) waits.
@@ -187,9 +190,9 @@ Reply AggregateHandler::call_tool(std::string name, json::object arguments, mcp:
     if (tasks_) options.tasks = task_wanted ? mcp::TaskMode::hand_back : mcp::TaskMode::undeclared;
     // A complete result comes as the text the upstream wrote, and goes out as that text (forwarded_members): never
     // built into values and written again. A task's handle comes as a value (mcp::CallOptions::result_text).
-    std::shared_ptr<std::string> result_text;
+    std::shared_ptr<jsonrpc::ResultText> result_text;
     if (ctx.takes_result_members()) {
-        result_text = std::make_shared<std::string>();
+        result_text = std::make_shared<jsonrpc::ResultText>();
         options.result_text = result_text;
     }
     // A task outlives the call: its lease is taken now, so a lazy server does not stop when the call's own is dropped.
@@ -229,13 +232,14 @@ Reply AggregateHandler::call_tool(std::string name, json::object arguments, mcp:
         }
         co_return e;
     }
-    if (result_text && !result_text->empty()) {
+    if (result_text && !result_text->text.empty()) {
         if (forwarded_members(*result_text, task_wanted)) {
             count.error = false;
-            ctx.answer_with_members(std::move(result_text));
+            const auto* text = &result_text->text;
+            ctx.answer_with_members(std::shared_ptr<const std::string>(std::move(result_text), text));
             co_return json::object();
         }
-        *r = mcp::CallToolResult::whole(jsonrpc::parse_json_text(*result_text));
+        *r = mcp::CallToolResult::whole(jsonrpc::parse_json_text(result_text->text));
     }
     json::object result = std::move(*r).to_json();
     strip_upstream_meta(result);

@@ -63,6 +63,10 @@ std::vector<std::string> Context::leased() const {
     return out;
 }
 
+bool Context::as_made() const {
+    return leases_.empty() && servers_off_.empty() && tools_off_.empty() && attachments_.items().empty();
+}
+
 awaitable<Outcome<void>> Context::add_server(std::string server) {
     if (leases_.count(server)) co_return Outcome<void>{};
     auto lease = co_await pool_->acquire(server);

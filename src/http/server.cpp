@@ -2,6 +2,8 @@
 #include <switchboard/http/request_gate.hpp>
 #include <switchboard/http/server.hpp>
 
+#include "plain_request.hpp"
+
 #include <switchboard/core/as_tuple.hpp>
 #include <switchboard/core/scope_exit.hpp>
 #include <switchboard/core/task_group.hpp>
@@ -22,6 +24,7 @@
 #include <array>
 #include <span>
 #include <map>
+#include <optional>
 
 namespace switchboard::http {
 
@@ -264,6 +267,8 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
         if (!opt.error_body) opt.error_body = default_error_body;
     }
 
+    using Parser = bhttp::request_parser<bhttp::string_body>;
+
     asio::any_io_executor ex;
     Router routes;
     ServerOptions opt;
@@ -361,8 +366,10 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
     // Reads one request under the slow-client limits: on a kept-alive connection the first byte within idle_timeout;
     // the head within header_timeout (of the connection's start, or of that first byte); the body at min_body_rate
     // after header_timeout's grace (a chunked body, of no announced length: within read_timeout); all of it within
-    // read_timeout. A client past a limit is closed by the sweep.
-    awaitable<beast::error_code> read_request(ServerConnection& conn, bhttp::request_parser<bhttp::string_body>& parser,
+    // read_timeout. A client past a limit is closed by the sweep. A plain request already in the buffer (what a
+    // kept-alive client sends: the whole request in one write) is read without Beast's parser
+    // (detail::read_plain_request); any other is read by `parser`, made then.
+    awaitable<beast::error_code> read_request(ServerConnection& conn, ServerRequest& req, std::optional<Parser>& parser,
                                               bool kept_alive) {
         auto began = clock::now();
         if (kept_alive && conn.buffer.size() == 0) {
@@ -373,6 +380,23 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
             conn.buffer.commit(n);
             began = clock::now();
         }
+        if (conn.buffer.size() > 0) {
+            const auto data = conn.buffer.data();
+            const std::string_view bytes(static_cast<const char*>(data.data()), data.size());
+            if (const auto used = detail::read_plain_request(bytes, opt.max_header_size, opt.max_body_size, req)) {
+                conn.buffer.consume(used);
+                co_return beast::error_code{};
+            }
+        }
+        parser.emplace();
+        parser->eager(true);
+        limit_request_parser(*parser, opt);
+        auto ec = co_await read_by_parser(conn, *parser, began);
+        if (!ec) req = parser->release();
+        co_return ec;
+    }
+
+    awaitable<beast::error_code> read_by_parser(ServerConnection& conn, Parser& parser, clock::time_point began) {
         conn.deadline = began + std::min(opt.header_timeout, opt.read_timeout);
         auto ec = co_await read_parsed(conn, parser, true);
         if (!ec && !parser.is_done()) {
@@ -415,17 +439,15 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
             if (auto it = per_address.find(peer); it != per_address.end() && --it->second == 0) per_address.erase(it);
         });
         for (bool kept_alive = false;; kept_alive = true) {
-            bhttp::request_parser<bhttp::string_body> parser;
-            parser.eager(true);
-            limit_request_parser(parser, opt);
-            auto ec = co_await read_request(*conn, parser, kept_alive);
+            ServerRequest req;
+            std::optional<Parser> parser;
+            auto ec = co_await read_request(*conn, req, parser, kept_alive);
             if (ec) {
-                Responder res(conn, parser.get().version() ? parser.get().version() : 11, false, opt.write_timeout,
-                              opt.error_body);
+                const unsigned version = parser && parser->get().version() ? parser->get().version() : 11;
+                Responder res(conn, version, false, opt.write_timeout, opt.error_body);
                 if (auto refusal = read_refusal(ec, opt)) co_await res.send_error(refusal->status, refusal->message, {});
                 break;
             }
-            ServerRequest req = parser.release();
             Responder res(conn, req.version(), req.keep_alive(), opt.write_timeout, opt.error_body);
             const auto began = std::chrono::steady_clock::now();
             const auto body_bytes = req.body().size();  // the handler may move the body out

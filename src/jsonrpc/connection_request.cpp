@@ -78,7 +78,7 @@ awaitable<Outcome<json::value>> Connection::request_view(std::string method, con
             *options.blobs = std::move(p->blobs);  // this reply's, none from an earlier round of the same call
         else if (!p->blobs.empty() && *p->outcome)
             restore_blobs(p->outcome->value(), std::move(p->blobs));
-        if (options.result_text) *options.result_text = std::move(p->result_text);
+        if (options.result_text) options.result_text->assign(std::move(p->result_text));
         co_return std::move(*p->outcome);
     }
 

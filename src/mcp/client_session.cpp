@@ -151,9 +151,9 @@ std::string_view result_type_of(const json::object& o) {
 
 // Whether a result's text (CallOptions::result_text) is complete as it stands: no resultType but "complete" (not a
 // task, no input asked for) and no 2025-11-25 task handle. `is_error`: its isError.
-bool complete_as_text(std::string_view text, bool& is_error) {
-    auto members = jsonrpc::object_members(text);
-    if (!members) return false;  // a key with an escape: read as values
+bool complete_as_text(jsonrpc::ResultText& text, bool& is_error) {
+    const auto& members = text.members_of();  // kept for the next reader (a gateway forwarding the text)
+    if (!members) return false;               // a key with an escape: read as values
     for (const auto& m : *members) {
         if ((m.key == "resultType" && m.value != "\"complete\"") || m.key == "task") return false;
         if (m.key == "isError") is_error = m.value == "true";
@@ -217,15 +217,15 @@ awaitable<Outcome<Result>> ClientSession::request_as(std::string method, json::o
             detail::end_span(span, r, &timer);
             co_return r.error();
         }
-        if (options.result_text && !options.result_text->empty()) {
+        if (options.result_text && !options.result_text->text.empty()) {
             // The result came as text: handed over as it is when complete, else built and read on as usual.
             bool is_error = false;
             if (complete_as_text(*options.result_text, is_error)) {
                 detail::end_span_text(span, is_error, &timer);
                 co_return convert(json::value());
             }
-            *r = jsonrpc::parse_json_text(*options.result_text);
-            options.result_text->clear();
+            *r = jsonrpc::parse_json_text(options.result_text->text);
+            options.result_text->assign(std::string());
         }
         if (auto bad = unusable_result(method, *r, round)) {
             span.set_error("protocol_violation", bad->message);

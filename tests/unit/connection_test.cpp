@@ -252,12 +252,13 @@ TEST_F(ConnectionTest, ResultTextIsTheReplysResultAsThePeerWroteIt) {
         rpc::RequestOptions o;
         o.timeout = 500ms;
         o.cancellable = false;  // a request that times out sends no notifications/cancelled to the next peer
-        auto text = std::make_shared<std::string>();
+        auto text = std::make_shared<rpc::ResultText>();
         o.result_text = text;
         json::value params = json::object{};
         auto r = co_await client->request("tools/call", std::move(params), std::move(o));
         co_await join(peer);
-        Sent sent{std::move(r), *text};
+        EXPECT_FALSE(text->members.has_value());  // nobody looked for them yet
+        Sent sent{std::move(r), text->text};
         co_return sent;
     };
     run(ctx, [&]() -> awaitable<void> {

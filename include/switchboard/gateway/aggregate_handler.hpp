@@ -89,6 +89,10 @@ public:
                                                  mcp::RequestContext ctx) override;
 
     host::Context& context() { return *context_; }
+    /// Whether nothing of its last client is left in it: no call in flight, no subscription, no host tool called
+    /// (an agent's or skill's tools keep the skills a run loaded), its context as made (Gateway::answer hands such a
+    /// handler to the next stateless request instead of making one).
+    bool reusable() const;
     /// Tools this handler answers itself (set once, before the session serves).
     void set_host_tools(std::vector<HostTool> tools) { host_tools_ = std::move(tools); }
     /// The skills this handler serves (set once, before the session serves; null: none).
@@ -142,6 +146,7 @@ private:
     std::uint64_t next_call_ = 0;
     /// This client's subscriptions: uri -> server (let go in the pool, which counts holders, when the session ends).
     std::map<std::string, std::string> subscribed_;
+    bool host_tool_called_ = false;  // see reusable()
 };
 
 /// What every gateway client session shares: the pool, the relay, and how to make its context and server.
@@ -172,6 +177,8 @@ public:
     /// request, without the session (mcp::Server::answer; transport::HttpServerOptions::answer).
     boost::asio::awaitable<std::string> answer(jsonrpc::Message request, std::function<void(std::string)> send);
     std::size_t sessions() const { return sessions_; }
+    /// Handlers of finished stateless requests kept for the next ones (at most max_idle_handlers).
+    std::size_t idle_handlers() const { return idle_.size(); }
     /// The skills every session serves.
     const std::shared_ptr<SkillDirectory>& skills() const { return skills_; }
     /// Ends the requests still waiting in input_required rounds for a client's retry.
@@ -197,6 +204,16 @@ private:
     std::shared_ptr<ToolListCache> tool_list_cache_ = std::make_shared<ToolListCache>();  ///< its handlers' pages
     /// A new client's context and handler (a session's, or one stateless request's).
     std::shared_ptr<AggregateHandler> make_handler();
+    /// A stateless request's handler: an idle one when there is one, else a new one.
+    std::shared_ptr<AggregateHandler> stateless_handler();
+    /// Keeps a stateless request's handler for the next one when nothing else holds it and it is reusable().
+    void keep_idle(std::shared_ptr<AggregateHandler> handler);
+    /// Handlers of finished stateless requests. Making one (a context, its subscription to the pool's events, the
+    /// host tools) and dropping it cost about 4.5k instructions a request. Few are kept: each idle one still
+    /// hears the pool's events.
+    std::vector<std::shared_ptr<AggregateHandler>> idle_;
+    static constexpr std::size_t max_idle_handlers = 16;
+    bool stopping_ = false;  // shutdown() began: no handler is kept any more
     std::shared_ptr<SkillDirectory> skills_;
     std::shared_ptr<GatewayTasks> tasks_;
 };

@@ -73,6 +73,9 @@ public:
     void remove_server(std::string_view server);
     /// The servers this context holds a lease on.
     std::vector<std::string> leased() const;
+    /// Whether it is still as it was made: no lease, no server or tool switched off, no attachment. A gateway hands
+    /// such a context, with its handler, to the next stateless request instead of making another.
+    bool as_made() const;
 
     // Overrides, for this context only.
     void set_server_enabled(const std::string& server, bool enabled);

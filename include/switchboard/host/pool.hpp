@@ -127,7 +127,7 @@ struct ToolCallOptions {
     bool whole_result = false;
     /// With whole_result: receives a complete result's JSON text as the server wrote it, and the CallToolResult is
     /// then empty (see mcp::CallOptions::result_text).
-    std::shared_ptr<std::string> result_text;
+    std::shared_ptr<jsonrpc::ResultText> result_text;
     /// The span the call belongs to (the model turn that asked, a gateway client's request); see mcp::CallOptions.
     trace::SpanContext trace;
 };

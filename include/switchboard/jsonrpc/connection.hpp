@@ -58,7 +58,7 @@ struct RequestOptions {
     /// as it came (a gateway), which would otherwise build it into values and write it out again. Any other reply (an
     /// error, a result read in pieces, one with a line break in its whitespace) comes as a value, and this stays
     /// empty.
-    std::shared_ptr<std::string> result_text;
+    std::shared_ptr<ResultText> result_text;
 };
 
 namespace detail {

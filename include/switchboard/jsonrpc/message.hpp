@@ -141,6 +141,45 @@ using TextMembers = boost::container::small_vector<TextMember, 8>;
 /// what it finds is a value's members only once json_text_is_valid() accepted the text.
 std::optional<TextMembers> object_members(std::string_view text);
 
+/// A result object as its peer wrote it (RequestOptions::result_text), with its members once a reader found them: the
+/// session that looks at its resultType and the gateway that forwards it read them from one scan.
+struct ResultText {
+    ResultText() = default;
+    explicit ResultText(std::string t) : text(std::move(t)) {}
+    // A copy or a move has no members: they would view the other's text (a short one is held in the string itself).
+    ResultText(const ResultText& o) : text(o.text) {}
+    ResultText(ResultText&& o) noexcept : text(std::move(o.text)) { o.members.reset(); }
+    ResultText& operator=(const ResultText& o) {
+        if (this != &o) {
+            text = o.text;
+            members.reset();
+        }
+        return *this;
+    }
+    ResultText& operator=(ResultText&& o) noexcept {
+        if (this != &o) {
+            text = std::move(o.text);
+            members.reset();
+            o.members.reset();
+        }
+        return *this;
+    }
+
+    /// Another text, with no members found yet.
+    void assign(std::string t) {
+        text = std::move(t);
+        members.reset();
+    }
+
+    std::string text;
+    /// object_members(text), kept by the first reader that asked (members_of()); whoever changes `text` resets it.
+    std::optional<TextMembers> members;
+    const std::optional<TextMembers>& members_of() {
+        if (!members) members = object_members(text);
+        return members;
+    }
+};
+
 /// Whether `text` is one JSON text that parse_message's parser accepts as it does (nested at most `max_depth`
 /// levels, every number finite as a double), checked without building anything. A value that sits inside a message
 /// is checked with one level less (the message is an object around it).

@@ -101,7 +101,7 @@ struct CallOptions {
     /// call_tool with whole_result: receives the result's JSON text as the server wrote it when it is complete as it
     /// stands (no task, no input asked for, read whole), and the CallToolResult is then empty; otherwise this stays
     /// empty and the result comes as usual. For a caller that forwards the text (see jsonrpc::RequestOptions).
-    std::shared_ptr<std::string> result_text;
+    std::shared_ptr<jsonrpc::ResultText> result_text;
     /// The span this request belongs to: its CLIENT span `{method} {target}` is a child, and the request's
     /// `_meta.traceparent` names that span (SEP-414). Invalid: a root when tracing exports, else nothing is added.
     trace::SpanContext trace;
