@@ -53,7 +53,7 @@ void Pipe::push(Event e) {
         bytes += n;
         queue.push_back(std::move(e));
     }
-    notify();
+    signal.cancel();
 }
 
 Event Pipe::pop() {
@@ -96,13 +96,7 @@ using switchboard::http::header_view;
 using switchboard::http::ServerConnection;
 
 HttpServer::Impl::Impl(asio::any_io_executor e, SessionHandler h, HttpServerOptions o)
-    : ex(e),
-      wakeups(core::Wakeup::registry(e)),
-      handler(std::move(h)),
-      opt(std::move(o)),
-      tasks(e),
-      sweep_timer(e),
-      watch_timer(e) {}
+    : ex(e), handler(std::move(h)), opt(std::move(o)), tasks(e), sweep_timer(e), watch_timer(e) {}
 
 void HttpServer::Impl::start() {
     switchboard::http::ServerOptions so;
@@ -210,7 +204,7 @@ void HttpServer::Impl::spawn_session(std::shared_ptr<jsonrpc::Channel> channel, 
 void HttpServer::Impl::finish_stream(const std::shared_ptr<Stream>& st) {
     if (st && st->pipe) {
         st->pipe->finish = true;
-        st->pipe->notify();
+        st->pipe->signal.cancel();
     }
 }
 
@@ -293,7 +287,7 @@ awaitable<void> HttpServer::Impl::watch(std::shared_ptr<ServerConnection> c, std
         if (p->stopping) co_return;
         if (ec) {
             p->disconnected = true;
-            p->notify();
+            p->signal.cancel();
             co_return;
         }
     }
@@ -304,14 +298,17 @@ void HttpServer::Impl::start_watch(const std::shared_ptr<ServerConnection>& c, c
     asio::co_spawn(ex, watch(c, p), asio::bind_cancellation_slot(p->watch_stop.slot(), [p](std::exception_ptr e) {
                        core::log_exception(e, "http: stream watcher");
                        p->watcher_done = true;
-                       p->notify();
+                       p->signal.cancel();
                    }));
 }
 
 awaitable<void> HttpServer::Impl::stop_watch(std::shared_ptr<Pipe> p) {
     p->stopping = true;
     p->watch_stop.emit(asio::cancellation_type::terminal);
-    while (!p->watcher_done) co_await p->wakeup.async_wait(as_tuple_awaitable);
+    while (!p->watcher_done) {
+        p->signal.expires_at(clock::time_point::max());
+        co_await p->signal.async_wait(as_tuple_awaitable);
+    }
 }
 
 // How long an answer may take before the connection is watched for the client leaving.
@@ -400,13 +397,8 @@ awaitable<void> HttpServer::Impl::deliver(Responder& res, std::shared_ptr<Stream
                 watch_later(res.connection(), pipe);
                 queued = true;
             }
-            if (sse) {
-                if (!pipe->ping) pipe->ping.emplace(ex);
-                pipe->ping->expires_at(next_ping);
-                co_await pipe->ping->async_wait(as_tuple_awaitable);
-            } else {
-                co_await pipe->wakeup.async_wait(as_tuple_awaitable);
-            }
+            pipe->signal.expires_at(sse ? next_ping : clock::time_point::max());
+            co_await pipe->signal.async_wait(as_tuple_awaitable);
             continue;
         }
         Event e = pipe->pop();

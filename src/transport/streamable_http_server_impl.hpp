@@ -7,7 +7,6 @@
 #pragma once
 
 #include <switchboard/core/task_group.hpp>
-#include <switchboard/core/wakeup.hpp>
 #include <switchboard/http/server.hpp>
 #include <switchboard/jsonrpc/message.hpp>
 #include <switchboard/transport/http_server.hpp>
@@ -92,13 +91,8 @@ private:
 
 // Between the router and the HTTP response currently delivering one stream.
 struct Pipe {
-    Pipe(const asio::any_io_executor& ex, core::Wakeup::Registry& wakeups, std::size_t max_bytes)
-        : wakeup(ex, wakeups), limit(max_bytes) {}
-    // The delivery waits on `wakeup`; an SSE stream waits on `ping` instead, which also ends at its next keep-alive.
-    // A wakeup, not a timer for both: a timer made, set and cancelled per request cost about 1.3k instructions and
-    // three locks. notify() wakes either, queued (never inside the writer that pushed).
-    core::Wakeup wakeup;
-    std::optional<asio::steady_timer> ping;
+    explicit Pipe(const asio::any_io_executor& ex, std::size_t max_bytes) : signal(ex), limit(max_bytes) {}
+    asio::steady_timer signal;
     EventQueue queue;
     std::size_t bytes = 0, limit;
     bool overflow = false;      // the client reads slower than we produce: drop it
@@ -112,10 +106,6 @@ struct Pipe {
 
     void push(Event e);
     Event pop();
-    void notify() {
-        wakeup.wake();
-        if (ping) ping->cancel();
-    }
 };
 
 // One logical SSE stream: the answer to one request, or a session's server-initiated stream.
@@ -180,7 +170,6 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     using ServerRequest = streamable::ServerRequest;
 
     asio::any_io_executor ex;
-    core::Wakeup::Registry& wakeups;  // found once: every request's Pipe has a Wakeup
     SessionHandler handler;
     HttpServerOptions opt;
     std::unique_ptr<switchboard::http::Server> server;

@@ -221,7 +221,7 @@ awaitable<void> HttpServer::Impl::handle_legacy(ServerRequest& req, Responder& r
     st->id = std::to_string(s->next_stream++);
     st->max_log = opt.replay_bytes;
     st->is_initialize = initialize;
-    auto pipe = std::make_shared<Pipe>(ex, wakeups, pipe_limit());
+    auto pipe = std::make_shared<Pipe>(ex, pipe_limit());
     st->pipe = pipe;
     s->active[key] = st;
     if (const auto* p = msg.params.if_object())
@@ -286,9 +286,9 @@ awaitable<void> HttpServer::Impl::handle_get(ServerRequest& req, Responder& res)
             co_return;
         }
         st->pipe->finish = true;  // the client reconnected: the new response takes over
-        st->pipe->notify();
+        st->pipe->signal.cancel();
     }
-    auto pipe = std::make_shared<Pipe>(ex, wakeups, pipe_limit());
+    auto pipe = std::make_shared<Pipe>(ex, pipe_limit());
     st->pipe = pipe;
     bool final_replayed = false;
     for (const auto& e : st->log)

@@ -229,7 +229,7 @@ awaitable<void> HttpServer::Impl::handle_modern(ServerRequest& req, Responder& r
     }
 
     auto st = std::make_shared<Stream>();
-    auto pipe = std::make_shared<Pipe>(ex, wakeups, pipe_limit());
+    auto pipe = std::make_shared<Pipe>(ex, pipe_limit());
     st->pipe = pipe;
     std::weak_ptr<Stream> weak = st;
     DeliverOptions d;
